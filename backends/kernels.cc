@@ -1,0 +1,945 @@
+// The one definition of every primitive's per-lane value (see kernels.h).
+#include "backends/kernels.h"
+
+#include <algorithm>
+#include <array>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+// GCC 12 reports false "(maybe) uninitialized" warnings inside the AVX-512
+// intrinsics Eigen inlines; the state that counts is the one in force where
+// those headers are read.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <Eigen/Core>
+#pragma GCC diagnostic pop
+
+#include "absl/strings/str_cat.h"
+#include "backends/kernel_registry.h"
+#include "backends/random.h"
+#include "ir/status.h"
+
+namespace autobatch {
+namespace {
+
+static_assert(std::numeric_limits<double>::is_iec559 &&
+                  std::numeric_limits<float>::is_iec559,
+              "the primitive semantics assume IEEE 754 floats");
+
+// ---------------------------------------------------------------------------
+// Element access. bool is stored as a byte that may hold junk: read != 0.
+
+template <typename T>
+struct StorageOf {
+  using type = T;
+};
+template <>
+struct StorageOf<bool> {
+  using type = uint8_t;
+};
+template <typename T>
+using Stored = typename StorageOf<T>::type;
+
+template <typename T>
+inline T Load(Stored<T> raw) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return raw != 0;
+  } else {
+    return raw;
+  }
+}
+template <typename T>
+inline Stored<T> Store(T value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return value ? 1 : 0;
+  } else {
+    return value;
+  }
+}
+template <typename T>
+const Stored<T>* Ptr(const ConstLanesView& v) {
+  return reinterpret_cast<const Stored<T>*>(v.data);
+}
+template <typename T>
+Stored<T>* Ptr(const LanesView& v) {
+  return reinterpret_cast<Stored<T>*>(v.data);
+}
+
+template <typename T>
+inline T Canon(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return x != x ? std::numeric_limits<T>::quiet_NaN() : x;
+  } else {
+    return x;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Scalar semantics shared by the kernels.
+
+template <typename T>
+using Unsigned = std::make_unsigned_t<T>;
+
+template <typename T>
+inline T Add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<Unsigned<T>>(a) + static_cast<Unsigned<T>>(b));
+  } else {
+    return a + b;
+  }
+}
+template <typename T>
+inline T Sub(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<Unsigned<T>>(a) - static_cast<Unsigned<T>>(b));
+  } else {
+    return a - b;
+  }
+}
+template <typename T>
+inline T Mul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<Unsigned<T>>(a) * static_cast<Unsigned<T>>(b));
+  } else {
+    return a * b;
+  }
+}
+template <typename T>
+inline T Div(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<T>) {
+      if (b == -1) return Sub(T{0}, a);  // INT_MIN / -1 wraps to INT_MIN
+    }
+    return a / b;
+  } else {
+    return a / b;
+  }
+}
+template <typename T>
+inline T Mod(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) return a;
+    if constexpr (std::is_signed_v<T>) {
+      if (b == -1) return 0;  // also INT_MIN % -1, which traps in hardware
+    }
+    return a % b;
+  } else {
+    return std::fmod(a, b);
+  }
+}
+template <typename T>
+inline T Min(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return a < b ? a : b;
+}
+template <typename T>
+inline T Max(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return a > b ? a : b;
+}
+template <typename T>
+inline T Neg(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    return Sub(T{0}, x);
+  } else {
+    return -x;
+  }
+}
+template <typename T>
+inline T Abs(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::fabs(x);
+  } else if constexpr (std::is_signed_v<T>) {
+    return x < 0 ? Neg(x) : x;
+  } else {
+    return x;
+  }
+}
+
+// 2^digits of I as a double: the first value above I's range.
+template <typename I>
+constexpr double TwoToDigits() {
+  double v = 1.0;
+  for (int i = 0; i < std::numeric_limits<I>::digits; ++i) v *= 2.0;
+  return v;
+}
+
+template <typename I>
+inline I SaturatingCast(double x) {
+  constexpr double kLowest = static_cast<double>(std::numeric_limits<I>::min());
+  if (x != x) return 0;
+  if (x >= TwoToDigits<I>()) return std::numeric_limits<I>::max();
+  if (x <= kLowest) return std::numeric_limits<I>::min();
+  return static_cast<I>(x);
+}
+
+// Cast semantics (kernels.h). From is a loaded value (bool already 0/1).
+template <typename To, typename From>
+inline To Convert(From x) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return x != 0;
+  } else if constexpr (std::is_same_v<From, bool>) {
+    return x ? To{1} : To{0};
+  } else if constexpr (std::is_floating_point_v<To>) {
+    return Canon(static_cast<To>(x));
+  } else if constexpr (std::is_floating_point_v<From>) {
+    return SaturatingCast<To>(static_cast<double>(x));
+  } else {
+    return static_cast<To>(x);  // modulo 2^bits (C++20)
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Transcendental functions: every element goes through the same fixed-size
+// packet code, in f64.
+
+enum class Transcendental { kExp, kLog, kLog1p, kExpm1, kTanh };
+constexpr int kChunk = 16;
+// log(DBL_MIN): below it exp's result is subnormal, where Eigen's pexp clamps.
+constexpr double kExpSubnormalBelow = -708.3964185322641;
+
+[[gnu::noinline]] void EvalChunk(Transcendental fn, const double* x, double* y) {
+  using Chunk = Eigen::Array<double, kChunk, 1>;
+  Eigen::Map<const Chunk, Eigen::Aligned64> in(x);
+  Eigen::Map<Chunk, Eigen::Aligned64> out(y);
+  switch (fn) {
+    case Transcendental::kExp:
+      out = in.exp();
+      for (int i = 0; i < kChunk; ++i) {
+        if (x[i] < kExpSubnormalBelow) y[i] = std::exp(x[i]);
+      }
+      return;
+    case Transcendental::kLog:
+      out = in.log();
+      for (int i = 0; i < kChunk; ++i) {
+        if (x[i] > 0 && x[i] < DBL_MIN) y[i] = std::log(x[i]);
+      }
+      return;
+    case Transcendental::kLog1p:
+      out = in.log1p();
+      return;
+    case Transcendental::kExpm1:
+      out = in.expm1();
+      return;
+    case Transcendental::kTanh:
+      out = in.tanh();
+      return;
+  }
+}
+
+template <typename T>
+void EvalTranscendental(Transcendental fn, const T* x, T* y, int64_t n) {
+  alignas(64) double in[kChunk];
+  alignas(64) double out[kChunk];
+  for (int64_t start = 0; start < n; start += kChunk) {
+    int m = static_cast<int>(std::min<int64_t>(kChunk, n - start));
+    for (int i = 0; i < m; ++i) in[i] = static_cast<double>(x[start + i]);
+    for (int i = m; i < kChunk; ++i) in[i] = 0.0;
+    EvalChunk(fn, in, out);
+    for (int i = 0; i < m; ++i) y[start + i] = Canon(static_cast<T>(out[i]));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The call being run and its checks.
+
+struct Call {
+  const PrimOp& op;
+  std::span<const ConstLanesView> in;
+  std::span<const LanesView> out;
+  int64_t lanes;
+  const KernelRegistry* kernels;
+  const uint8_t* active;
+};
+
+absl::Status Invalid(const Call& c, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "RunPrimitive: ", std::string(PrimitiveName(c.op.prim)), " at ",
+      c.op.loc.ToString(), ": ", what,
+      " (the op does not type-check; run the verifier before executing)"));
+}
+
+enum class Allow { kAny, kNumeric, kFloat, kBool };
+
+bool Allows(Allow allow, DType d) {
+  switch (allow) {
+    case Allow::kAny: return true;
+    case Allow::kNumeric: return d != DType::kBool;
+    case Allow::kFloat: return IsFloat(d);
+    case Allow::kBool: return d == DType::kBool;
+  }
+  return false;
+}
+
+absl::Status CheckDType(const Call& c, const TensorType& t, Allow allow,
+                        const char* what) {
+  if (!Allows(allow, t.dtype)) {
+    return Invalid(c, absl::StrCat(what, " has type ", t.ToString(),
+                                   ", which this primitive does not accept"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSameDType(const Call& c, const TensorType& a,
+                            const TensorType& b, const char* what) {
+  if (a.dtype != b.dtype) {
+    return Invalid(c, absl::StrCat(what, ": dtypes differ (", a.ToString(),
+                                   " vs ", b.ToString(), ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckElements(const Call& c, const TensorType& t, int64_t expected,
+                           const char* what) {
+  if (t.NumElements() != expected) {
+    return Invalid(c, absl::StrCat(what, " has type ", t.ToString(), " but ",
+                                   expected, " elements are required"));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Kernel drivers.
+
+// Elementwise binary with scalar broadcasting; T is the operand type, R the
+// result type.
+template <typename T, typename R, typename F>
+void BinaryLoop(const Call& c, F f) {
+  const Stored<T>* a = Ptr<T>(c.in[0]);
+  const Stored<T>* b = Ptr<T>(c.in[1]);
+  Stored<R>* o = Ptr<R>(c.out[0]);
+  const int64_t na = c.in[0].type.NumElements();
+  const int64_t nb = c.in[1].type.NumElements();
+  const int64_t n = c.out[0].type.NumElements();
+  if (na == nb) {
+    const int64_t total = c.lanes * n;
+    for (int64_t i = 0; i < total; ++i) o[i] = Store<R>(f(Load<T>(a[i]), Load<T>(b[i])));
+  } else if (na == 1) {
+    for (int64_t l = 0; l < c.lanes; ++l) {
+      const T x = Load<T>(a[l]);
+      for (int64_t j = 0; j < n; ++j) {
+        o[l * n + j] = Store<R>(f(x, Load<T>(b[l * n + j])));
+      }
+    }
+  } else {
+    for (int64_t l = 0; l < c.lanes; ++l) {
+      const T y = Load<T>(b[l]);
+      for (int64_t j = 0; j < n; ++j) {
+        o[l * n + j] = Store<R>(f(Load<T>(a[l * n + j]), y));
+      }
+    }
+  }
+}
+
+absl::Status CheckBinary(const Call& c, Allow allow, bool bool_result) {
+  const TensorType& a = c.in[0].type;
+  const TensorType& b = c.in[1].type;
+  const TensorType& o = c.out[0].type;
+  AB_RETURN_IF_ERROR(CheckDType(c, a, allow, "operand a"));
+  AB_RETURN_IF_ERROR(CheckSameDType(c, a, b, "operands a and b"));
+  if (o.dtype != (bool_result ? DType::kBool : a.dtype)) {
+    return Invalid(c, absl::StrCat("the result has type ", o.ToString()));
+  }
+  const int64_t na = a.NumElements(), nb = b.NumElements(), n = o.NumElements();
+  if (n != std::max(na, nb) || (na != n && na != 1) || (nb != n && nb != 1)) {
+    return Invalid(c, absl::StrCat("operands ", a.ToString(), " and ",
+                                   b.ToString(), " do not broadcast to ",
+                                   o.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+// Runs f on a's dtype if it is allowed (checked beforehand).
+template <typename Pred, typename F>
+absl::Status DispatchIf(const Call& c, DType d, F f) {
+  return VisitDType(d, [&](auto zero) -> absl::Status {
+    using T = decltype(zero);
+    if constexpr (Pred::template value<T>) {
+      f(zero);
+      return absl::OkStatus();
+    } else {
+      return Invalid(c, absl::StrCat("dtype ", std::string(DTypeName(d)),
+                                     " is not supported"));
+    }
+  });
+}
+
+struct AnyType {
+  template <typename T>
+  static constexpr bool value = true;
+};
+struct NumericType {
+  template <typename T>
+  static constexpr bool value = !std::is_same_v<T, bool>;
+};
+struct FloatType {
+  template <typename T>
+  static constexpr bool value = std::is_floating_point_v<T>;
+};
+struct BoolType {
+  template <typename T>
+  static constexpr bool value = std::is_same_v<T, bool>;
+};
+
+// Arithmetic: numeric operands, result of the same dtype.
+template <typename F>
+absl::Status Arithmetic(const Call& c, F f) {
+  AB_RETURN_IF_ERROR(CheckBinary(c, Allow::kNumeric, /*bool_result=*/false));
+  return DispatchIf<NumericType>(c, c.in[0].type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    BinaryLoop<T, T>(c, [&](T a, T b) { return Canon(f(a, b)); });
+  });
+}
+
+template <typename F>
+absl::Status Comparison(const Call& c, F f) {
+  AB_RETURN_IF_ERROR(CheckBinary(c, Allow::kAny, /*bool_result=*/true));
+  return DispatchIf<AnyType>(c, c.in[0].type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    BinaryLoop<T, bool>(c, [&](T a, T b) { return f(a, b); });
+  });
+}
+
+template <typename F>
+absl::Status Logical(const Call& c, F f) {
+  AB_RETURN_IF_ERROR(CheckBinary(c, Allow::kBool, /*bool_result=*/true));
+  BinaryLoop<bool, bool>(c, f);
+  return absl::OkStatus();
+}
+
+absl::Status CheckUnary(const Call& c, Allow allow) {
+  AB_RETURN_IF_ERROR(CheckDType(c, c.in[0].type, allow, "the operand"));
+  if (c.out[0].type.dtype != c.in[0].type.dtype ||
+      c.out[0].type.NumElements() != c.in[0].type.NumElements()) {
+    return Invalid(c, absl::StrCat("the result has type ",
+                                   c.out[0].type.ToString(), ", not ",
+                                   c.in[0].type.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+template <typename Pred, typename F>
+absl::Status Unary(const Call& c, Allow allow, F f) {
+  AB_RETURN_IF_ERROR(CheckUnary(c, allow));
+  return DispatchIf<Pred>(c, c.in[0].type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const Stored<T>* x = Ptr<T>(c.in[0]);
+    Stored<T>* o = Ptr<T>(c.out[0]);
+    const int64_t total = c.lanes * c.in[0].type.NumElements();
+    for (int64_t i = 0; i < total; ++i) o[i] = Store<T>(f(Load<T>(x[i])));
+  });
+}
+
+absl::Status RunTranscendental(const Call& c, Transcendental fn) {
+  AB_RETURN_IF_ERROR(CheckUnary(c, Allow::kFloat));
+  return DispatchIf<FloatType>(c, c.in[0].type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    EvalTranscendental<T>(fn, Ptr<T>(c.in[0]), Ptr<T>(c.out[0]),
+                          c.lanes * c.in[0].type.NumElements());
+  });
+}
+
+absl::Status RunPow(const Call& c) {
+  AB_RETURN_IF_ERROR(CheckBinary(c, Allow::kFloat, /*bool_result=*/false));
+  return DispatchIf<FloatType>(c, c.in[0].type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    BinaryLoop<T, T>(c, [](T a, T b) {
+      return Canon(static_cast<T>(
+          std::pow(static_cast<double>(a), static_cast<double>(b))));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Constants and data movement.
+
+// Element k of a literal, converted to To with cast semantics.
+template <typename To>
+To LiteralElement(const Literal& lit, size_t k) {
+  switch (lit.type.dtype) {
+    case DType::kF64: return Convert<To>(lit.floats[k]);
+    case DType::kF32: return Convert<To>(static_cast<float>(lit.floats[k]));
+    case DType::kI64: return Convert<To>(lit.ints[k]);
+    case DType::kI32: return Convert<To>(static_cast<int32_t>(lit.ints[k]));
+    case DType::kBool: return Convert<To>(lit.ints[k] != 0);
+    case DType::kU64: return Convert<To>(static_cast<uint64_t>(lit.ints[k]));
+  }
+  return To{};
+}
+
+size_t LiteralSize(const Literal& lit) {
+  return IsFloat(lit.type.dtype) ? lit.floats.size() : lit.ints.size();
+}
+
+// Writes the literal (1 value broadcast, or one per element) into every lane.
+absl::Status FillFromLiteral(const Call& c, const Literal& lit) {
+  const LanesView& out = c.out[0];
+  const int64_t n = out.type.NumElements();
+  const size_t size = LiteralSize(lit);
+  if (size != 1 && static_cast<int64_t>(size) != n) {
+    return Invalid(c, absl::StrCat("the literal has ", size,
+                                   " values for a result of type ",
+                                   out.type.ToString()));
+  }
+  if (c.lanes == 0 || n == 0) return absl::OkStatus();
+  VisitDType(out.type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    Stored<T>* o = Ptr<T>(out);
+    for (int64_t j = 0; j < n; ++j) {
+      o[j] = Store<T>(LiteralElement<T>(lit, size == 1 ? 0 : static_cast<size_t>(j)));
+    }
+  });
+  const int64_t lane_bytes = n * DTypeSize(out.type.dtype);
+  for (int64_t l = 1; l < c.lanes; ++l) {
+    std::memcpy(out.data + l * lane_bytes, out.data, static_cast<size_t>(lane_bytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunConstant(const Call& c) {
+  if (!c.op.attrs.literal) return Invalid(c, "the literal attribute is missing");
+  return FillFromLiteral(c, *c.op.attrs.literal);
+}
+
+absl::Status RunFillLike(const Call& c) {
+  if (!c.op.attrs.literal) return Invalid(c, "the literal attribute is missing");
+  if (LiteralSize(*c.op.attrs.literal) != 1) {
+    return Invalid(c, "the literal attribute must be one scalar");
+  }
+  AB_RETURN_IF_ERROR(CheckUnary(c, Allow::kAny));
+  return FillFromLiteral(c, *c.op.attrs.literal);
+}
+
+absl::Status RunCopy(const Call& c) {
+  AB_RETURN_IF_ERROR(CheckUnary(c, Allow::kAny));
+  const int64_t bytes = c.lanes * c.in[0].type.NumElements() * DTypeSize(c.in[0].type.dtype);
+  if (bytes > 0) std::memcpy(c.out[0].data, c.in[0].data, static_cast<size_t>(bytes));
+  return absl::OkStatus();
+}
+
+absl::Status RunSelect(const Call& c) {
+  const TensorType& cond = c.in[0].type;
+  const TensorType& a = c.in[1].type;
+  const TensorType& b = c.in[2].type;
+  const TensorType& o = c.out[0].type;
+  AB_RETURN_IF_ERROR(CheckDType(c, cond, Allow::kBool, "the condition"));
+  AB_RETURN_IF_ERROR(CheckSameDType(c, a, b, "operands a and b"));
+  AB_RETURN_IF_ERROR(CheckSameDType(c, a, o, "operand a and the result"));
+  const int64_t n = o.NumElements();
+  AB_RETURN_IF_ERROR(CheckElements(c, a, n, "operand a"));
+  AB_RETURN_IF_ERROR(CheckElements(c, b, n, "operand b"));
+  const int64_t nc = cond.NumElements();
+  if (nc != 1 && nc != n) {
+    return Invalid(c, absl::StrCat("the condition has type ", cond.ToString(),
+                                   "; it must be a scalar or have ", n, " elements"));
+  }
+  const uint8_t* pc = Ptr<bool>(c.in[0]);
+  // Selection moves bits, so select on the unsigned integer of the same size.
+  auto run = [&](auto zero) {
+    using B = decltype(zero);
+    const B* pa = reinterpret_cast<const B*>(c.in[1].data);
+    const B* pb = reinterpret_cast<const B*>(c.in[2].data);
+    B* po = reinterpret_cast<B*>(c.out[0].data);
+    if (nc == n) {
+      const int64_t total = c.lanes * n;
+      for (int64_t i = 0; i < total; ++i) po[i] = pc[i] != 0 ? pa[i] : pb[i];
+    } else {
+      for (int64_t l = 0; l < c.lanes; ++l) {
+        const B* src = pc[l] != 0 ? pa : pb;
+        for (int64_t j = 0; j < n; ++j) po[l * n + j] = src[l * n + j];
+      }
+    }
+  };
+  switch (DTypeSize(o.dtype)) {
+    case 1: run(uint8_t{}); break;
+    case 4: run(uint32_t{}); break;
+    case 8: run(uint64_t{}); break;
+    default: AB_CHECK(false, "select: unexpected element size");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunCast(const Call& c) {
+  const TensorType& x = c.in[0].type;
+  const TensorType& o = c.out[0].type;
+  if (c.op.attrs.dtype && *c.op.attrs.dtype != o.dtype) {
+    return Invalid(c, absl::StrCat("the result has type ", o.ToString(),
+                                   " but the attribute asks for ",
+                                   std::string(DTypeName(*c.op.attrs.dtype))));
+  }
+  AB_RETURN_IF_ERROR(CheckElements(c, o, x.NumElements(), "the result"));
+  const int64_t total = c.lanes * x.NumElements();
+  VisitDType(x.dtype, [&](auto from_zero) {
+    using From = decltype(from_zero);
+    VisitDType(o.dtype, [&](auto to_zero) {
+      using To = decltype(to_zero);
+      const Stored<From>* in = Ptr<From>(c.in[0]);
+      Stored<To>* out = Ptr<To>(c.out[0]);
+      for (int64_t i = 0; i < total; ++i) {
+        out[i] = Store<To>(Convert<To>(Load<From>(in[i])));
+      }
+    });
+  });
+  return absl::OkStatus();
+}
+
+absl::Status RunBroadcast(const Call& c) {
+  AB_RETURN_IF_ERROR(CheckElements(c, c.in[0].type, 1, "the operand"));
+  AB_RETURN_IF_ERROR(CheckSameDType(c, c.in[0].type, c.out[0].type,
+                                    "the operand and the result"));
+  const int64_t n = c.out[0].type.NumElements();
+  const int size = DTypeSize(c.out[0].type.dtype);
+  for (int64_t l = 0; l < c.lanes; ++l) {
+    for (int64_t j = 0; j < n; ++j) {
+      std::memcpy(c.out[0].data + (l * n + j) * size, c.in[0].data + l * size,
+                  static_cast<size_t>(size));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunSlice(const Call& c) {
+  const std::vector<int64_t>& ints = c.op.attrs.ints;
+  if (ints.size() != 2) return Invalid(c, "the attribute must be {begin, size}");
+  const int64_t begin = ints[0], size = ints[1];
+  const int64_t n = c.in[0].type.NumElements();
+  if (begin < 0 || size < 0 || begin > n || size > n - begin) {
+    return Invalid(c, absl::StrCat("slice [", begin, ", +", size,
+                                   ") is out of range for ",
+                                   c.in[0].type.ToString()));
+  }
+  AB_RETURN_IF_ERROR(CheckSameDType(c, c.in[0].type, c.out[0].type,
+                                    "the operand and the result"));
+  AB_RETURN_IF_ERROR(CheckElements(c, c.out[0].type, size, "the result"));
+  const int64_t elem = DTypeSize(c.in[0].type.dtype);
+  if (size == 0) return absl::OkStatus();
+  for (int64_t l = 0; l < c.lanes; ++l) {
+    std::memcpy(c.out[0].data + l * size * elem, c.in[0].data + (l * n + begin) * elem,
+                static_cast<size_t>(size * elem));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunConcat(const Call& c) {
+  int64_t total = 0;
+  for (const ConstLanesView& in : c.in) {
+    AB_RETURN_IF_ERROR(CheckSameDType(c, in.type, c.out[0].type,
+                                      "an operand and the result"));
+    total += in.type.NumElements();
+  }
+  AB_RETURN_IF_ERROR(CheckElements(c, c.out[0].type, total, "the result"));
+  const int64_t elem = DTypeSize(c.out[0].type.dtype);
+  int64_t offset = 0;
+  for (const ConstLanesView& in : c.in) {
+    const int64_t n = in.type.NumElements();
+    if (n > 0) {
+      for (int64_t l = 0; l < c.lanes; ++l) {
+        std::memcpy(c.out[0].data + (l * total + offset) * elem,
+                    in.data + l * n * elem, static_cast<size_t>(n * elem));
+      }
+    }
+    offset += n;
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Reductions and linear algebra.
+
+absl::Status CheckReduceResult(const Call& c) {
+  if (c.out[0].type.dtype != c.in[0].type.dtype ||
+      c.out[0].type.NumElements() != 1) {
+    return Invalid(c, absl::StrCat("the result has type ", c.out[0].type.ToString(),
+                                   "; a scalar of the operand's dtype is required"));
+  }
+  return absl::OkStatus();
+}
+
+// Per lane: term(0), then += term(i) in index order; empty = +0.
+template <typename T, typename Term>
+void ReduceLanes(const Call& c, int64_t n, Term term) {
+  T* o = Ptr<T>(c.out[0]);
+  for (int64_t l = 0; l < c.lanes; ++l) {
+    T acc{0};
+    if (n > 0) {
+      acc = term(l * n);
+      for (int64_t i = 1; i < n; ++i) acc = Add(acc, term(l * n + i));
+    }
+    o[l] = Canon(acc);
+  }
+}
+
+absl::Status RunReduce(const Call& c, bool square) {
+  AB_RETURN_IF_ERROR(CheckDType(c, c.in[0].type, Allow::kNumeric, "the operand"));
+  AB_RETURN_IF_ERROR(CheckReduceResult(c));
+  const int64_t n = c.in[0].type.NumElements();
+  return DispatchIf<NumericType>(c, c.in[0].type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = Ptr<T>(c.in[0]);
+    if (square) {
+      ReduceLanes<T>(c, n, [x](int64_t i) { return Mul(x[i], x[i]); });
+    } else {
+      ReduceLanes<T>(c, n, [x](int64_t i) { return x[i]; });
+    }
+  });
+}
+
+absl::Status RunDot(const Call& c) {
+  AB_RETURN_IF_ERROR(CheckDType(c, c.in[0].type, Allow::kNumeric, "operand a"));
+  AB_RETURN_IF_ERROR(CheckSameDType(c, c.in[0].type, c.in[1].type, "operands a and b"));
+  const int64_t n = c.in[0].type.NumElements();
+  AB_RETURN_IF_ERROR(CheckElements(c, c.in[1].type, n, "operand b"));
+  AB_RETURN_IF_ERROR(CheckReduceResult(c));
+  return DispatchIf<NumericType>(c, c.in[0].type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* a = Ptr<T>(c.in[0]);
+    const T* b = Ptr<T>(c.in[1]);
+    ReduceLanes<T>(c, n, [a, b](int64_t i) { return Mul(a[i], b[i]); });
+  });
+}
+
+absl::Status CheckMatVec(const Call& c) {
+  const DenseMatrix* m = c.op.attrs.matrix.get();
+  if (m == nullptr) return Invalid(c, "the matrix attribute is missing");
+  if (m->rows < 0 || m->cols < 0 ||
+      static_cast<int64_t>(m->data.size()) != m->rows * m->cols) {
+    return Invalid(c, absl::StrCat("the matrix attribute is ", m->rows, " x ",
+                                   m->cols, " but holds ", m->data.size(),
+                                   " values"));
+  }
+  AB_RETURN_IF_ERROR(CheckDType(c, c.in[0].type, Allow::kFloat, "the operand"));
+  AB_RETURN_IF_ERROR(CheckElements(c, c.in[0].type, m->cols, "the operand"));
+  AB_RETURN_IF_ERROR(CheckSameDType(c, c.in[0].type, c.out[0].type,
+                                    "the operand and the result"));
+  return CheckElements(c, c.out[0].type, m->rows, "the result");
+}
+
+// M converted to T, column-major (rows x cols), in a per-thread buffer.
+template <typename T>
+const T* ColumnMajor(const DenseMatrix& m) {
+  thread_local std::vector<T> buffer;
+  buffer.resize(static_cast<size_t>(m.rows * m.cols));
+  for (int64_t j = 0; j < m.cols; ++j) {
+    for (int64_t i = 0; i < m.rows; ++i) {
+      buffer[j * m.rows + i] = static_cast<T>(m.data[i * m.cols + j]);
+    }
+  }
+  return buffer.data();
+}
+
+absl::Status RunMatVec(const Call& c) {
+  AB_RETURN_IF_ERROR(CheckMatVec(c));
+  const DenseMatrix& m = *c.op.attrs.matrix;
+  const int64_t rows = m.rows, cols = m.cols;
+  return DispatchIf<FloatType>(c, c.in[0].type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if (rows == 0 || c.lanes == 0) return;
+    const T* cm = ColumnMajor<T>(m);
+    const T* x = Ptr<T>(c.in[0]);
+    T* o = Ptr<T>(c.out[0]);
+    for (int64_t l = 0; l < c.lanes; ++l) {
+      const T* xl = x + l * cols;
+      T* ol = o + l * rows;
+      if (cols == 0) {
+        std::fill(ol, ol + rows, T{0});
+        continue;
+      }
+      // Axpy form: vectorizes over rows, each element still sums j = 0, 1, ...
+      const T x0 = xl[0];
+      for (int64_t i = 0; i < rows; ++i) ol[i] = cm[i] * x0;
+      for (int64_t j = 1; j < cols; ++j) {
+        const T xj = xl[j];
+        const T* col = cm + j * rows;
+        for (int64_t i = 0; i < rows; ++i) ol[i] = ol[i] + col[i] * xj;
+      }
+      for (int64_t i = 0; i < rows; ++i) ol[i] = Canon(ol[i]);
+    }
+  });
+}
+
+absl::Status RunMatVecBatched(const Call& c) {
+  AB_RETURN_IF_ERROR(CheckMatVec(c));
+  const DenseMatrix& m = *c.op.attrs.matrix;
+  const int64_t rows = m.rows, cols = m.cols;
+  return DispatchIf<FloatType>(c, c.in[0].type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if (rows == 0 || c.lanes == 0) return;
+    using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+    Eigen::Map<Matrix> out(Ptr<T>(c.out[0]), rows, c.lanes);
+    if (cols == 0) {
+      out.setZero();
+      return;
+    }
+    Eigen::Map<const Matrix> x(Ptr<T>(c.in[0]), cols, c.lanes);
+    Eigen::Map<const Matrix> mat(ColumnMajor<T>(m), rows, cols);
+    out.noalias() = mat * x;  // single-threaded: EIGEN_DONT_PARALLELIZE
+    T* o = out.data();
+    for (int64_t i = 0; i < rows * c.lanes; ++i) o[i] = Canon(o[i]);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Randomness (backends/random.h has the construction).
+
+absl::Status RunRandom(const Call& c, bool normal) {
+  for (int k = 0; k < 2; ++k) {
+    const TensorType& t = c.in[k].type;
+    if (t.dtype != DType::kU64 || t.NumElements() != 1) {
+      return Invalid(c, absl::StrCat(k == 0 ? "the key" : "the counter",
+                                     " has type ", t.ToString(),
+                                     "; a u64 scalar is required"));
+    }
+  }
+  if (c.out[0].type.dtype != DType::kF64) {
+    return Invalid(c, absl::StrCat("the result has type ", c.out[0].type.ToString(),
+                                   "; random variates are f64"));
+  }
+  const uint64_t* key = Ptr<uint64_t>(c.in[0]);
+  const uint64_t* counter = Ptr<uint64_t>(c.in[1]);
+  double* o = Ptr<double>(c.out[0]);
+  const int64_t n = c.out[0].type.NumElements();
+  for (int64_t l = 0; l < c.lanes; ++l) {
+    double* ol = o + l * n;
+    for (int64_t i = 0; i < n; i += 2) {
+      std::array<uint64_t, 2> bits =
+          PhiloxBits(key[l], counter[l], static_cast<uint64_t>(i / 2));
+      std::array<double, 2> values = {UniformFromBits(bits[0]),
+                                      UniformFromBits(bits[1])};
+      if (normal) values = BoxMuller(values[0], values[1]);
+      ol[i] = values[0];
+      if (i + 1 < n) ol[i + 1] = values[1];
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// User kernels.
+
+absl::Status RunUserKernel(const Call& c) {
+  const std::string& name = c.op.attrs.kernel;
+  const UserKernel* kernel = c.kernels == nullptr ? nullptr : c.kernels->Find(name);
+  if (kernel == nullptr) {
+    return absl::NotFoundError(absl::StrCat(
+        "RunPrimitive: user kernel '", name, "' at ", c.op.loc.ToString(),
+        " is not registered; register it with KernelRegistry::Register and "
+        "pass that registry to the executor"));
+  }
+  const KernelSignature& sig = kernel->signature;
+  auto check = [&](const char* what, size_t k, const TensorType& want,
+                   const TensorType& got) -> absl::Status {
+    if (want.dtype == got.dtype && want.NumElements() == got.NumElements()) {
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RunPrimitive: user kernel '", name, "' at ", c.op.loc.ToString(), ": ",
+        what, " ", k, " has type ", got.ToString(), " but the kernel declares ",
+        want.ToString()));
+  };
+  if (sig.inputs.size() != c.in.size() || sig.outputs.size() != c.out.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RunPrimitive: user kernel '", name, "' at ", c.op.loc.ToString(),
+        " declares ", sig.inputs.size(), " inputs and ", sig.outputs.size(),
+        " outputs but is called with ", c.in.size(), " and ", c.out.size()));
+  }
+  for (size_t k = 0; k < c.in.size(); ++k) {
+    AB_RETURN_IF_ERROR(check("input", k, sig.inputs[k], c.in[k].type));
+  }
+  for (size_t k = 0; k < c.out.size(); ++k) {
+    AB_RETURN_IF_ERROR(check("output", k, sig.outputs[k], c.out[k].type));
+  }
+  KernelCall call{c.in, c.out, c.lanes, c.active};
+  absl::Status status = kernel->fn(call);
+  if (status.ok()) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat("user kernel '", name, "' at ",
+                                   c.op.loc.ToString(), " failed: ",
+                                   std::string(status.message())));
+}
+
+absl::Status Dispatch(const Call& c) {
+  using P = Primitive;
+  switch (c.op.prim) {
+    case P::kConstant: return RunConstant(c);
+    case P::kFillLike: return RunFillLike(c);
+    case P::kCopy: return RunCopy(c);
+    case P::kSelect: return RunSelect(c);
+    case P::kCast: return RunCast(c);
+    case P::kBroadcast: return RunBroadcast(c);
+    case P::kSlice: return RunSlice(c);
+    case P::kConcat: return RunConcat(c);
+    case P::kAdd: return Arithmetic(c, [](auto a, auto b) { return Add(a, b); });
+    case P::kSub: return Arithmetic(c, [](auto a, auto b) { return Sub(a, b); });
+    case P::kMul: return Arithmetic(c, [](auto a, auto b) { return Mul(a, b); });
+    case P::kDiv: return Arithmetic(c, [](auto a, auto b) { return Div(a, b); });
+    case P::kMod: return Arithmetic(c, [](auto a, auto b) { return Mod(a, b); });
+    case P::kMin: return Arithmetic(c, [](auto a, auto b) { return Min(a, b); });
+    case P::kMax: return Arithmetic(c, [](auto a, auto b) { return Max(a, b); });
+    case P::kNeg:
+      return Unary<NumericType>(c, Allow::kNumeric, [](auto x) { return Canon(Neg(x)); });
+    case P::kAbs:
+      return Unary<NumericType>(c, Allow::kNumeric, [](auto x) { return Canon(Abs(x)); });
+    case P::kExp: return RunTranscendental(c, Transcendental::kExp);
+    case P::kLog: return RunTranscendental(c, Transcendental::kLog);
+    case P::kLog1p: return RunTranscendental(c, Transcendental::kLog1p);
+    case P::kExpm1: return RunTranscendental(c, Transcendental::kExpm1);
+    case P::kTanh: return RunTranscendental(c, Transcendental::kTanh);
+    case P::kSqrt:
+      return Unary<FloatType>(c, Allow::kFloat, [](auto x) { return Canon(std::sqrt(x)); });
+    case P::kFloor:
+      return Unary<FloatType>(c, Allow::kFloat, [](auto x) { return Canon(std::floor(x)); });
+    case P::kPow: return RunPow(c);
+    case P::kLt: return Comparison(c, [](auto a, auto b) { return a < b; });
+    case P::kLe: return Comparison(c, [](auto a, auto b) { return a <= b; });
+    case P::kGt: return Comparison(c, [](auto a, auto b) { return a > b; });
+    case P::kGe: return Comparison(c, [](auto a, auto b) { return a >= b; });
+    case P::kEq: return Comparison(c, [](auto a, auto b) { return a == b; });
+    case P::kNe: return Comparison(c, [](auto a, auto b) { return a != b; });
+    case P::kAnd: return Logical(c, [](bool a, bool b) { return a && b; });
+    case P::kOr: return Logical(c, [](bool a, bool b) { return a || b; });
+    case P::kNot:
+      return Unary<BoolType>(c, Allow::kBool, [](auto x) { return !x; });
+    case P::kReduceSum: return RunReduce(c, /*square=*/false);
+    case P::kDot: return RunDot(c);
+    case P::kSquaredNorm: return RunReduce(c, /*square=*/true);
+    case P::kMatVec: return RunMatVec(c);
+    case P::kMatVecBatched: return RunMatVecBatched(c);
+    case P::kRandomUniform: return RunRandom(c, /*normal=*/false);
+    case P::kRandomNormal: return RunRandom(c, /*normal=*/true);
+    case P::kUserKernel: return RunUserKernel(c);
+  }
+  return Invalid(c, "unknown primitive");
+}
+
+}  // namespace
+
+absl::Status RunPrimitive(const PrimOp& op,
+                          std::span<const ConstLanesView> inputs,
+                          std::span<const LanesView> outputs, int64_t num_lanes,
+                          const KernelRegistry* kernels, const uint8_t* active) {
+  Call c{op, inputs, outputs, num_lanes, kernels, active};
+  if (num_lanes < 0) return Invalid(c, "negative number of lanes");
+  if (op.prim != Primitive::kUserKernel) {
+    const int arity = Info(op.prim).num_inputs;
+    const bool arity_ok = arity < 0 ? !inputs.empty()
+                                    : inputs.size() == static_cast<size_t>(arity);
+    if (!arity_ok || outputs.size() != 1) {
+      return Invalid(c, absl::StrCat("called with ", inputs.size(), " inputs and ",
+                                     outputs.size(), " outputs"));
+    }
+  }
+  return Dispatch(c);
+}
+
+}  // namespace autobatch

@@ -1,0 +1,105 @@
+// Tensor: a batch of values of one TensorType, contiguous and lane-major.
+#ifndef AUTOBATCH_BACKENDS_TENSOR_H_
+#define AUTOBATCH_BACKENDS_TENSOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/status.h"
+#include "ir/types.h"
+
+namespace autobatch {
+
+// Shape [batch, event...]. Lane i's event block is elements
+// [i * lane_elements(), (i + 1) * lane_elements()), so a lane is gathered or
+// scattered with one memcpy and Eigen maps the whole batch as a
+// (lane_elements x batch) column-major matrix without copying.
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(TensorType type, int64_t batch);  // zero-filled
+
+  // Lanes from a flat vector: batch = values.size() / event elements. The
+  // size must be a multiple of the event size (else an error).
+  template <typename T>
+  static absl::StatusOr<Tensor> FromVector(const std::vector<T>& values,
+                                           std::vector<int64_t> event_shape = {});
+  // Copies out all lanes as a flat vector; T must match the dtype exactly.
+  template <typename T>
+  std::vector<T> ToVector() const;
+
+  const TensorType& type() const { return type_; }
+  DType dtype() const { return type_.dtype; }
+  int64_t batch() const { return batch_; }
+  int64_t lane_elements() const { return lane_elements_; }
+  int64_t lane_bytes() const { return lane_elements_ * DTypeSize(type_.dtype); }
+  int64_t size_bytes() const { return batch_ * lane_bytes(); }
+
+  std::byte* bytes() { return storage_.data(); }
+  const std::byte* bytes() const { return storage_.data(); }
+  std::byte* lane_bytes_ptr(int64_t lane) { return bytes() + lane * lane_bytes(); }
+  const std::byte* lane_bytes_ptr(int64_t lane) const {
+    return bytes() + lane * lane_bytes();
+  }
+  template <typename T>
+  T* data() {
+    AB_DCHECK(DTypeOf<T>::value == type_.dtype);
+    return reinterpret_cast<T*>(storage_.data());
+  }
+  template <typename T>
+  const T* data() const {
+    AB_DCHECK(DTypeOf<T>::value == type_.dtype);
+    return reinterpret_cast<const T*>(storage_.data());
+  }
+
+  // Copies lane `src_lane` of `src` (same type) into lane `dst_lane`.
+  void CopyLaneFrom(const Tensor& src, int64_t src_lane, int64_t dst_lane) {
+    AB_DCHECK(src.type_ == type_);
+    std::memcpy(lane_bytes_ptr(dst_lane), src.lane_bytes_ptr(src_lane),
+                lane_bytes());
+  }
+  // Bitwise equality of type, batch and contents.
+  friend bool operator==(const Tensor& a, const Tensor& b);
+
+ private:
+  TensorType type_;
+  int64_t batch_ = 0;
+  int64_t lane_elements_ = 1;
+  std::vector<std::byte> storage_;  // operator new alignment (16 bytes)
+};
+
+template <typename T>
+absl::StatusOr<Tensor> Tensor::FromVector(const std::vector<T>& values,
+                                          std::vector<int64_t> event_shape) {
+  TensorType type{DTypeOf<T>::value, std::move(event_shape)};
+  int64_t event = type.NumElements();
+  if (event <= 0 || static_cast<int64_t>(values.size()) % event != 0) {
+    return absl::InvalidArgumentError(
+        "Tensor::FromVector: " + std::to_string(values.size()) +
+        " values do not split into lanes of type " + type.ToString());
+  }
+  Tensor t(type, static_cast<int64_t>(values.size()) / event);
+  if (!values.empty()) {
+    if constexpr (std::is_same_v<T, bool>) {
+      for (size_t i = 0; i < values.size(); ++i) t.data<bool>()[i] = values[i];
+    } else {
+      std::memcpy(t.bytes(), values.data(), values.size() * sizeof(T));
+    }
+  }
+  return t;
+}
+
+template <typename T>
+std::vector<T> Tensor::ToVector() const {
+  AB_CHECK(DTypeOf<T>::value == type_.dtype, "Tensor::ToVector: wrong dtype");
+  const T* p = data<T>();
+  return std::vector<T>(p, p + batch_ * lane_elements_);
+}
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_BACKENDS_TENSOR_H_

@@ -1,0 +1,467 @@
+// Context: registration, lazy body building, assembly of the IR, batched calls.
+#include "frontend/context.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "frontend/body.h"
+#include "frontend/tidy.h"
+#include "ir/overloaded.h"
+#include "ir/status.h"
+#include "vm/inputs.h"
+#include "vm/reference_interpreter.h"
+
+namespace autobatch {
+
+using frontend_internal::Body;
+using frontend_internal::ContextImpl;
+using frontend_internal::CurrentBody;
+using frontend_internal::FunctionEntry;
+using frontend_internal::KernelEntry;
+using frontend_internal::ToSourceLoc;
+using frontend_internal::VarKind;
+
+namespace frontend_internal {
+namespace {
+
+std::atomic<uint64_t> next_body_id{1};
+
+void RemapVars(Function& f, int32_t offset) {
+  auto shift = [offset](std::vector<VarId>& vars) {
+    for (VarId& v : vars) v = VarId(v.value + offset);
+  };
+  shift(f.params);
+  shift(f.results);
+  for (Block& block : f.blocks) {
+    for (Op& op : block.ops) {
+      std::visit(Overloaded{
+                     [&](PrimOp& o) {
+                       shift(o.inputs);
+                       shift(o.outputs);
+                       shift(o.in_place);
+                     },
+                     [&](CallOp& o) {
+                       shift(o.args);
+                       shift(o.results);
+                     },
+                     [&](PopOp& o) { shift(o.vars); },
+                 },
+                 op);
+    }
+    if (Branch* b = std::get_if<Branch>(&block.terminator)) b->cond = VarId(b->cond.value + offset);
+  }
+}
+
+// Drops variables nothing refers to and renumbers generated names (t0, t1,
+// ... and l0, l1, ... per function, in order of first appearance), so the
+// printed IR does not show the gaps tidying leaves.
+void CompactAndRename(Module& module, const std::vector<VarKind>& kinds) {
+  const int32_t n = static_cast<int32_t>(module.variables.size());
+  std::vector<int32_t> remap(n, -1);
+  std::vector<int32_t> order;
+  auto see = [&](VarId v) {
+    if (v.valid() && v.value < n && remap[v.value] < 0) {
+      remap[v.value] = static_cast<int32_t>(order.size());
+      order.push_back(v.value);
+    }
+  };
+  for (const Function& f : module.functions) {
+    for (VarId v : f.params) see(v);
+    for (const Block& block : f.blocks) {
+      for (const Op& op : block.ops) {
+        for (VarId v : OpReads(op)) see(v);
+        for (VarId v : OpWrites(op)) see(v);
+      }
+      if (const Branch* b = std::get_if<Branch>(&block.terminator)) see(b->cond);
+    }
+    for (VarId v : f.results) see(v);
+  }
+  std::vector<Variable> vars;
+  std::vector<std::set<std::string>> user_names(module.functions.size());
+  for (int32_t old : order) {
+    VarKind k = kinds[old];
+    if (k != VarKind::kTemp && k != VarKind::kLocal) {
+      user_names[module.variables[old].function.value].insert(module.variables[old].name);
+    }
+  }
+  std::vector<int> temp_counter(module.functions.size(), 0);
+  std::vector<int> local_counter(module.functions.size(), 0);
+  for (int32_t old : order) {
+    Variable var = module.variables[old];
+    const int f = var.function.value;
+    auto fresh = [&](const char* prefix, int& counter) {
+      std::string name;
+      do {
+        name = absl::StrCat(prefix, counter++);
+      } while (user_names[f].contains(name));
+      return name;
+    };
+    if (kinds[old] == VarKind::kTemp) var.name = fresh("t", temp_counter[f]);
+    if (kinds[old] == VarKind::kLocal) var.name = fresh("l", local_counter[f]);
+    vars.push_back(std::move(var));
+  }
+  module.variables = std::move(vars);
+  for (Function& f : module.functions) {
+    auto apply = [&](std::vector<VarId>& list) {
+      for (VarId& v : list) v = VarId(remap[v.value]);
+    };
+    apply(f.params);
+    apply(f.results);
+    for (Block& block : f.blocks) {
+      for (Op& op : block.ops) {
+        std::visit(Overloaded{
+                       [&](PrimOp& o) {
+                         apply(o.inputs);
+                         apply(o.outputs);
+                         apply(o.in_place);
+                       },
+                       [&](CallOp& o) {
+                         apply(o.args);
+                         apply(o.results);
+                       },
+                       [&](PopOp& o) { apply(o.vars); },
+                   },
+                   op);
+      }
+      if (Branch* b = std::get_if<Branch>(&block.terminator)) b->cond = VarId(remap[b->cond.value]);
+    }
+  }
+}
+
+}  // namespace
+
+void ContextImpl::RecordError(absl::Status status) {
+  if (first_error_.ok()) first_error_ = std::move(status);
+}
+
+int ContextImpl::AddFunction(std::string name, FunctionOptions options, const SourceLoc& loc) {
+  if (name.empty()) {
+    RecordError(absl::InvalidArgumentError(
+        absl::StrCat(loc.ToString(), ": a function needs a non-empty name")));
+  }
+  for (const FunctionEntry& f : functions_) {
+    if (f.name == name) {
+      RecordError(absl::AlreadyExistsError(
+          absl::StrCat(loc.ToString(), ": function '", name, "' is already registered (at ",
+                       f.declared_at.ToString(), "); function names must be unique")));
+      break;
+    }
+  }
+  FunctionEntry entry;
+  entry.name = std::move(name);
+  entry.declared_at = loc;
+  if (options.signature) entry.num_params = static_cast<int>(options.signature->params.size());
+  entry.options = std::move(options);
+  functions_.push_back(std::move(entry));
+  Touch();
+  return static_cast<int>(functions_.size() - 1);
+}
+
+void ContextImpl::BuildBodies() {
+  for (size_t i = 0; i < functions_.size(); ++i) {
+    if (!functions_[i].defined || functions_[i].body != nullptr) continue;
+    functions_[i].body = std::make_unique<Body>(*this, static_cast<int>(i), next_body_id++);
+    BodyDefinition def = std::move(*functions_[i].definition);
+    functions_[i].definition.reset();
+    // `functions_` may grow while the body builds (a body may register
+    // functions), so the entry is looked up again afterwards.
+    Body* body = functions_[i].body.get();
+    body->Build(def, functions_[i].definition_loc);
+  }
+}
+
+std::optional<std::string> ContextImpl::BodyName(uint64_t id) const {
+  for (const FunctionEntry& f : functions_) {
+    if (f.body != nullptr && f.body->id() == id) return f.name;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<std::vector<int>> ContextImpl::Reachable(int entry) {
+  std::vector<bool> seen(functions_.size(), false);
+  std::vector<int> stack = {entry};
+  seen[entry] = true;
+  while (!stack.empty()) {
+    int f = stack.back();
+    stack.pop_back();
+    const FunctionEntry& e = functions_[f];
+    if (!e.defined || e.body == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "function '", e.name, "' (declared at ", e.declared_at.ToString(),
+          ") has no body; define it with ctx.Batch(", e.name, ")(...)"));
+    }
+    AB_RETURN_IF_ERROR(e.body->ResolveCalls());
+    for (const Block& block : e.body->ir().blocks) {
+      for (const Op& op : block.ops) {
+        if (const CallOp* call = std::get_if<CallOp>(&op)) {
+          if (!seen[call->callee.value]) {
+            seen[call->callee.value] = true;
+            stack.push_back(call->callee.value);
+          }
+        }
+      }
+    }
+  }
+  std::vector<int> out;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    if (seen[i]) out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+absl::StatusOr<autobatch::Module> ContextImpl::Assemble(const std::vector<int>& functions) {
+  AB_RETURN_IF_ERROR(first_error_);
+  autobatch::Module module;
+  std::vector<int32_t> function_id(functions_.size(), -1);
+  for (size_t k = 0; k < functions.size(); ++k) function_id[functions[k]] = static_cast<int32_t>(k);
+  std::vector<VarKind> kinds;
+  for (int index : functions) {
+    const FunctionEntry& entry = functions_[index];
+    const Body& body = *entry.body;
+    const int32_t offset = static_cast<int32_t>(module.variables.size());
+    const FunctionId id(function_id[index]);
+    for (size_t v = 0; v < body.vars().size(); ++v) {
+      Variable var = body.vars()[v];
+      var.function = id;
+      module.variables.push_back(std::move(var));
+      kinds.push_back(body.kinds()[v]);
+    }
+    Function f = body.ir();
+    RemapVars(f, offset);
+    for (Block& block : f.blocks) {
+      for (Op& op : block.ops) {
+        if (CallOp* call = std::get_if<CallOp>(&op)) {
+          AB_CHECK(function_id[call->callee.value] >= 0, "callee missing from the module");
+          call->callee = FunctionId(function_id[call->callee.value]);
+        } else if (PrimOp* prim = std::get_if<PrimOp>(&op);
+                   prim != nullptr && prim->prim == Primitive::kUserKernel) {
+          for (const KernelEntry& k : kernels_) {
+            if (k.name == prim->attrs.kernel) {
+              module.kernels[k.name] = k.signature;
+              break;
+            }
+          }
+        }
+      }
+    }
+    module.functions.push_back(std::move(f));
+  }
+  if (options_.tidy) TidyModule(module);
+  CompactAndRename(module, kinds);
+  return module;
+}
+
+absl::StatusOr<const autobatch::Program*> ContextImpl::CachedProgram(int entry) {
+  auto it = program_cache_.find(entry);
+  if (it != program_cache_.end() && it->second.first == generation_) return &it->second.second;
+  AB_ASSIGN_OR_RETURN(autobatch::Program program, ctx_.Program(BatchFunction(&ctx_, entry)));
+  auto& slot = program_cache_[entry];
+  slot = {generation_, std::move(program)};
+  return &slot.second;
+}
+
+}  // namespace frontend_internal
+
+// --- Context --------------------------------------------------------------------
+
+Context::Context(ContextOptions options)
+    : impl_(std::make_unique<ContextImpl>(*this, options)) {}
+
+Context::~Context() = default;
+
+BatchFunction Context::Declare(std::string name, FunctionOptions options, std::source_location loc) {
+  int index = impl_->AddFunction(std::move(name), std::move(options), ToSourceLoc(loc));
+  return BatchFunction(this, index);
+}
+
+Definer Context::Batch(std::string name, FunctionOptions options, std::source_location loc) {
+  return Definer(Declare(std::move(name), std::move(options), loc), loc);
+}
+
+Definer Context::Batch(const BatchFunction& declared, std::source_location loc) {
+  if (declared.ctx_ != this) {
+    impl_->RecordError(absl::InvalidArgumentError(absl::StrCat(
+        ToSourceLoc(loc).ToString(), ": Batch(function): the handle ",
+        declared.ctx_ == nullptr ? "was never registered (default-constructed)"
+                                 : "belongs to another Context",
+        "; declare it with this Context's Declare first")));
+    return Definer(BatchFunction(), loc);
+  }
+  return Definer(declared, loc);
+}
+
+void Definer::Define(frontend_internal::BodyDefinition def) {
+  if (!function_.valid()) return;
+  ContextImpl& impl = *function_.ctx_->impl_;
+  FunctionEntry& entry = impl.functions().at(function_.index_);
+  const SourceLoc loc = ToSourceLoc(loc_);
+  if (entry.defined) {
+    impl.RecordError(absl::AlreadyExistsError(absl::StrCat(
+        loc.ToString(), ": function '", entry.name, "' already has a body (defined at ",
+        entry.defined_at.ToString(), ")")));
+    return;
+  }
+  int num_params = 0;
+  for (const auto& suffixes : def.param_leaf_suffixes) num_params += static_cast<int>(suffixes.size());
+  entry.defined = true;
+  entry.defined_at = loc;
+  entry.definition_loc = loc_;
+  entry.num_params = num_params;
+  entry.definition = std::move(def);
+  impl.Touch();
+}
+
+Kernel Context::RegisterKernel(std::string name, KernelSignature signature, KernelFn fn,
+                               std::source_location loc) {
+  const SourceLoc where = ToSourceLoc(loc);
+  if (!fn) {
+    impl_->RecordError(absl::InvalidArgumentError(absl::StrCat(
+        where.ToString(), ": RegisterKernel('", name, "'): the implementation is empty")));
+  } else if (absl::Status s = impl_->registry().Register(name, signature, std::move(fn)); !s.ok()) {
+    impl_->RecordError(absl::Status(s.code(), absl::StrCat(where.ToString(), ": ", s.message())));
+  }
+  impl_->kernels().push_back(KernelEntry{std::move(name), std::move(signature), where});
+  impl_->Touch();
+  return Kernel(this, static_cast<int>(impl_->kernels().size() - 1));
+}
+
+absl::StatusOr<autobatch::Module> Context::Module() {
+  impl_->BuildBodies();
+  AB_RETURN_IF_ERROR(impl_->first_error());
+  std::vector<int> all;
+  for (size_t i = 0; i < impl_->functions().size(); ++i) {
+    const FunctionEntry& e = impl_->functions()[i];
+    if (!e.defined || e.body == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "function '", e.name, "' (declared at ", e.declared_at.ToString(),
+          ") has no body; define it with ctx.Batch(", e.name, ")(...)"));
+    }
+    AB_RETURN_IF_ERROR(e.body->ResolveCalls());
+    all.push_back(static_cast<int>(i));
+  }
+  return impl_->Assemble(all);
+}
+
+absl::StatusOr<autobatch::Program> Context::Program(const BatchFunction& entry) {
+  if (entry.ctx_ != this) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Context::Program: the entry handle ",
+        entry.ctx_ == nullptr ? "was never registered (default-constructed)"
+                              : "belongs to another Context"));
+  }
+  impl_->BuildBodies();
+  AB_RETURN_IF_ERROR(impl_->first_error());
+  AB_ASSIGN_OR_RETURN(std::vector<int> functions, impl_->Reachable(entry.index_));
+  AB_ASSIGN_OR_RETURN(autobatch::Module module, impl_->Assemble(functions));
+  autobatch::Program program;
+  program.module = std::move(module);
+  program.entry = FunctionId(static_cast<int32_t>(
+      std::find(functions.begin(), functions.end(), entry.index_) - functions.begin()));
+  program.stage = Stage::kUntyped;
+  return program;
+}
+
+const KernelRegistry& Context::kernels() const { return impl_->registry(); }
+
+// --- Function, Kernel ----------------------------------------------------------------
+
+namespace {
+
+std::vector<Value> CollectLeaves(std::initializer_list<const Arg*> args) {
+  std::vector<Value> leaves;
+  for (const Arg* a : args) {
+    if (!a->present()) break;
+    leaves.insert(leaves.end(), a->leaves().begin(), a->leaves().end());
+  }
+  return leaves;
+}
+
+}  // namespace
+
+CallResult BatchFunction::operator()(AUTOBATCH_ARG_PARAMS_NO_DEFAULTS) const {
+  Body* body = CurrentBody();
+  if (body == nullptr) return frontend_internal::Access::MakeCallResult(nullptr);
+  const SourceLoc loc = ToSourceLoc(a0.loc());
+  if (ctx_ == nullptr) {
+    body->Error(loc, "calls a BatchFunction handle that was never registered (default-constructed); "
+                     "get handles from Context::Declare or Context::Batch");
+    return frontend_internal::Access::MakeCallResult(nullptr);
+  }
+  if (&body->context() != ctx_->impl_.get()) {
+    body->Error(loc, absl::StrCat("calls function '", name(),
+                                  "' of another Context; register it on this Context"));
+    return frontend_internal::Access::MakeCallResult(nullptr);
+  }
+  return body->EmitCall(index_, CollectLeaves(AUTOBATCH_ARG_LIST), loc, a0.loc());
+}
+
+const std::string& BatchFunction::name() const {
+  static const std::string kNone;
+  return ctx_ != nullptr ? ctx_->impl_->functions().at(index_).name : kNone;
+}
+
+absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> inputs,
+                                                  const CallOptions& options) const {
+  if (ctx_ == nullptr) {
+    return absl::InvalidArgumentError(
+        "BatchFunction::Run: the handle was never registered (default-constructed)");
+  }
+  if (CurrentBody() != nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "BatchFunction::Run('", name(), "') called while a body is being built"));
+  }
+  AB_ASSIGN_OR_RETURN(const autobatch::Program* program, ctx_->impl_->CachedProgram(index_));
+  AB_RETURN_IF_ERROR(CheckInputs(*program, inputs));
+  if (!options.dry_run) {
+    return absl::UnimplementedError(absl::StrCat(
+        "BatchFunction::Run('", name(), "'): stack VM not linked yet; only "
+        "CallOptions{.dry_run = true} (the reference interpreter) runs for now"));
+  }
+  ReferenceOptions reference;
+  reference.max_depth = options.max_stack_depth;
+  reference.max_steps = options.max_steps;
+  if (options.timeout_seconds > 0) {
+    reference.deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double>(options.timeout_seconds));
+  }
+  return RunReferenceBatch(*program, std::move(inputs), &ctx_->kernels(), reference);
+}
+
+absl::StatusOr<Tensor> BatchFunction::operator()(const Tensor& input, const CallOptions& options) const {
+  AB_ASSIGN_OR_RETURN(std::vector<Tensor> out, Run({input}, options));
+  if (out.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "function '", name(), "' has ", out.size(), " results; use BatchFunction::Run for them"));
+  }
+  return std::move(out[0]);
+}
+
+CallResult Kernel::operator()(AUTOBATCH_ARG_PARAMS_NO_DEFAULTS) const {
+  Body* body = CurrentBody();
+  if (body == nullptr) return frontend_internal::Access::MakeCallResult(nullptr);
+  const SourceLoc loc = ToSourceLoc(a0.loc());
+  if (ctx_ == nullptr) {
+    body->Error(loc, "calls a Kernel handle that was never registered (default-constructed); "
+                     "get handles from Context::RegisterKernel");
+    return frontend_internal::Access::MakeCallResult(nullptr);
+  }
+  if (&body->context() != ctx_->impl_.get()) {
+    body->Error(loc, absl::StrCat("calls kernel '", name(),
+                                  "' of another Context; register it on this Context"));
+    return frontend_internal::Access::MakeCallResult(nullptr);
+  }
+  return body->EmitKernel(index_, CollectLeaves(AUTOBATCH_ARG_LIST), loc, a0.loc());
+}
+
+const std::string& Kernel::name() const {
+  static const std::string kNone;
+  return ctx_ != nullptr ? ctx_->impl_->kernels().at(index_).name : kNone;
+}
+
+}  // namespace autobatch

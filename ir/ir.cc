@@ -1,0 +1,126 @@
+// The autobatch IR: small helpers over the data model.
+#include "ir/ir.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "ir/overloaded.h"
+
+namespace autobatch {
+
+std::string SourceLoc::ToString() const {
+  if (!known()) return "<unknown>";
+  return absl::StrCat(file, ":", line);
+}
+
+std::string_view StorageClassName(StorageClass s) {
+  switch (s) {
+    case StorageClass::kNull: return "null";
+    case StorageClass::kTemporary: return "temp";
+    case StorageClass::kRegister: return "register";
+    case StorageClass::kFull: return "full";
+  }
+  return "?";
+}
+
+std::optional<StorageClass> StorageClassFromName(std::string_view name) {
+  for (StorageClass s : {StorageClass::kNull, StorageClass::kTemporary,
+                         StorageClass::kRegister, StorageClass::kFull}) {
+    if (StorageClassName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+bool operator==(const Literal& a, const Literal& b) {
+  if (a.type != b.type || a.ints != b.ints ||
+      a.floats.size() != b.floats.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.floats.size(); ++i) {
+    double x = a.floats[i], y = b.floats[i];
+    if (!(x == y || (std::isnan(x) && std::isnan(y)))) return false;
+    if (x == 0 && std::signbit(x) != std::signbit(y)) return false;
+  }
+  return true;
+}
+
+bool operator==(const Attributes& a, const Attributes& b) {
+  bool same_matrix = a.matrix == b.matrix ||
+                     (a.matrix && b.matrix && *a.matrix == *b.matrix);
+  return a.literal == b.literal && a.dtype == b.dtype && a.ints == b.ints &&
+         same_matrix && a.kernel == b.kernel;
+}
+
+const SourceLoc& LocOf(const Op& op) {
+  return std::visit([](const auto& o) -> const SourceLoc& { return o.loc; }, op);
+}
+
+std::optional<FunctionId> Module::FindFunction(std::string_view name) const {
+  for (size_t i = 0; i < functions.size(); ++i) {
+    if (functions[i].name == name) return FunctionId(static_cast<int32_t>(i));
+  }
+  return std::nullopt;
+}
+
+VarId Module::AddVariable(Variable v) {
+  variables.push_back(std::move(v));
+  return VarId(static_cast<int32_t>(variables.size() - 1));
+}
+
+FunctionId Module::AddFunction(Function f) {
+  functions.push_back(std::move(f));
+  return FunctionId(static_cast<int32_t>(functions.size() - 1));
+}
+
+std::string_view StageName(Stage s) {
+  switch (s) {
+    case Stage::kUntyped: return "untyped";
+    case Stage::kTyped: return "typed";
+    case Stage::kAllocated: return "allocated";
+    case Stage::kLowered: return "lowered";
+  }
+  return "?";
+}
+
+std::optional<Stage> StageFromName(std::string_view name) {
+  for (Stage s : {Stage::kUntyped, Stage::kTyped, Stage::kAllocated,
+                  Stage::kLowered}) {
+    if (StageName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+std::vector<VarId> OpReads(const Op& op) {
+  return std::visit(Overloaded{
+                        [](const PrimOp& o) { return o.inputs; },
+                        [](const CallOp& o) { return o.args; },
+                        [](const PopOp&) { return std::vector<VarId>{}; },
+                    },
+                    op);
+}
+
+std::vector<VarId> OpWrites(const Op& op) {
+  return std::visit(Overloaded{
+                        [](const PrimOp& o) { return o.outputs; },
+                        [](const CallOp& o) { return o.results; },
+                        [](const PopOp& o) { return o.vars; },
+                    },
+                    op);
+}
+
+std::vector<BlockId> Successors(const Terminator& t) {
+  return std::visit(
+      Overloaded{
+          [](const Branch& b) {
+            return std::vector<BlockId>{b.then_block, b.else_block};
+          },
+          [](const Goto& g) { return std::vector<BlockId>{g.target}; },
+          [](const Return&) { return std::vector<BlockId>{}; },
+          [](const PushGoto& p) { return std::vector<BlockId>{p.return_to}; },
+          [](const IndirectGoto&) { return std::vector<BlockId>{}; },
+          [](const Halt&) { return std::vector<BlockId>{}; },
+      },
+      t);
+}
+
+}  // namespace autobatch

@@ -1,0 +1,257 @@
+// The autobatch IR: plain value types with typed indices.
+//
+// Semantics and invariants (checked by ir/verifier.h):
+//
+// * A Program is a Module (functions + one variable table) plus an entry
+//   function. The entry's parameters and results are the program's inputs and
+//   outputs. Blocks, variables and functions are referred to by typed indices
+//   (BlockId, VarId, FunctionId), never by pointers: the IR copies, compares,
+//   prints and serializes trivially.
+// * Every variable holds exactly ONE tensor of one example (its TensorType;
+//   the batch dimension is implicit) and belongs to exactly one function.
+// * A Function's CFG is a vector of Blocks; block 0 is the entry. A Block is
+//   straight-line ops followed by exactly one terminator.
+// * Execution is per example ("lane"); a batched executor runs a block for
+//   every lane whose control is there. Values never flow between lanes,
+//   except through primitives flagged not bit_stable (ir/primitives.def).
+// * Stages. kUntyped (frontend output): types may be missing; CallOp and
+//   Return allowed; PushGoto, IndirectGoto and PopOp are not. kTyped: every
+//   variable has a type. kAllocated: every variable has a storage class
+//   chosen from liveness. kLowered: no CallOp or Return; calls are PushGoto.
+//
+// Storage classes and the stack discipline (stack VM):
+// * Null: never read; writes are dropped. Temporary: written and read only
+//   inside one block (never crosses a block boundary). Register: one value per
+//   lane, no stack (not live across a call that may overwrite it). Full: a
+//   per-lane stack.
+// * Every write to a Full variable pushes a new frame for the writing lanes;
+//   a PopOp discards the top frame, restoring the value the caller had.
+//   Lowering inserts pops where a value dies; fuse_pop_push turns "pop, then
+//   write" into an in-place update of the top frame.
+// * The program counter is a Full variable of its own: PushGoto(callee,
+//   return_to) pushes return_to and jumps to the callee's block 0;
+//   IndirectGoto pops the PC and jumps there. Popping the last frame halts the
+//   lane. Calls therefore need no frames: a recursive call costs one push per
+//   written Full variable, only for the lanes making the call.
+// * Unlowered calls: CallOp copies args into the callee's parameters, runs the
+//   callee until Return, and copies the callee's result variables into the
+//   CallOp's results.
+#ifndef AUTOBATCH_IR_IR_H_
+#define AUTOBATCH_IR_IR_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/primitives.h"
+#include "ir/types.h"
+
+namespace autobatch {
+
+// A typed index into one of the IR's tables.
+template <typename Tag>
+struct Id {
+  int32_t value = -1;
+  constexpr Id() = default;
+  constexpr explicit Id(int32_t v) : value(v) {}
+  constexpr bool valid() const { return value >= 0; }
+  friend constexpr auto operator<=>(Id, Id) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, Id id) {
+    return H::combine(std::move(h), id.value);
+  }
+};
+using VarId = Id<struct VarTag>;
+using BlockId = Id<struct BlockTag>;
+using FunctionId = Id<struct FunctionTag>;
+
+// Where a user wrote the op ("file:line"); line 0 = unknown.
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+  bool known() const { return line > 0; }
+  std::string ToString() const;  // "fib.cc:12", or "<unknown>"
+  friend bool operator==(const SourceLoc&, const SourceLoc&) = default;
+};
+
+enum class StorageClass : uint8_t { kNull, kTemporary, kRegister, kFull };
+std::string_view StorageClassName(StorageClass s);  // "null", "temp", ...
+std::optional<StorageClass> StorageClassFromName(std::string_view name);
+
+struct Variable {
+  std::string name;             // for humans; unique within its function
+  FunctionId function;          // the function it belongs to
+  std::optional<TensorType> type;  // unset until infer_types (or if given)
+  StorageClass storage = StorageClass::kFull;  // set by allocate_variables
+  friend bool operator==(const Variable&, const Variable&) = default;
+};
+
+// A constant tensor. Floats are kept as double, every other dtype as int64
+// (u64 bit-cast, bool 0/1), so one literal holds any dtype exactly.
+struct Literal {
+  TensorType type;
+  std::vector<double> floats;  // if IsFloat(type.dtype)
+  std::vector<int64_t> ints;   // otherwise
+  static Literal F64(double v) { return {Scalar(DType::kF64), {v}, {}}; }
+  static Literal I64(int64_t v) { return {Scalar(DType::kI64), {}, {v}}; }
+  static Literal Bool(bool v) { return {Scalar(DType::kBool), {}, {v ? 1 : 0}}; }
+  friend bool operator==(const Literal&, const Literal&);  // NaN == NaN here
+};
+
+// A constant row-major matrix attribute (matvec). Shared, so copying the IR
+// does not copy matrices.
+struct DenseMatrix {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::vector<double> data;  // row-major, rows * cols
+  friend bool operator==(const DenseMatrix&, const DenseMatrix&) = default;
+};
+
+// Constant attributes of a PrimOp; which ones a primitive uses is stated in
+// ir/primitives.def.
+struct Attributes {
+  std::optional<Literal> literal;            // constant, fill_like
+  std::optional<DType> dtype;                // cast
+  std::vector<int64_t> ints;                 // slice {begin, size}; broadcast, random: shape
+  std::shared_ptr<const DenseMatrix> matrix;  // matvec, matvec_batched
+  std::string kernel;                        // kUserKernel: the kernel's name
+  friend bool operator==(const Attributes&, const Attributes&);
+};
+
+struct PrimOp {
+  Primitive prim;
+  std::vector<VarId> inputs;
+  std::vector<VarId> outputs;  // exactly one for built-ins
+  Attributes attrs;
+  SourceLoc loc;
+  // Lowered only: outputs (a subset, Full variables) written in place, over
+  // the top frame, instead of pushing a new frame. Set by fuse_pop_push.
+  std::vector<VarId> in_place;
+  friend bool operator==(const PrimOp&, const PrimOp&) = default;
+};
+
+struct CallOp {
+  FunctionId callee;
+  std::vector<VarId> args;     // copied into callee.params
+  std::vector<VarId> results;  // receive callee.results
+  SourceLoc loc;
+  friend bool operator==(const CallOp&, const CallOp&) = default;
+};
+
+// Lowered programs only: discard the top frame of each (Full) variable.
+struct PopOp {
+  std::vector<VarId> vars;
+  SourceLoc loc;
+  friend bool operator==(const PopOp&, const PopOp&) = default;
+};
+
+using Op = std::variant<PrimOp, CallOp, PopOp>;
+const SourceLoc& LocOf(const Op& op);
+
+struct Branch {
+  VarId cond;  // bool scalar
+  BlockId then_block;
+  BlockId else_block;
+  friend bool operator==(const Branch&, const Branch&) = default;
+};
+struct Goto {
+  BlockId target;
+  friend bool operator==(const Goto&, const Goto&) = default;
+};
+// Unlowered only: leave the function; its result variables hold the results.
+struct Return {
+  friend bool operator==(const Return&, const Return&) = default;
+};
+// Lowered only: push return_to (a block of this function) on the PC stack and
+// jump to block 0 of callee.
+struct PushGoto {
+  FunctionId callee;
+  BlockId return_to;
+  friend bool operator==(const PushGoto&, const PushGoto&) = default;
+};
+// Lowered only: pop the PC stack and continue there (halt if it is empty).
+struct IndirectGoto {
+  friend bool operator==(const IndirectGoto&, const IndirectGoto&) = default;
+};
+// The lane is finished.
+struct Halt {
+  friend bool operator==(const Halt&, const Halt&) = default;
+};
+using Terminator = std::variant<Branch, Goto, Return, PushGoto, IndirectGoto, Halt>;
+
+struct Block {
+  std::string label;
+  std::vector<Op> ops;
+  Terminator terminator = Halt{};
+  SourceLoc loc;  // of the terminator (e.g. the If that made a Branch)
+  friend bool operator==(const Block&, const Block&) = default;
+};
+
+// Types the user declared for a function; checked by infer_types.
+struct Signature {
+  std::vector<TensorType> params;
+  std::vector<TensorType> results;
+  friend bool operator==(const Signature&, const Signature&) = default;
+};
+
+struct Function {
+  std::string name;
+  std::vector<VarId> params;
+  std::vector<VarId> results;
+  std::vector<Block> blocks;  // blocks[0] is the entry
+  std::optional<Signature> signature;
+  SourceLoc loc;  // where it was registered
+  friend bool operator==(const Function&, const Function&) = default;
+};
+
+// A user kernel's declared types; the implementation is bound at run time
+// by name (backends/kernel_registry.h).
+struct KernelSignature {
+  std::vector<TensorType> inputs;
+  std::vector<TensorType> outputs;
+  bool bit_stable = true;  // per-lane results independent of the batch
+  friend bool operator==(const KernelSignature&, const KernelSignature&) = default;
+};
+
+struct Module {
+  std::vector<Function> functions;
+  std::vector<Variable> variables;
+  std::map<std::string, KernelSignature> kernels;  // user kernels referenced
+
+  Function& function(FunctionId id) { return functions.at(id.value); }
+  const Function& function(FunctionId id) const { return functions.at(id.value); }
+  Variable& var(VarId id) { return variables.at(id.value); }
+  const Variable& var(VarId id) const { return variables.at(id.value); }
+  std::optional<FunctionId> FindFunction(std::string_view name) const;
+  VarId AddVariable(Variable v);
+  FunctionId AddFunction(Function f);
+  friend bool operator==(const Module&, const Module&) = default;
+};
+
+enum class Stage : uint8_t { kUntyped, kTyped, kAllocated, kLowered };
+std::string_view StageName(Stage s);  // "untyped", "typed", ...
+std::optional<Stage> StageFromName(std::string_view name);
+
+struct Program {
+  Module module;
+  FunctionId entry;
+  Stage stage = Stage::kUntyped;
+
+  const Function& entry_function() const { return module.function(entry); }
+  friend bool operator==(const Program&, const Program&) = default;
+};
+
+// Visits every variable an op reads / writes (in order).
+std::vector<VarId> OpReads(const Op& op);
+std::vector<VarId> OpWrites(const Op& op);
+// Successor blocks of a terminator inside its own function (PushGoto's
+// return_to counts as a successor: control comes back there).
+std::vector<BlockId> Successors(const Terminator& t);
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_IR_IR_H_

@@ -1,0 +1,61 @@
+// The built-in primitives, generated from ir/primitives.def.
+#ifndef AUTOBATCH_IR_PRIMITIVES_H_
+#define AUTOBATCH_IR_PRIMITIVES_H_
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace autobatch {
+
+// How a primitive's output type follows from its inputs and attributes; the
+// checker for each rule is InferPrimitiveType (ir/type_rules.h).
+enum class TypeRule {
+  kConstant,       // no inputs; out = attr literal's type
+  kFillLike,       // out = type of x
+  kSame,           // out = type of x
+  kSelect,         // c: bool scalar or shape of a; a, b same type; out = a's type
+  kCast,           // out = x's shape with attr dtype
+  kBroadcast,      // x scalar; out = x's dtype with attr shape
+  kSlice,          // x vector; out = [size]
+  kConcat,         // scalars/vectors of one dtype; out = [total length]
+  kArithmetic,     // non-bool a, b: same dtype, equal shapes or one scalar
+  kNumericUnary,   // non-bool x; out = x's type
+  kFloatUnary,     // float x; out = x's type
+  kFloatBinary,    // float a, b like kArithmetic
+  kCompare,        // like kArithmetic (any dtype), out bool
+  kLogicalBinary,  // bool a, b like kArithmetic
+  kLogicalNot,     // bool x
+  kReduce,         // non-bool x; out = scalar of x's dtype
+  kDot,            // non-bool a, b of one type; out = scalar
+  kMatVec,         // float x = [n], attr matrix m x n; out = [m]
+  kRandom,         // key u64 scalar, counter u64 scalar; out = f64 of attr shape
+};
+
+enum class Primitive : int {
+#define PRIMITIVE(Enum, name, num_inputs, rule, bit_stable, doc) Enum,
+#include "ir/primitives.def"
+#undef PRIMITIVE
+  kUserKernel,  // a registered user kernel, named by the op's attributes
+};
+
+struct PrimitiveInfo {
+  std::string_view name;
+  int num_inputs;  // -1 = one or more
+  TypeRule rule;
+  bool bit_stable;
+  std::string_view doc;
+};
+
+// Every built-in primitive, in table order (kUserKernel excluded).
+std::span<const PrimitiveInfo> AllPrimitives();
+const PrimitiveInfo& Info(Primitive prim);  // also defined for kUserKernel
+inline std::string_view PrimitiveName(Primitive p) { return Info(p).name; }
+std::optional<Primitive> PrimitiveFromName(std::string_view name);
+inline int NumBuiltinPrimitives() {
+  return static_cast<int>(Primitive::kUserKernel);
+}
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_IR_PRIMITIVES_H_

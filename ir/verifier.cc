@@ -1,0 +1,839 @@
+// The IR verifier: collects every violated invariant of ir/verifier.h.
+#include "ir/verifier.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <set>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/overloaded.h"
+#include "ir/type_rules.h"
+
+namespace autobatch {
+
+std::string VerifierError::ToString() const {
+  if (!function.valid()) return absl::StrCat("program: ", message);
+  std::string out = absl::StrCat("function '", function_name, "'");
+  if (block.valid()) {
+    absl::StrAppend(&out, ", block ^", block.value);
+    if (!block_label.empty()) absl::StrAppend(&out, " (", block_label, ")");
+    if (op_index >= 0) {
+      absl::StrAppend(&out, ", op ", op_index);
+    } else {
+      absl::StrAppend(&out, ", terminator");
+    }
+  }
+  absl::StrAppend(&out, ": ", message);
+  return out;
+}
+
+namespace {
+
+// Mirrors the shape limits of the type rules (ir/type_rules.cc).
+bool ValidShape(const std::vector<int64_t>& shape) {
+  constexpr int64_t kMaxElements = std::numeric_limits<int64_t>::max() / 8;
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > kMaxElements / d)) return false;
+    n *= d;
+  }
+  return true;
+}
+
+std::string ShapeProblem(const TensorType& t) {
+  return absl::StrCat("has shape [", absl::StrJoin(t.shape, ","),
+                      "]: dimensions must be >= 0 and 8 * element count must "
+                      "fit in int64");
+}
+
+std::string AtLoc(const SourceLoc& loc) {
+  return loc.known() ? absl::StrCat(" (at ", loc.ToString(), ")") : "";
+}
+
+std::string Storage(StorageClass s) { return std::string(StorageClassName(s)); }
+
+// A variable an op or terminator reads, with how the message names it.
+struct Use {
+  VarId var;
+  std::string role;
+};
+
+std::vector<Use> NamedReads(const Op& op) {
+  std::vector<Use> uses;
+  std::visit(Overloaded{
+                 [&](const PrimOp& o) {
+                   for (size_t i = 0; i < o.inputs.size(); ++i) {
+                     uses.push_back({o.inputs[i], absl::StrCat("input ", i)});
+                   }
+                 },
+                 [&](const CallOp& o) {
+                   for (size_t i = 0; i < o.args.size(); ++i) {
+                     uses.push_back({o.args[i], absl::StrCat("argument ", i)});
+                   }
+                 },
+                 [](const PopOp&) {},
+             },
+             op);
+  return uses;
+}
+
+class Verifier {
+ public:
+  explicit Verifier(const Program& program)
+      : p_(program), m_(program.module) {}
+
+  std::vector<VerifierError> Run() {
+    CheckProgram();
+    CheckVariables();
+    BuildCallGraph();
+    for (size_t f = 0; f < m_.functions.size(); ++f) {
+      CheckFunction(FunctionId(static_cast<int32_t>(f)));
+    }
+    return std::move(errors_);
+  }
+
+ private:
+  // Where an error is; op = -1 is the terminator (or none).
+  struct Where {
+    FunctionId f;
+    BlockId b;
+    int op = -1;
+  };
+
+  bool Typed() const { return p_.stage >= Stage::kTyped; }
+  bool Allocated() const { return p_.stage >= Stage::kAllocated; }
+  bool Lowered() const { return p_.stage == Stage::kLowered; }
+
+  bool ValidVar(VarId v) const {
+    return v.value >= 0 && static_cast<size_t>(v.value) < m_.variables.size();
+  }
+  bool ValidFunction(FunctionId f) const {
+    return f.value >= 0 && static_cast<size_t>(f.value) < m_.functions.size();
+  }
+  static bool ValidBlock(const Function& fn, BlockId b) {
+    return b.value >= 0 && static_cast<size_t>(b.value) < fn.blocks.size();
+  }
+  // The variable's type if it exists, is set and is well-formed.
+  const TensorType* TypeOf(VarId v) const {
+    if (!ValidVar(v)) return nullptr;
+    const std::optional<TensorType>& t = m_.var(v).type;
+    if (!t || !ValidShape(t->shape)) return nullptr;
+    return &*t;
+  }
+
+  std::string VarDesc(VarId v) const {
+    if (!ValidVar(v) || m_.var(v).name.empty()) {
+      return absl::StrCat("#", v.value);
+    }
+    return absl::StrCat("'", m_.var(v).name, "' (#", v.value, ")");
+  }
+  std::string FunctionDesc(FunctionId f) const {
+    if (!ValidFunction(f)) return absl::StrCat("#", f.value);
+    return absl::StrCat("'", m_.function(f).name, "'");
+  }
+  std::string TypeDesc(VarId v) const {
+    const TensorType* t = TypeOf(v);
+    return t ? t->ToString() : "<none>";
+  }
+
+  void Report(Where w, std::string message) {
+    VerifierError e;
+    e.function = w.f;
+    e.block = w.b;
+    e.op_index = w.op;
+    e.message = std::move(message);
+    if (ValidFunction(w.f)) {
+      const Function& fn = m_.function(w.f);
+      e.function_name = fn.name;
+      if (ValidBlock(fn, w.b)) e.block_label = fn.blocks[w.b.value].label;
+    } else {
+      e.function = FunctionId();
+    }
+    if (!e.function.valid()) e.block = BlockId();
+    errors_.push_back(std::move(e));
+  }
+
+  // --- P1-P3 ----------------------------------------------------------------
+  void CheckProgram() {
+    if (!ValidFunction(p_.entry)) {
+      Report({}, absl::StrCat("entry function #", p_.entry.value,
+                              " does not exist (the module has ",
+                              m_.functions.size(),
+                              " functions); set Program::entry to one of them"));
+    }
+    std::map<std::string, size_t> first;
+    for (size_t f = 0; f < m_.functions.size(); ++f) {
+      auto [it, inserted] = first.emplace(m_.functions[f].name, f);
+      if (!inserted) {
+        Report({}, absl::StrCat("functions #", it->second, " and #", f,
+                                " are both named '", m_.functions[f].name,
+                                "'; function names must be unique (rename one)"));
+      }
+    }
+    for (const auto& [name, sig] : m_.kernels) {
+      for (size_t i = 0; i < sig.inputs.size(); ++i) {
+        if (!ValidShape(sig.inputs[i].shape)) {
+          Report({}, absl::StrCat("kernel '", name, "' input ", i, " ",
+                                  ShapeProblem(sig.inputs[i])));
+        }
+      }
+      for (size_t i = 0; i < sig.outputs.size(); ++i) {
+        if (!ValidShape(sig.outputs[i].shape)) {
+          Report({}, absl::StrCat("kernel '", name, "' output ", i, " ",
+                                  ShapeProblem(sig.outputs[i])));
+        }
+      }
+    }
+  }
+
+  // --- V1-V3, T1 ------------------------------------------------------------
+  void CheckVariables() {
+    std::map<std::pair<int32_t, std::string>, size_t> first;
+    for (size_t i = 0; i < m_.variables.size(); ++i) {
+      const VarId id(static_cast<int32_t>(i));
+      const Variable& v = m_.variables[i];
+      const Where where{v.function, BlockId()};
+      if (!ValidFunction(v.function)) {
+        Report({}, absl::StrCat("variable ", VarDesc(id), " names function #",
+                                v.function.value, ", which does not exist (the "
+                                "module has ", m_.functions.size(),
+                                " functions); every variable belongs to one "
+                                "function"));
+      } else {
+        auto [it, inserted] = first.emplace(
+            std::make_pair(v.function.value, v.name), i);
+        if (!inserted) {
+          Report(where, absl::StrCat("variables #", it->second, " and #", i,
+                                     " are both named '", v.name,
+                                     "'; names must be unique within a "
+                                     "function (rename one)"));
+        }
+      }
+      if (v.type && !ValidShape(v.type->shape)) {
+        Report(where, absl::StrCat("variable ", VarDesc(id), " ",
+                                   ShapeProblem(*v.type)));
+      }
+      if (Typed() && !v.type) {
+        Report(where, absl::StrCat("variable ", VarDesc(id), " has no type in a ",
+                                   std::string(StageName(p_.stage)),
+                                   " program; run infer_types (or declare "
+                                   "its type)"));
+      }
+    }
+  }
+
+  // --- call graph (for R2 in lowered programs and A6) -------------------------
+  void BuildCallGraph() {
+    const size_t n = m_.functions.size();
+    callees_.assign(n, {});
+    for (size_t f = 0; f < n; ++f) {
+      for (const Block& block : m_.functions[f].blocks) {
+        for (const Op& op : block.ops) {
+          if (const auto* call = std::get_if<CallOp>(&op)) {
+            if (ValidFunction(call->callee)) callees_[f].insert(call->callee.value);
+          }
+        }
+        if (const auto* push = std::get_if<PushGoto>(&block.terminator)) {
+          if (ValidFunction(push->callee)) callees_[f].insert(push->callee.value);
+        }
+      }
+    }
+    // reaches_[g][f]: calling g may run f (g itself included).
+    reaches_.assign(n, std::vector<bool>(n, false));
+    for (size_t g = 0; g < n; ++g) {
+      std::vector<int32_t> stack = {static_cast<int32_t>(g)};
+      reaches_[g][g] = true;
+      while (!stack.empty()) {
+        int32_t f = stack.back();
+        stack.pop_back();
+        for (int32_t h : callees_[f]) {
+          if (!reaches_[g][h]) {
+            reaches_[g][h] = true;
+            stack.push_back(h);
+          }
+        }
+      }
+    }
+  }
+
+  // --- R1, R2 -----------------------------------------------------------------
+  // Returns whether `v` exists and may be used by function `w.f`.
+  bool CheckVarRef(Where w, VarId v, const std::string& role, const SourceLoc& loc,
+                   bool allow_callee_vars) {
+    if (!ValidVar(v)) {
+      Report(w, absl::StrCat(role, " #", v.value, " does not exist (the module has ",
+                             m_.variables.size(), " variables)", AtLoc(loc)));
+      broken_ = true;
+      return false;
+    }
+    const FunctionId owner = m_.var(v).function;
+    if (owner == w.f) return true;
+    if (allow_callee_vars && Lowered() && callee_vars_.count(v.value) > 0) {
+      return true;
+    }
+    std::string msg = absl::StrCat(
+        role, " ", VarDesc(v), " belongs to function ", FunctionDesc(owner),
+        ", not ", FunctionDesc(w.f), AtLoc(loc),
+        "; a function uses only its own variables (pass values through "
+        "parameters and results)");
+    if (Lowered() && allow_callee_vars) {
+      absl::StrAppend(&msg, "; a lowered function may also use the parameters "
+                            "and results of the functions it PushGotos to");
+    }
+    Report(w, std::move(msg));
+    broken_ = true;
+    return false;
+  }
+
+  // --- R3, R4 -----------------------------------------------------------------
+  bool CheckBlockRef(Where w, const Function& fn, BlockId target,
+                     const std::string& role) {
+    if (ValidBlock(fn, target)) return true;
+    Report(w, absl::StrCat(role, " ^", target.value, " does not exist (function '",
+                           fn.name, "' has ", fn.blocks.size(), " blocks)"));
+    broken_ = true;
+    return false;
+  }
+
+  bool CheckFunctionRef(Where w, FunctionId callee, const std::string& role,
+                        const SourceLoc& loc) {
+    if (ValidFunction(callee)) return true;
+    Report(w, absl::StrCat(role, " #", callee.value,
+                           " does not exist (the module has ",
+                           m_.functions.size(), " functions)", AtLoc(loc)));
+    broken_ = true;
+    return false;
+  }
+
+  // --- O3 ---------------------------------------------------------------------
+  void CheckDistinct(Where w, std::span<const VarId> vars, const std::string& what,
+                     const SourceLoc& loc) {
+    for (size_t i = 0; i < vars.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (vars[i] == vars[j]) {
+          Report(w, absl::StrCat(what, " ", j, " and ", i, " are the same variable ",
+                                 VarDesc(vars[i]), AtLoc(loc),
+                                 "; each needs its own variable"));
+        }
+      }
+    }
+  }
+
+  // --- functions --------------------------------------------------------------
+  void CheckFunction(FunctionId f) {
+    const Function& fn = m_.function(f);
+    const Where here{f, BlockId()};
+    broken_ = false;
+    callee_vars_.clear();
+    for (int32_t g : callees_[f.value]) {
+      const Function& callee = m_.functions[g];
+      for (VarId v : callee.params) callee_vars_.insert(v.value);
+      for (VarId v : callee.results) callee_vars_.insert(v.value);
+    }
+
+    // F1
+    if (fn.blocks.empty()) {
+      Report(here, "has no blocks; every function needs an entry block ^0");
+    }
+    // F2
+    bool vars_ok = true;
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      vars_ok &= CheckVarRef(here, fn.params[i], absl::StrCat("parameter ", i),
+                             fn.loc, /*allow_callee_vars=*/false);
+    }
+    for (size_t i = 0; i < fn.results.size(); ++i) {
+      vars_ok &= CheckVarRef(here, fn.results[i], absl::StrCat("result ", i),
+                             fn.loc, /*allow_callee_vars=*/false);
+    }
+    // F3
+    CheckDistinct(here, fn.params, "parameters", fn.loc);
+    // F4, T5
+    if (fn.signature) CheckSignature(f, fn, *fn.signature);
+    // A1, A2
+    if (Allocated() && vars_ok) CheckParamStorage(f, fn);
+
+    for (size_t b = 0; b < fn.blocks.size(); ++b) {
+      const BlockId bid(static_cast<int32_t>(b));
+      const Block& block = fn.blocks[b];
+      for (size_t k = 0; k < block.ops.size(); ++k) {
+        CheckOp({f, bid, static_cast<int>(k)}, block.ops[k]);
+      }
+      CheckTerminator({f, bid, -1}, fn, block);
+    }
+
+    if (Allocated()) {
+      for (size_t b = 0; b < fn.blocks.size(); ++b) {
+        CheckBlockStorage(f, BlockId(static_cast<int32_t>(b)));
+      }
+      if (!broken_) CheckLiveAcrossCalls(f);
+    }
+  }
+
+  void CheckSignature(FunctionId f, const Function& fn, const Signature& sig) {
+    const Where here{f, BlockId()};
+    if (sig.params.size() != fn.params.size() ||
+        sig.results.size() != fn.results.size()) {
+      Report(here, absl::StrCat(
+                       "the signature declares ", sig.params.size(),
+                       " parameters and ", sig.results.size(),
+                       " results, but the function has ", fn.params.size(),
+                       " and ", fn.results.size(), AtLoc(fn.loc),
+                       "; make the signature match the function"));
+      return;
+    }
+    if (!Typed()) return;
+    auto compare = [&](std::span<const VarId> vars,
+                       std::span<const TensorType> declared,
+                       const std::string& what) {
+      for (size_t i = 0; i < vars.size(); ++i) {
+        const TensorType* t = TypeOf(vars[i]);
+        if (t != nullptr && *t != declared[i]) {
+          Report(here, absl::StrCat(what, " ", i, " ", VarDesc(vars[i]),
+                                    " has type ", t->ToString(),
+                                    ", but the signature declares ",
+                                    declared[i].ToString(), AtLoc(fn.loc),
+                                    "; fix the signature or the body"));
+        }
+      }
+    };
+    compare(fn.params, sig.params, "parameter");
+    compare(fn.results, sig.results, "result");
+  }
+
+  // --- O1-O4, S1, T2, T4 --------------------------------------------------------
+  void CheckOp(Where w, const Op& op) {
+    std::visit(Overloaded{
+                   [&](const PrimOp& o) { CheckPrimOp(w, o); },
+                   [&](const CallOp& o) { CheckCallOp(w, o); },
+                   [&](const PopOp& o) {
+                     if (!Lowered()) {
+                       Report(w, absl::StrCat(
+                                     "PopOp in an unlowered (",
+                                     std::string(StageName(p_.stage)), ") program",
+                                     AtLoc(o.loc),
+                                     "; pops appear only in lowered programs "
+                                     "(lower_calls inserts them)"));
+                     }
+                     for (size_t i = 0; i < o.vars.size(); ++i) {
+                       CheckVarRef(w, o.vars[i], absl::StrCat("popped variable ", i),
+                                   o.loc, /*allow_callee_vars=*/true);
+                     }
+                   },
+               },
+               op);
+  }
+
+  void CheckPrimOp(Where w, const PrimOp& op) {
+    bool ok = true;
+    const std::string name =
+        op.prim == Primitive::kUserKernel
+            ? absl::StrCat("kernel '", op.attrs.kernel, "'")
+            : std::string(PrimitiveName(op.prim));
+    auto arity = [&](const std::string& what, size_t want, size_t have) {
+      if (want == have) return;
+      Report(w, absl::StrCat(name, " takes ", want, " ", what,
+                             want == 1 ? "" : "s", ", got ", have, AtLoc(op.loc)));
+      ok = false;
+    };
+    if (op.prim == Primitive::kUserKernel) {
+      // O2
+      auto it = m_.kernels.find(op.attrs.kernel);
+      if (op.attrs.kernel.empty()) {
+        Report(w, absl::StrCat("user-kernel op without a kernel name", AtLoc(op.loc),
+                               "; set attrs.kernel to a declared kernel"));
+        ok = false;
+      } else if (it == m_.kernels.end()) {
+        Report(w, absl::StrCat(name, " is not declared in Module::kernels",
+                               AtLoc(op.loc),
+                               "; register the kernel so its signature is "
+                               "recorded in the module"));
+        ok = false;
+      } else {
+        arity("input", it->second.inputs.size(), op.inputs.size());
+        arity("output", it->second.outputs.size(), op.outputs.size());
+      }
+    } else {
+      // O1
+      const int want = Info(op.prim).num_inputs;
+      if (want >= 0) {
+        arity("input", static_cast<size_t>(want), op.inputs.size());
+      } else if (op.inputs.empty()) {
+        Report(w, absl::StrCat(name, " takes one or more inputs, got none",
+                               AtLoc(op.loc)));
+        ok = false;
+      }
+      arity("output", 1, op.outputs.size());
+    }
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      ok &= CheckVarRef(w, op.inputs[i], absl::StrCat("input ", i), op.loc,
+                        /*allow_callee_vars=*/true);
+    }
+    for (size_t i = 0; i < op.outputs.size(); ++i) {
+      ok &= CheckVarRef(w, op.outputs[i], absl::StrCat("output ", i), op.loc,
+                        /*allow_callee_vars=*/true);
+    }
+    CheckDistinct(w, op.outputs, "outputs", op.loc);
+    if (!Typed() || !ok) return;
+
+    // T2
+    std::vector<TensorType> in;
+    for (VarId v : op.inputs) {
+      const TensorType* t = TypeOf(v);
+      if (t == nullptr) return;  // reported by T1 / V3
+      in.push_back(*t);
+    }
+    for (VarId v : op.outputs) {
+      if (TypeOf(v) == nullptr) return;
+    }
+    absl::StatusOr<std::vector<TensorType>> out =
+        InferPrimitiveType(op, in, m_.kernels);
+    if (!out.ok()) {
+      Report(w, std::string(out.status().message()));
+      return;
+    }
+    for (size_t i = 0; i < op.outputs.size() && i < out->size(); ++i) {
+      const TensorType& have = *TypeOf(op.outputs[i]);
+      if (have != (*out)[i]) {
+        Report(w, absl::StrCat("output ", i, " ", VarDesc(op.outputs[i]),
+                               " has type ", have.ToString(), ", but ", name,
+                               " gives ", (*out)[i].ToString(), AtLoc(op.loc),
+                               "; fix the variable's type (rerun infer_types)"));
+      }
+    }
+  }
+
+  void CheckCallOp(Where w, const CallOp& op) {
+    if (Lowered()) {
+      Report(w, absl::StrCat("CallOp to ", FunctionDesc(op.callee),
+                             " in a lowered program", AtLoc(op.loc),
+                             "; lowered programs call with PushGoto (run "
+                             "lower_calls, or fix the stage)"));
+    }
+    bool ok = CheckFunctionRef(w, op.callee, "callee", op.loc);
+    for (size_t i = 0; i < op.args.size(); ++i) {
+      ok &= CheckVarRef(w, op.args[i], absl::StrCat("argument ", i), op.loc,
+                        /*allow_callee_vars=*/true);
+    }
+    for (size_t i = 0; i < op.results.size(); ++i) {
+      ok &= CheckVarRef(w, op.results[i], absl::StrCat("result ", i), op.loc,
+                        /*allow_callee_vars=*/true);
+    }
+    CheckDistinct(w, op.results, "results", op.loc);
+    if (!ValidFunction(op.callee)) return;
+    const Function& callee = m_.function(op.callee);
+    // O4
+    if (op.args.size() != callee.params.size() ||
+        op.results.size() != callee.results.size()) {
+      Report(w, absl::StrCat("call to '", callee.name, "' passes ", op.args.size(),
+                             " arguments and receives ", op.results.size(),
+                             " results, but '", callee.name, "' has ",
+                             callee.params.size(), " parameters and ",
+                             callee.results.size(), " results", AtLoc(op.loc)));
+      return;
+    }
+    if (!Typed() || !ok) return;
+    // T4
+    auto compare = [&](std::span<const VarId> mine, std::span<const VarId> theirs,
+                       const std::string& what, const std::string& their_what) {
+      for (size_t i = 0; i < mine.size(); ++i) {
+        const TensorType* a = TypeOf(mine[i]);
+        const TensorType* b = TypeOf(theirs[i]);
+        if (a != nullptr && b != nullptr && *a != *b) {
+          Report(w, absl::StrCat(what, " ", i, " ", VarDesc(mine[i]),
+                                 " has type ", a->ToString(), ", but ",
+                                 their_what, " ", i, " ", VarDesc(theirs[i]),
+                                 " of '", callee.name, "' has type ",
+                                 b->ToString(), AtLoc(op.loc),
+                                 "; cast the value or fix the types"));
+        }
+      }
+    };
+    compare(op.args, callee.params, "argument", "parameter");
+    compare(op.results, callee.results, "result", "result");
+  }
+
+  // --- R1-R4, S1, T3 for terminators ----------------------------------------------
+  void CheckTerminator(Where w, const Function& fn, const Block& block) {
+    const std::string stage(StageName(p_.stage));
+    auto lowered_only = [&](const std::string& what) {
+      if (Lowered()) return;
+      Report(w, absl::StrCat(what, " in an unlowered (", stage, ") program",
+                             AtLoc(block.loc),
+                             "; it appears only in lowered programs (run "
+                             "lower_calls, or fix the stage)"));
+    };
+    std::visit(
+        Overloaded{
+            [&](const Branch& t) {
+              if (CheckVarRef(w, t.cond, "branch condition", block.loc,
+                              /*allow_callee_vars=*/true) &&
+                  Typed()) {
+                const TensorType* type = TypeOf(t.cond);
+                if (type != nullptr && *type != Scalar(DType::kBool)) {
+                  Report(w, absl::StrCat(
+                                "branch condition ", VarDesc(t.cond),
+                                " has type ", type->ToString(), AtLoc(block.loc),
+                                "; it must be a bool scalar (compare it, "
+                                "e.g. ne with 0)"));
+                }
+              }
+              CheckBlockRef(w, fn, t.then_block, "then target");
+              CheckBlockRef(w, fn, t.else_block, "else target");
+            },
+            [&](const Goto& t) { CheckBlockRef(w, fn, t.target, "goto target"); },
+            [&](const Return&) {
+              if (Lowered()) {
+                Report(w, absl::StrCat("Return in a lowered program",
+                                       AtLoc(block.loc),
+                                       "; lowered functions return with "
+                                       "IndirectGoto"));
+              }
+            },
+            [&](const PushGoto& t) {
+              lowered_only("PushGoto");
+              CheckFunctionRef(w, t.callee, "PushGoto callee", block.loc);
+              CheckBlockRef(w, fn, t.return_to, "return_to block");
+            },
+            [&](const IndirectGoto&) { lowered_only("IndirectGoto"); },
+            [&](const Halt&) {},
+        },
+        block.terminator);
+  }
+
+  // --- A1, A2 -----------------------------------------------------------------
+  void CheckParamStorage(FunctionId f, const Function& fn) {
+    const Where here{f, BlockId()};
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      const StorageClass s = m_.var(fn.params[i]).storage;
+      if (s == StorageClass::kTemporary) {
+        Report(here, absl::StrCat("parameter ", i, " ", VarDesc(fn.params[i]),
+                                  " is temp, but the caller writes parameters "
+                                  "outside this function's blocks; make it "
+                                  "register or full (rerun allocate_variables)"));
+      }
+    }
+    for (size_t i = 0; i < fn.results.size(); ++i) {
+      const StorageClass s = m_.var(fn.results[i]).storage;
+      if (s == StorageClass::kTemporary || s == StorageClass::kNull) {
+        Report(here, absl::StrCat("result ", i, " ", VarDesc(fn.results[i]), " is ",
+                                  Storage(s),
+                                  ", but results are read by the caller (or are "
+                                  "the program's outputs); make it register or "
+                                  "full (rerun allocate_variables)"));
+      }
+    }
+  }
+
+  // --- A3, A4, A5 (and A6 for temps, which never leave their block) ----------
+  void CheckBlockStorage(FunctionId f, BlockId b) {
+    const Block& block = m_.function(f).blocks[b.value];
+    std::map<int32_t, int> last_temp_write;         // temp -> op index
+    std::vector<std::pair<int, FunctionId>> calls;  // CallOps seen so far
+    std::set<std::pair<int32_t, int>> reported;     // (temp, call) pairs
+    auto check_read = [&](Where w, const Use& use, const SourceLoc& loc) {
+      if (!ValidVar(use.var)) return;
+      const Variable& var = m_.var(use.var);
+      if (var.storage == StorageClass::kNull) {
+        Report(w, absl::StrCat(use.role, " ", VarDesc(use.var),
+                               " is read, but its storage class is null (never "
+                               "read)", AtLoc(loc),
+                               "; make it register or full (rerun "
+                               "allocate_variables)"));
+        return;
+      }
+      if (var.storage != StorageClass::kTemporary) return;
+      auto write = last_temp_write.find(use.var.value);
+      if (write == last_temp_write.end()) {
+        Report(w, absl::StrCat(use.role, " ", VarDesc(use.var),
+                               " is a temp read before any write to it in this "
+                               "block", AtLoc(loc),
+                               "; a temp lives only from a write to later reads "
+                               "in the same block (make it register or full)"));
+        return;
+      }
+      for (const auto& [k, callee] : calls) {
+        if (k <= write->second || !ValidFunction(var.function) ||
+            !reaches_[callee.value][var.function.value] ||
+            !reported.emplace(use.var.value, k).second) {
+          continue;
+        }
+        Report({f, b, k}, LiveAcrossMessage(use.var, callee,
+                                            LocOf(block.ops[k])));
+      }
+    };
+    for (size_t k = 0; k < block.ops.size(); ++k) {
+      const Op& op = block.ops[k];
+      const Where w{f, b, static_cast<int>(k)};
+      for (const Use& use : NamedReads(op)) check_read(w, use, LocOf(op));
+      if (const auto* pop = std::get_if<PopOp>(&op)) {
+        for (VarId v : pop->vars) {
+          if (!ValidVar(v)) continue;
+          const StorageClass s = m_.var(v).storage;
+          if (s != StorageClass::kFull) {
+            Report(w, absl::StrCat("PopOp pops ", VarDesc(v),
+                                   ", whose storage class is ", Storage(s),
+                                   AtLoc(pop->loc),
+                                   "; only full variables have a stack to pop "
+                                   "(make it full or drop the pop)"));
+          }
+        }
+      }
+      if (const auto* call = std::get_if<CallOp>(&op)) {
+        if (ValidFunction(call->callee)) {
+          calls.emplace_back(static_cast<int>(k), call->callee);
+        }
+      }
+      for (VarId v : OpWrites(op)) {
+        if (ValidVar(v) && m_.var(v).storage == StorageClass::kTemporary) {
+          last_temp_write[v.value] = static_cast<int>(k);
+        }
+      }
+    }
+    if (const auto* branch = std::get_if<Branch>(&block.terminator)) {
+      check_read({f, b, -1}, {branch->cond, "branch condition"}, block.loc);
+    }
+  }
+
+  std::string LiveAcrossMessage(VarId v, FunctionId callee,
+                                const SourceLoc& loc) const {
+    const Variable& var = m_.var(v);
+    return absl::StrCat(Storage(var.storage), " variable ", VarDesc(v),
+                        " is live across the call to ", FunctionDesc(callee),
+                        ", which may re-enter ", FunctionDesc(var.function),
+                        " and overwrite it", AtLoc(loc),
+                        "; make it full (rerun allocate_variables)");
+  }
+
+  // --- A6 ---------------------------------------------------------------------
+  // Only called when every index in the function is valid (no R1-R4 error).
+  void CheckLiveAcrossCalls(FunctionId f) {
+    const Function& fn = m_.function(f);
+    const std::vector<VarId> no_vars;
+    const std::vector<VarId>& entry_results =
+        ValidFunction(p_.entry) ? m_.function(p_.entry).results : no_vars;
+    for (VarId v : entry_results) {
+      if (!ValidVar(v)) return;
+    }
+    using VarSet = std::set<int32_t>;
+    auto add = [](VarSet& s, std::span<const VarId> vars) {
+      for (VarId v : vars) s.insert(v.value);
+    };
+    auto remove = [](VarSet& s, std::span<const VarId> vars) {
+      for (VarId v : vars) s.erase(v.value);
+    };
+    const size_t n = fn.blocks.size();
+    std::vector<VarSet> live_in(n);
+
+    // Live after the terminator (before its own reads).
+    auto live_out = [&](const Block& block) {
+      VarSet out;
+      for (BlockId s : Successors(block.terminator)) {
+        out.insert(live_in[s.value].begin(), live_in[s.value].end());
+      }
+      if (const auto* push = std::get_if<PushGoto>(&block.terminator)) {
+        const Function& callee = m_.function(push->callee);
+        remove(out, callee.results);
+        add(out, callee.params);
+      }
+      return out;
+    };
+    auto terminator_reads = [&](const Terminator& t, VarSet& live) {
+      std::visit(Overloaded{
+                     [&](const Branch& b) { live.insert(b.cond.value); },
+                     [](const Goto&) {},
+                     [&](const Return&) { add(live, fn.results); },
+                     [](const PushGoto&) {},
+                     [&](const IndirectGoto&) { add(live, fn.results); },
+                     [&](const Halt&) { add(live, entry_results); },
+                 },
+                 t);
+    };
+    auto step_back = [&](const Op& op, VarSet& live) {
+      remove(live, OpWrites(op));
+      add(live, OpReads(op));
+    };
+
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t b = n; b-- > 0;) {
+        const Block& block = fn.blocks[b];
+        VarSet live = live_out(block);
+        terminator_reads(block.terminator, live);
+        for (size_t k = block.ops.size(); k-- > 0;) step_back(block.ops[k], live);
+        if (live != live_in[b]) {
+          live_in[b] = std::move(live);
+          changed = true;
+        }
+      }
+    }
+
+    // Temporaries are handled by CheckBlockStorage: one live across a call
+    // is written and read in the same block.
+    auto report = [&](Where w, const VarSet& across, FunctionId callee,
+                      const SourceLoc& loc) {
+      for (int32_t id : across) {
+        const VarId v(id);
+        if (!ValidVar(v)) continue;  // a callee's broken param, reported there
+        const Variable& var = m_.var(v);
+        if (var.storage != StorageClass::kRegister ||
+            !ValidFunction(var.function) ||
+            !reaches_[callee.value][var.function.value]) {
+          continue;
+        }
+        Report(w, LiveAcrossMessage(v, callee, loc));
+      }
+    };
+    for (size_t b = 0; b < n; ++b) {
+      const BlockId bid(static_cast<int32_t>(b));
+      const Block& block = fn.blocks[b];
+      if (const auto* push = std::get_if<PushGoto>(&block.terminator)) {
+        VarSet across = live_in[push->return_to.value];
+        remove(across, m_.function(push->callee).results);
+        report({f, bid, -1}, across, push->callee, block.loc);
+      }
+      VarSet live = live_out(block);
+      terminator_reads(block.terminator, live);
+      for (size_t k = block.ops.size(); k-- > 0;) {
+        const Op& op = block.ops[k];
+        if (const auto* call = std::get_if<CallOp>(&op)) {
+          VarSet across = live;
+          remove(across, call->results);
+          report({f, bid, static_cast<int>(k)}, across, call->callee, call->loc);
+        }
+        step_back(op, live);
+      }
+    }
+  }
+
+  const Program& p_;
+  const Module& m_;
+  std::vector<VerifierError> errors_;
+  std::vector<std::set<int32_t>> callees_;   // by function index
+  std::vector<std::vector<bool>> reaches_;   // [callee][function]
+  // Per function being checked:
+  bool broken_ = false;                      // an R1-R4 error was found
+  std::set<int32_t> callee_vars_;            // params/results of its callees
+};
+
+}  // namespace
+
+std::vector<VerifierError> CollectVerifierErrors(const Program& program) {
+  return Verifier(program).Run();
+}
+
+absl::Status VerifyProgram(const Program& program) {
+  std::vector<VerifierError> errors = CollectVerifierErrors(program);
+  if (errors.empty()) return absl::OkStatus();
+  std::vector<std::string> lines;
+  lines.reserve(errors.size());
+  for (const VerifierError& e : errors) lines.push_back(e.ToString());
+  return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
+}
+
+}  // namespace autobatch

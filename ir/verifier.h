@@ -1,0 +1,120 @@
+// The IR verifier: checks every invariant listed below and reports them all.
+//
+// The verifier never stops at the first problem: it reports every violation
+// it finds, each with its function, block and op. It never crashes on a
+// malformed program (out-of-range indices included); a check that needs an
+// index that is already reported as broken is skipped rather than repeated.
+//
+// Invariants checked at EVERY stage:
+//  P1  the entry function index exists.
+//  P2  function names are unique (callers, printers and JSON name them).
+//  P3  every user kernel declared in Module::kernels has valid shapes
+//      (dimensions >= 0, element count fits; see V3).
+//  V1  every variable's `function` exists.
+//  V2  variable names are unique within their function.
+//  V3  a variable's type, when present, has dimensions >= 0 and an element
+//      count that fits (8 * count <= INT64_MAX).
+//  F1  a function has at least one block (block 0 is its entry).
+//  F2  params and results name existing variables of the function itself.
+//  F3  no variable appears twice among the params (a call copies each
+//      argument into its own parameter). Results may repeat.
+//  F4  an explicit Signature declares as many params and results as the
+//      function has.
+//  R1  every variable an op or terminator names exists.
+//  R2  it belongs to the function using it. In LOWERED programs a function
+//      may also use the params and results of the functions it PushGotos to
+//      (the caller writes the callee's params and reads its results).
+//  R3  every block a terminator names (Branch targets, Goto target, PushGoto
+//      return_to) exists in the same function.
+//  R4  every function a CallOp or PushGoto names exists.
+//  O1  a PrimOp's input count matches the primitive table (variadic: >= 1);
+//      a built-in has exactly one output.
+//  O2  a user-kernel PrimOp (Primitive::kUserKernel) names a kernel
+//      (attrs.kernel) that is declared in Module::kernels, with the input and
+//      output counts of its KernelSignature.
+//  O3  a PrimOp's outputs and a CallOp's results are distinct variables
+//      (otherwise which write wins is undefined).
+//  O4  a CallOp passes as many args as the callee has params and receives as
+//      many results as the callee has results.
+//  S1  PopOp, PushGoto and IndirectGoto appear only in lowered programs;
+//      CallOp and Return appear only in unlowered ones.
+//
+// Once TYPED (stage >= kTyped):
+//  T1  every variable has a type.
+//  T2  every PrimOp passes its type rule (InferPrimitiveType; this includes
+//      attributes, e.g. a constant's literal or a slice's bounds) and each
+//      output variable's type equals the inferred type.
+//  T3  a Branch condition is a bool scalar.
+//  T4  a CallOp's args have the types of the callee's params, and its
+//      results the types of the callee's results.
+//  T5  an explicit Signature's types equal the param and result types.
+//
+// Once ALLOCATED (stage >= kAllocated; storage classes are only meaningful
+// from there, so none of this is checked before):
+//  A1  params and results are never Temporary (the caller writes params and
+//      reads results, so they cross a block boundary).
+//  A2  results are never Null (the caller, or the program's output, reads
+//      them).
+//  A3  a Null variable is never read (by an op or a Branch condition).
+//  A4  a Temporary is read only after a write to it earlier in the SAME block
+//      (a read by op k needs a write by an op before k; a Branch condition
+//      needs a write by any op of the block). It may be written in several
+//      blocks, each reading only its own write. No CallOp that may re-enter
+//      the temp's function (see A6) lies between that write and the read;
+//      the error is reported at the CallOp.
+//  A5  a PopOp pops only Full variables (nothing else has a stack).
+//  A6  a Register variable is not live across a call that may overwrite it,
+//      i.e. a CallOp or PushGoto whose callee can reach (through the static
+//      call graph of CallOps and PushGotos) the function owning the
+//      variable. Liveness is the usual intra-function backward analysis: ops
+//      read their inputs / args and write their outputs / results (PopOp
+//      writes its vars); Return and IndirectGoto read the function's results;
+//      Halt reads the entry function's results; a PushGoto reads the callee's
+//      params, and the callee's results are written by the call (so reading
+//      them after the return does not make them live across it). Checked only
+//      for functions with no R1-R4 / F2 error.
+//
+// Deliberately NOT checked (not sound, or not an invariant): reads of
+// variables that may be unwritten (inactive or unassigned lanes hold junk, and
+// every primitive is total), unreachable blocks, whether every path reaches a
+// Return, and the balance of pushes and pops of Full variables.
+#ifndef AUTOBATCH_IR_VERIFIER_H_
+#define AUTOBATCH_IR_VERIFIER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "ir/ir.h"
+
+namespace autobatch {
+
+// One violated invariant and where it is.
+struct VerifierError {
+  FunctionId function;  // invalid: about the program as a whole
+  BlockId block;        // invalid: about the function (or a variable of it)
+  int op_index = -1;    // index into Block::ops; -1: the terminator (when
+                        // `block` is valid) or no op
+  std::string message;  // what is wrong and what to do
+  // Copied from the program so that ToString needs nothing else.
+  std::string function_name;
+  std::string block_label;
+
+  // "function 'fib', block ^2 (then), op 3: message";
+  // "function 'fib', block ^2, terminator: message" (no label);
+  // "function 'fib': message"; "program: message".
+  std::string ToString() const;
+};
+
+// Every violation of the invariants above, in a deterministic order: the
+// program's, then the variables', then each function's in order (its
+// params/results, then each block's ops and terminator, then storage).
+std::vector<VerifierError> CollectVerifierErrors(const Program& program);
+
+// OK if CollectVerifierErrors finds nothing; otherwise InvalidArgument whose
+// message holds one VerifierError::ToString() per line.
+absl::Status VerifyProgram(const Program& program);
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_IR_VERIFIER_H_

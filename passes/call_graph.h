@@ -1,0 +1,33 @@
+// The static call graph of a module and the "may write" closure over it.
+#ifndef AUTOBATCH_PASSES_CALL_GRAPH_H_
+#define AUTOBATCH_PASSES_CALL_GRAPH_H_
+
+#include <vector>
+
+#include "ir/ir.h"
+#include "passes/liveness.h"
+
+namespace autobatch {
+
+// callees[f]: the functions f calls (CallOp or PushGoto), ascending, unique.
+// Requires: every function index named is in range.
+std::vector<std::vector<FunctionId>> Callees(const Module& module);
+
+// reachable[f]: f is `entry` or can be called, transitively, from it.
+std::vector<bool> ReachableFunctions(const Module& module, FunctionId entry);
+
+// call_may_write[g]: every variable that a call to g may write before it
+// returns, in the activation-local semantics of ir/ir.h:
+//   call_may_write[g] = params(g)              (the call copies args there)
+//                     + outputs of g's PrimOps + results of g's CallOps
+//                     + call_may_write[h] for every callee h of g.
+// It is the least fixed point over the call graph, so recursion and mutual
+// recursion are covered: with fib calling fib, a call to fib may write fib's
+// own n; with is_even calling is_odd calling is_even, a call to is_odd may
+// write every variable of both functions. A variable x live across a call to
+// g must survive it on a stack exactly when x is in call_may_write[g].
+std::vector<VarSet> CallMayWrite(const Module& module);
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_PASSES_CALL_GRAPH_H_

@@ -1,0 +1,528 @@
+// infer_types: gives every variable its TensorType, from the entry's input
+// types alone.
+#include "passes/infer_types.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/overloaded.h"
+#include "ir/status.h"
+#include "ir/type_rules.h"
+#include "passes/call_graph.h"
+
+namespace autobatch {
+namespace {
+
+std::string BlockName(const Block& block, size_t index) {
+  if (block.label.empty()) return absl::StrCat("^", index);
+  return absl::StrCat("^", index, " (", block.label, ")");
+}
+
+// Drops functions unreachable from the entry and variables no remaining
+// function mentions, renumbering what is left in order.
+Program Prune(const Program& in) {
+  const Module& m = in.module;
+  const std::vector<bool> keep_function = ReachableFunctions(m, in.entry);
+  std::vector<int32_t> new_function(m.functions.size(), -1);
+  int32_t next = 0;
+  for (size_t f = 0; f < m.functions.size(); ++f) {
+    if (keep_function[f]) new_function[f] = next++;
+  }
+
+  std::vector<bool> keep_var(m.variables.size(), false);
+  auto mark = [&](std::span<const VarId> vars) {
+    for (VarId v : vars) keep_var.at(v.value) = true;
+  };
+  for (size_t f = 0; f < m.functions.size(); ++f) {
+    if (!keep_function[f]) continue;
+    const Function& fn = m.functions[f];
+    mark(fn.params);
+    mark(fn.results);
+    for (const Block& block : fn.blocks) {
+      for (const Op& op : block.ops) {
+        mark(OpReads(op));
+        mark(OpWrites(op));
+      }
+      if (const auto* branch = std::get_if<Branch>(&block.terminator)) {
+        keep_var.at(branch->cond.value) = true;
+      }
+    }
+  }
+  std::vector<int32_t> new_var(m.variables.size(), -1);
+  Program out;
+  out.stage = in.stage;
+  out.entry = FunctionId(new_function[in.entry.value]);
+  out.module.kernels = m.kernels;
+  for (size_t v = 0; v < m.variables.size(); ++v) {
+    if (!keep_var[v]) continue;
+    Variable var = m.variables[v];
+    AB_CHECK(keep_function.at(var.function.value),
+             "a variable used by a reachable function belongs to it (verifier R2)");
+    var.function = FunctionId(new_function[var.function.value]);
+    new_var[v] = static_cast<int32_t>(out.module.variables.size());
+    out.module.variables.push_back(std::move(var));
+  }
+
+  auto var = [&](VarId v) { return VarId(new_var.at(v.value)); };
+  auto vars = [&](std::vector<VarId>& list) {
+    for (VarId& v : list) v = var(v);
+  };
+  auto function = [&](FunctionId f) { return FunctionId(new_function.at(f.value)); };
+  for (size_t f = 0; f < m.functions.size(); ++f) {
+    if (!keep_function[f]) continue;
+    Function fn = m.functions[f];
+    vars(fn.params);
+    vars(fn.results);
+    for (Block& block : fn.blocks) {
+      for (Op& op : block.ops) {
+        std::visit(Overloaded{
+                       [&](PrimOp& o) {
+                         vars(o.inputs);
+                         vars(o.outputs);
+                         vars(o.in_place);
+                       },
+                       [&](CallOp& o) {
+                         o.callee = function(o.callee);
+                         vars(o.args);
+                         vars(o.results);
+                       },
+                       [&](PopOp& o) { vars(o.vars); },
+                   },
+                   op);
+      }
+      std::visit(Overloaded{
+                     [&](Branch& t) { t.cond = var(t.cond); },
+                     [](Goto&) {},
+                     [](Return&) {},
+                     [&](PushGoto& t) { t.callee = function(t.callee); },
+                     [](IndirectGoto&) {},
+                     [](Halt&) {},
+                 },
+                 block.terminator);
+    }
+    out.module.functions.push_back(std::move(fn));
+  }
+  return out;
+}
+
+// Why a variable has the type it has, for error messages.
+struct Origin {
+  enum Kind { kInput, kSignature, kDeclared, kOp, kCallArg, kCallResult };
+  Kind kind;
+  std::string text;  // e.g. "assigned by sub at fib.cc:11"
+};
+
+// A place where a variable gets its value, and the variable it then depends
+// on; used to explain variables left untyped.
+struct Writer {
+  enum Kind { kPrim, kCallResult, kParam };
+  Kind kind;
+  FunctionId function;  // where the writing op is
+  SourceLoc loc;
+  const PrimOp* prim = nullptr;  // kPrim
+  VarId from;                    // kCallResult: callee result; kParam: the arg
+  FunctionId callee;             // kCallResult, kParam
+};
+
+class TypeInference {
+ public:
+  explicit TypeInference(Program& program)
+      : p_(program),
+        m_(program.module),
+        types_(m_.variables.size()),
+        origins_(m_.variables.size()) {}
+
+  absl::Status Run(std::span<const TensorType> input_types) {
+    AB_RETURN_IF_ERROR(Seed(input_types));
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t f = 0; f < m_.functions.size(); ++f) {
+        AB_RETURN_IF_ERROR(Sweep(FunctionId(static_cast<int32_t>(f)), changed));
+      }
+    }
+    AB_RETURN_IF_ERROR(ExplainUntyped());
+    AB_RETURN_IF_ERROR(CheckBranches());
+    AB_RETURN_IF_ERROR(CheckSignatures());
+    for (size_t v = 0; v < m_.variables.size(); ++v) m_.variables[v].type = types_[v];
+    p_.stage = Stage::kTyped;
+    return absl::OkStatus();
+  }
+
+ private:
+  const Variable& V(VarId v) const { return m_.var(v); }
+  const Function& F(FunctionId f) const { return m_.function(f); }
+  const std::string& FName(VarId v) const { return F(V(v).function).name; }
+
+  bool IsParam(VarId v) const {
+    const Function& fn = F(V(v).function);
+    return std::find(fn.params.begin(), fn.params.end(), v) != fn.params.end();
+  }
+  bool IsResult(VarId v) const {
+    const Function& fn = F(V(v).function);
+    return std::find(fn.results.begin(), fn.results.end(), v) != fn.results.end();
+  }
+  std::string Kind(VarId v) const {
+    if (IsParam(v)) return "parameter";
+    if (IsResult(v)) return "result";
+    return "variable";
+  }
+
+  // Gives `v` type `t`, or reports the clash with the type it already has.
+  absl::Status Assign(VarId v, const TensorType& t, Origin why, bool& changed) {
+    std::optional<TensorType>& have = types_.at(v.value);
+    if (!have) {
+      have = t;
+      origins_[v.value] = std::move(why);
+      changed = true;
+      return absl::OkStatus();
+    }
+    if (*have == t) return absl::OkStatus();
+    const Origin& before = *origins_[v.value];
+    std::string advice;
+    if (why.kind == Origin::kCallArg || before.kind == Origin::kCallArg) {
+      advice = absl::StrCat(
+          "a function is typed once, so every call must pass the same types; "
+          "cast the argument (cast primitive) or call a separate function");
+    } else if (why.kind == Origin::kSignature || before.kind == Origin::kSignature ||
+               why.kind == Origin::kInput || before.kind == Origin::kInput) {
+      advice = "make the declared types and the values agree (or cast the value)";
+    } else {
+      advice = absl::StrCat(
+          "a variable has one type on every path; cast one of the values "
+          "(cast primitive) or use two variables");
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "type mismatch in function '", FName(v), "': ", Kind(v), " '", V(v).name,
+        "' is ", have->ToString(), " (", before.text, ") but ", t.ToString(), " (",
+        why.text, "); ", advice));
+  }
+
+  absl::Status Seed(std::span<const TensorType> input_types) {
+    bool changed = false;
+    for (size_t v = 0; v < m_.variables.size(); ++v) {
+      if (m_.variables[v].type) {
+        AB_RETURN_IF_ERROR(Assign(VarId(static_cast<int32_t>(v)), *m_.variables[v].type,
+                                  {Origin::kDeclared, "its declared type"}, changed));
+      }
+    }
+    const Function& entry = F(p_.entry);
+    if (input_types.size() != entry.params.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the entry function '", entry.name, "' takes ", entry.params.size(),
+          " input(s) but ", input_types.size(),
+          " input type(s) were given; pass one TensorType per parameter"));
+    }
+    for (size_t i = 0; i < input_types.size(); ++i) {
+      AB_RETURN_IF_ERROR(Assign(entry.params[i], input_types[i],
+                                {Origin::kInput, absl::StrCat("program input ", i)},
+                                changed));
+    }
+    for (const Function& fn : m_.functions) {
+      if (!fn.signature) continue;
+      const Signature& sig = *fn.signature;
+      if (sig.params.size() != fn.params.size() ||
+          sig.results.size() != fn.results.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the signature of function '", fn.name, "' (", fn.loc.ToString(),
+            ") declares ", sig.params.size(), " params and ", sig.results.size(),
+            " results, but the function has ", fn.params.size(), " and ",
+            fn.results.size(), "; fix the signature"));
+      }
+      const std::string text =
+          absl::StrCat("declared by the signature of '", fn.name, "' at ", fn.loc.ToString());
+      for (size_t i = 0; i < sig.params.size(); ++i) {
+        AB_RETURN_IF_ERROR(
+            Assign(fn.params[i], sig.params[i], {Origin::kSignature, text}, changed));
+      }
+      for (size_t i = 0; i < sig.results.size(); ++i) {
+        AB_RETURN_IF_ERROR(
+            Assign(fn.results[i], sig.results[i], {Origin::kSignature, text}, changed));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Sweep(FunctionId f, bool& changed) {
+    const Function& fn = F(f);
+    for (size_t b = 0; b < fn.blocks.size(); ++b) {
+      const Block& block = fn.blocks[b];
+      for (const Op& op : block.ops) {
+        AB_RETURN_IF_ERROR(std::visit(
+            Overloaded{
+                [&](const PrimOp& o) { return SweepPrim(fn, b, o, changed); },
+                [&](const CallOp& o) { return SweepCall(fn, o, changed); },
+                [](const PopOp&) { return absl::OkStatus(); },
+            },
+            op));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status SweepPrim(const Function& fn, size_t b, const PrimOp& op, bool& changed) {
+    std::vector<TensorType> inputs;
+    for (VarId v : op.inputs) {
+      if (!types_[v.value]) return absl::OkStatus();  // not yet
+      inputs.push_back(*types_[v.value]);
+    }
+    bool all_typed = true;
+    for (VarId v : op.outputs) all_typed &= types_[v.value].has_value();
+    if (all_typed && checked_.count(&op) != 0) return absl::OkStatus();
+    checked_.insert(&op);
+    absl::StatusOr<std::vector<TensorType>> outputs =
+        InferPrimitiveType(op, inputs, m_.kernels);
+    if (!outputs.ok()) {
+      std::vector<std::string> operands;
+      for (size_t i = 0; i < op.inputs.size(); ++i) {
+        operands.push_back(absl::StrCat("'", V(op.inputs[i]).name, "': ",
+                                        inputs[i].ToString()));
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          "type error in function '", fn.name, "', block ", BlockName(fn.blocks[b], b),
+          ": ", std::string(outputs.status().message()), " (operands ",
+          absl::StrJoin(operands, ", "), ")"));
+    }
+    const std::string name = op.prim == Primitive::kUserKernel
+                                 ? absl::StrCat("kernel '", op.attrs.kernel, "'")
+                                 : std::string(PrimitiveName(op.prim));
+    if (outputs->size() != op.outputs.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "type error in function '", fn.name, "', block ", BlockName(fn.blocks[b], b),
+          ": ", name, " at ", op.loc.ToString(), " produces ", outputs->size(),
+          " values but the op has ", op.outputs.size(), " outputs"));
+    }
+    for (size_t i = 0; i < op.outputs.size(); ++i) {
+      AB_RETURN_IF_ERROR(Assign(
+          op.outputs[i], (*outputs)[i],
+          {Origin::kOp, absl::StrCat("assigned by ", name, " at ", op.loc.ToString())},
+          changed));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status SweepCall(const Function& caller, const CallOp& op, bool& changed) {
+    const Function& callee = F(op.callee);
+    AB_CHECK(op.args.size() == callee.params.size() &&
+                 op.results.size() == callee.results.size(),
+             "call arity is checked by the verifier (O4)");
+    for (size_t i = 0; i < op.args.size(); ++i) {
+      if (!types_[op.args[i].value]) continue;
+      AB_RETURN_IF_ERROR(Assign(
+          callee.params[i], *types_[op.args[i].value],
+          {Origin::kCallArg,
+           absl::StrCat("argument ", i, " '", V(op.args[i]).name, "' of the call from '",
+                        caller.name, "' at ", op.loc.ToString())},
+          changed));
+    }
+    for (size_t j = 0; j < op.results.size(); ++j) {
+      if (!types_[callee.results[j].value]) continue;
+      AB_RETURN_IF_ERROR(Assign(
+          op.results[j], *types_[callee.results[j].value],
+          {Origin::kCallResult,
+           absl::StrCat("result ", j, " of the call to '", callee.name, "' at ",
+                        op.loc.ToString())},
+          changed));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckBranches() const {
+    for (const Function& fn : m_.functions) {
+      for (size_t b = 0; b < fn.blocks.size(); ++b) {
+        const Block& block = fn.blocks[b];
+        const auto* branch = std::get_if<Branch>(&block.terminator);
+        if (branch == nullptr) continue;
+        const TensorType& t = *types_[branch->cond.value];
+        if (t != Scalar(DType::kBool)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "type error in function '", fn.name, "', block ", BlockName(block, b),
+              ": the branch at ", block.loc.ToString(), " tests '", V(branch->cond).name,
+              "', which is ", t.ToString(),
+              ", but a condition must be a bool scalar; compare it (e.g. ne with 0)"));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Seeded signatures are already consistent (Assign checked them); this
+  // catches nothing new but keeps the guarantee explicit and cheap.
+  absl::Status CheckSignatures() const {
+    for (const Function& fn : m_.functions) {
+      if (!fn.signature) continue;
+      for (size_t i = 0; i < fn.params.size(); ++i) {
+        AB_CHECK(*types_[fn.params[i].value] == fn.signature->params[i]);
+      }
+      for (size_t i = 0; i < fn.results.size(); ++i) {
+        AB_CHECK(*types_[fn.results[i].value] == fn.signature->results[i]);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // --- explaining variables left untyped -------------------------------------
+
+  std::vector<std::vector<Writer>> CollectWriters() const {
+    std::vector<std::vector<Writer>> writers(m_.variables.size());
+    for (size_t f = 0; f < m_.functions.size(); ++f) {
+      const FunctionId fid(static_cast<int32_t>(f));
+      for (const Block& block : m_.functions[f].blocks) {
+        for (const Op& op : block.ops) {
+          if (const auto* prim = std::get_if<PrimOp>(&op)) {
+            for (VarId v : prim->outputs) {
+              writers[v.value].push_back({Writer::kPrim, fid, prim->loc, prim, VarId(), {}});
+            }
+          } else if (const auto* call = std::get_if<CallOp>(&op)) {
+            const Function& callee = F(call->callee);
+            for (size_t j = 0; j < call->results.size(); ++j) {
+              writers[call->results[j].value].push_back(
+                  {Writer::kCallResult, fid, call->loc, nullptr, callee.results[j],
+                   call->callee});
+            }
+            for (size_t i = 0; i < call->args.size(); ++i) {
+              writers[callee.params[i].value].push_back(
+                  {Writer::kParam, fid, call->loc, nullptr, call->args[i], call->callee});
+            }
+          }
+        }
+      }
+    }
+    return writers;
+  }
+
+  // The first op or branch reading `v`, for "read at ..." messages.
+  SourceLoc FirstRead(VarId v) const {
+    for (const Function& fn : m_.functions) {
+      for (const Block& block : fn.blocks) {
+        for (const Op& op : block.ops) {
+          for (VarId r : OpReads(op)) {
+            if (r == v) return LocOf(op);
+          }
+        }
+        const auto* branch = std::get_if<Branch>(&block.terminator);
+        if (branch != nullptr && branch->cond == v) return block.loc;
+      }
+    }
+    return {};
+  }
+
+  absl::Status ExplainUntyped() const {
+    VarId start;
+    for (size_t v = 0; v < types_.size(); ++v) {
+      if (!types_[v]) {
+        start = VarId(static_cast<int32_t>(v));
+        break;
+      }
+    }
+    if (!start.valid()) return absl::OkStatus();
+    const std::vector<std::vector<Writer>> writers = CollectWriters();
+
+    // Follow "v cannot be typed because it depends on w" until a variable
+    // with no writer, or a cycle. Every writer of an untyped variable has an
+    // untyped operand (otherwise the fixed point would have typed it), so
+    // following the first writer's first untyped operand is always possible.
+    std::vector<VarId> path;
+    std::vector<const Writer*> via;  // via[i]: how path[i] depends on path[i+1]
+    std::vector<int> position(m_.variables.size(), -1);
+    VarId v = start;
+    while (position[v.value] < 0) {
+      position[v.value] = static_cast<int>(path.size());
+      path.push_back(v);
+      if (writers[v.value].empty()) {
+        return NeverAssigned(start, v);
+      }
+      const Writer& w = writers[v.value].front();
+      VarId next;
+      if (w.kind == Writer::kPrim) {
+        for (VarId in : w.prim->inputs) {
+          if (!types_[in.value]) {
+            next = in;
+            break;
+          }
+        }
+        AB_CHECK(next.valid(), "an op with typed inputs was typed by the fixed point");
+      } else {
+        next = w.from;
+        AB_CHECK(!types_[next.value]);
+      }
+      via.push_back(&w);
+      v = next;
+    }
+    // path[position[v]..] -> v is a cycle.
+    const size_t first = static_cast<size_t>(position[v.value]);
+    std::vector<std::string> chain;
+    const Writer* recursive_call = nullptr;
+    VarId recursive_result;
+    for (size_t i = first; i < path.size(); ++i) {
+      chain.push_back(absl::StrCat("'", V(path[i]).name, "' (", FName(path[i]), ")"));
+      if (via[i]->kind == Writer::kCallResult && recursive_call == nullptr) {
+        recursive_call = via[i];
+        recursive_result = via[i]->from;
+      }
+    }
+    chain.push_back(absl::StrCat("'", V(v).name, "'"));
+    if (recursive_call != nullptr) {
+      const Function& callee = F(recursive_call->callee);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot infer the type of result '", V(recursive_result).name,
+          "' of function '", callee.name, "': every path that assigns it depends on a "
+          "recursive call (the call to '", callee.name, "' from '",
+          F(recursive_call->function).name, "' at ", recursive_call->loc.ToString(),
+          "; dependency cycle: ", absl::StrJoin(chain, " <- "),
+          "), so no base case gives it a type; add a path that returns without "
+          "recursing, or declare the function's signature"));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot infer the type of variable '", V(v).name, "' in function '", FName(v),
+        "': it is only ever computed from itself (", absl::StrJoin(chain, " <- "),
+        ", at ", via[first]->loc.ToString(),
+        "); give it an initial value on the way in (e.g. before the loop)"));
+  }
+
+  absl::Status NeverAssigned(VarId start, VarId root) const {
+    std::string because;
+    if (start != root) {
+      because = absl::StrCat(", so the type of '", V(start).name, "' in function '",
+                             FName(start), "' cannot be inferred either");
+    }
+    if (IsResult(root)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot infer the type of result '", V(root).name, "' of function '",
+          FName(root), "' (", F(V(root).function).loc.ToString(),
+          "): no path assigns it", because, "; assign it before every return"));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot infer the type of variable '", V(root).name, "' in function '",
+        FName(root), "': it is read (at ", FirstRead(root).ToString(),
+        ") but never assigned anywhere", because, "; assign it before reading it"));
+  }
+
+  Program& p_;
+  Module& m_;
+  std::vector<std::optional<TensorType>> types_;
+  std::vector<std::optional<Origin>> origins_;
+  std::set<const PrimOp*> checked_;  // ops whose outputs were computed
+};
+
+}  // namespace
+
+absl::StatusOr<Program> InferTypes(Program program,
+                                   std::span<const TensorType> input_types) {
+  if (program.stage != Stage::kUntyped && program.stage != Stage::kTyped) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "infer_types needs an untyped or typed program, got stage ",
+        std::string(StageName(program.stage))));
+  }
+  Program pruned = Prune(program);
+  TypeInference inference(pruned);
+  AB_RETURN_IF_ERROR(inference.Run(input_types));
+  return pruned;
+}
+
+}  // namespace autobatch

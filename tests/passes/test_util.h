@@ -1,0 +1,35 @@
+// Helpers shared by the pass tests: finding variables and blocks by name,
+// and running the passes before the one under test.
+#ifndef AUTOBATCH_TESTS_PASSES_TEST_UTIL_H_
+#define AUTOBATCH_TESTS_PASSES_TEST_UTIL_H_
+
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace autobatch::testing {
+
+// The variable `name` of function `function`; aborts the test binary if
+// missing (a broken test, not a failing one).
+VarId FindVar(const Program& program, const std::string& function, const std::string& name);
+StorageClass StorageOf(const Program& program, const std::string& function,
+                       const std::string& name);
+// Index of the block labelled `label` in `function`, or -1.
+int FindBlock(const Program& program, const std::string& function, const std::string& label);
+const Function& FindFunction(const Program& program, const std::string& name);
+
+// The program after infer_types (with i64 inputs unless given), after
+// allocate_variables, after lower_calls; each aborts on error.
+Program Typed(Program program, std::vector<TensorType> inputs);
+Program Allocated(Program program, std::vector<TensorType> inputs);
+Program Lowered(Program program, std::vector<TensorType> inputs);
+
+// The text of every op and terminator of one block, one per line, as
+// PrintOp / PrintTerminator show them.
+std::vector<std::string> BlockText(const Program& program, const std::string& function,
+                                   int block);
+
+}  // namespace autobatch::testing
+
+#endif  // AUTOBATCH_TESTS_PASSES_TEST_UTIL_H_

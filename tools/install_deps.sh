@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages autobatch needs, only those that are missing.
+set -euo pipefail
+packages=(cmake g++ make libeigen3-dev libabsl-dev nlohmann-json3-dev
+          libgtest-dev libbenchmark-dev librandom123-dev libcli11-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install_deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y "${missing[@]}"
+else
+  echo "install_deps: all dependencies present"
+fi

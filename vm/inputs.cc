@@ -1,0 +1,57 @@
+// Checks a batch of input tensors against a program's entry parameters.
+#include "vm/inputs.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace autobatch {
+
+absl::Status CheckInputs(const Program& program, std::span<const Tensor> inputs) {
+  const Module& module = program.module;
+  if (!program.entry.valid() ||
+      program.entry.value >= static_cast<int32_t>(module.functions.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the program's entry function index ", program.entry.value, " does not exist"));
+  }
+  const Function& entry = module.function(program.entry);
+  auto param_name = [&](size_t i) -> std::string {
+    VarId v = entry.params[i];
+    if (!v.valid() || v.value >= static_cast<int32_t>(module.variables.size())) return "?";
+    return module.var(v).name;
+  };
+  if (inputs.size() != entry.params.size()) {
+    std::string names;
+    for (size_t i = 0; i < entry.params.size(); ++i) {
+      absl::StrAppend(&names, i ? ", " : "", param_name(i));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", entry.name, "' takes ", entry.params.size(), " input(s) (", names, ") but ",
+        inputs.size(), " were given"));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::optional<TensorType> declared;
+    VarId v = entry.params[i];
+    if (v.valid() && v.value < static_cast<int32_t>(module.variables.size())) {
+      declared = module.var(v).type;
+    }
+    if (!declared && entry.signature && i < entry.signature->params.size()) {
+      declared = entry.signature->params[i];
+    }
+    if (declared && *declared != inputs[i].type()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, " (parameter '", param_name(i), "' of '", entry.name, "') has type ",
+          inputs[i].type().ToString(), " but the parameter is declared ",
+          declared->ToString()));
+    }
+    if (inputs[i].batch() != inputs[0].batch()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, " (parameter '", param_name(i), "') has batch size ", inputs[i].batch(),
+          " but input 0 (parameter '", param_name(0), "') has batch size ", inputs[0].batch(),
+          "; every input needs the same batch size"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace autobatch

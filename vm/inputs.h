@@ -1,0 +1,22 @@
+// Checks a batch of input tensors against a program's entry parameters.
+#ifndef AUTOBATCH_VM_INPUTS_H_
+#define AUTOBATCH_VM_INPUTS_H_
+
+#include <span>
+
+#include "absl/status/status.h"
+#include "backends/tensor.h"
+#include "ir/ir.h"
+
+namespace autobatch {
+
+// OK if `inputs` fit the entry function of `program`: one tensor per
+// parameter, each of the parameter's type when the type is known (the
+// variable's type, or the function's explicit Signature), and all with the
+// same batch size (0 allowed). Otherwise InvalidArgument naming the input
+// index, the parameter and what is wrong.
+absl::Status CheckInputs(const Program& program, std::span<const Tensor> inputs);
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_VM_INPUTS_H_

@@ -1,0 +1,103 @@
+// Profiling counters of a batched run: cheap, always on.
+#include "vm/profile.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace autobatch {
+
+void Profile::Reset(const Program& program, int64_t batch_size,
+                    bool with_timing) {
+  batch = batch_size;
+  steps = 0;
+  timing = with_timing;
+  blocks.assign(program.module.functions.size(), {});
+  for (size_t f = 0; f < blocks.size(); ++f) {
+    blocks[f].assign(program.module.functions[f].blocks.size(), {});
+  }
+  builtins.assign(static_cast<size_t>(NumBuiltinPrimitives()), {});
+  kernels.clear();
+  lane_blocks.assign(static_cast<size_t>(batch_size), 0);
+}
+
+double Profile::Utilization() const {
+  int64_t executions = 0, active = 0;
+  for (const auto& fn : blocks) {
+    for (const BlockCounters& b : fn) {
+      executions += b.executions;
+      active += b.active_lanes;
+    }
+  }
+  if (executions == 0 || batch == 0) return 1.0;
+  return static_cast<double>(active) /
+         (static_cast<double>(executions) * static_cast<double>(batch));
+}
+
+int64_t Profile::PrimitiveExecutions(const std::string& name) const {
+  if (std::optional<Primitive> p = PrimitiveFromName(name)) {
+    return builtins.empty() ? 0 : builtins[static_cast<size_t>(*p)].executions;
+  }
+  auto it = kernels.find(name);
+  return it == kernels.end() ? 0 : it->second.executions;
+}
+
+int64_t Profile::FunctionBlockExecutions(FunctionId fn) const {
+  int64_t total = 0;
+  for (const BlockCounters& b : blocks.at(fn.value)) total += b.executions;
+  return total;
+}
+
+double Profile::LockStepBound() const {
+  if (lane_blocks.empty()) return 1.0;
+  int64_t max = *std::max_element(lane_blocks.begin(), lane_blocks.end());
+  if (max == 0) return 1.0;
+  double mean = std::accumulate(lane_blocks.begin(), lane_blocks.end(), 0.0) /
+                static_cast<double>(lane_blocks.size());
+  return mean / static_cast<double>(max);
+}
+
+nlohmann::json Profile::ToJson(const Program& program) const {
+  nlohmann::json out;
+  out["batch"] = batch;
+  out["steps"] = steps;
+  out["utilization"] = Utilization();
+  out["lock_step_bound"] = LockStepBound();
+  nlohmann::json block_list = nlohmann::json::array();
+  for (size_t f = 0; f < blocks.size(); ++f) {
+    const Function& fn = program.module.functions[f];
+    for (size_t b = 0; b < blocks[f].size(); ++b) {
+      const BlockCounters& c = blocks[f][b];
+      if (c.executions == 0) continue;
+      block_list.push_back({
+          {"function", fn.name},
+          {"block", b},
+          {"label", fn.blocks[b].label},
+          {"executions", c.executions},
+          {"active_lanes", c.active_lanes},
+          {"dense", c.dense},
+          {"compact", c.compact},
+          {"utilization", batch == 0 ? 1.0
+                                     : static_cast<double>(c.active_lanes) /
+                                           (static_cast<double>(c.executions) *
+                                            static_cast<double>(batch))},
+      });
+    }
+  }
+  out["blocks"] = std::move(block_list);
+  nlohmann::json prims = nlohmann::json::object();
+  auto add = [&](const std::string& name, const PrimitiveCounters& c) {
+    if (c.executions == 0) return;
+    nlohmann::json p = {{"executions", c.executions},
+                        {"active_lanes", c.active_lanes}};
+    if (timing) p["seconds"] = static_cast<double>(c.nanoseconds) * 1e-9;
+    prims[name] = std::move(p);
+  };
+  for (size_t i = 0; i < builtins.size(); ++i) {
+    add(std::string(PrimitiveName(static_cast<Primitive>(i))), builtins[i]);
+  }
+  for (const auto& [name, c] : kernels) add("kernel:" + name, c);
+  out["primitives"] = std::move(prims);
+  return out;
+}
+
+}  // namespace autobatch

@@ -1,0 +1,62 @@
+// Profiling counters of a batched run: cheap, always on.
+#ifndef AUTOBATCH_VM_PROFILE_H_
+#define AUTOBATCH_VM_PROFILE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "nlohmann/json.hpp"
+
+namespace autobatch {
+
+struct BlockCounters {
+  int64_t executions = 0;    // batched executions of the block
+  int64_t active_lanes = 0;  // sum over executions of lanes that ran it
+  int64_t dense = 0;         // executions in dense mode
+  int64_t compact = 0;       // executions in compact mode
+};
+
+struct PrimitiveCounters {
+  int64_t executions = 0;    // batched executions (one per op run)
+  int64_t active_lanes = 0;  // sum over executions of lanes it ran for
+  int64_t nanoseconds = 0;   // only when timing is on
+};
+
+// Counters of one batched call. Batch utilization = useful lane-block
+// executions / executed lane-block slots = sum(active) / (executions * batch).
+struct Profile {
+  int64_t batch = 0;
+  int64_t steps = 0;  // batched block executions
+  // Indexed [function][block] of the program that ran.
+  std::vector<std::vector<BlockCounters>> blocks;
+  // Built-ins indexed by Primitive; user kernels by name.
+  std::vector<PrimitiveCounters> builtins;
+  std::map<std::string, PrimitiveCounters> kernels;
+  // Per-lane number of blocks each lane executed (its own trip count).
+  std::vector<int64_t> lane_blocks;
+  bool timing = false;
+
+  void Reset(const Program& program, int64_t batch_size, bool with_timing);
+  double Utilization() const;
+  PrimitiveCounters& CountersFor(const PrimOp& op) {
+    return op.prim == Primitive::kUserKernel
+               ? kernels[op.attrs.kernel]
+               : builtins[static_cast<size_t>(op.prim)];
+  }
+  // Executions of built-in primitive `name` ("add") or user kernel `name`.
+  int64_t PrimitiveExecutions(const std::string& name) const;
+  // Executions of every block whose terminator is `Return`/`IndirectGoto`
+  // etc. are not singled out; this sums executions of the blocks of `fn`.
+  int64_t FunctionBlockExecutions(FunctionId fn) const;
+  // Lock-step bound on utilization: every step waits for the slowest lane
+  // (vmap of a while loop): mean(lane_blocks) / max(lane_blocks).
+  double LockStepBound() const;
+  nlohmann::json ToJson(const Program& program) const;
+};
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_VM_PROFILE_H_

@@ -1,0 +1,89 @@
+// Shared machinery of the batched VMs: input checks, budgets, op dispatch.
+#include "vm/run_support.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace autobatch {
+
+absl::StatusOr<int64_t> CheckInputs(const Program& program,
+                                    std::span<const Tensor> inputs) {
+  const Function& entry = program.entry_function();
+  if (inputs.size() != entry.params.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "function '", entry.name, "' takes ", entry.params.size(),
+        " input(s) but was called with ", inputs.size()));
+  }
+  int64_t batch = -1;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Variable& param = program.module.var(entry.params[i]);
+    AB_CHECK(param.type.has_value(), "CheckInputs needs a typed program");
+    if (inputs[i].type() != *param.type) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, " ('", param.name, "') of function '", entry.name,
+          "' has type ", inputs[i].type().ToString(), " but the parameter is ",
+          param.type->ToString(), "; convert the input or fix the signature"));
+    }
+    if (batch >= 0 && inputs[i].batch() != batch) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, " ('", param.name, "') of function '", entry.name,
+          "' has batch size ", inputs[i].batch(), " but input 0 has ", batch,
+          "; every input needs one value per lane"));
+    }
+    batch = inputs[i].batch();
+  }
+  return batch < 0 ? 0 : batch;
+}
+
+Budget::Budget(const CallOptions& options)
+    : max_steps_(options.max_steps),
+      has_deadline_(options.timeout_seconds > 0),
+      timeout_seconds_(options.timeout_seconds) {
+  if (has_deadline_) {
+    deadline_ = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(options.timeout_seconds));
+  }
+}
+
+absl::Status Budget::StepsExceeded() const {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "step budget exhausted: the program ran more than ", max_steps_,
+      " block executions without halting; raise CallOptions::max_steps "
+      "(--max-steps) if it is just long, or look for a loop that never ends"));
+}
+
+absl::Status Budget::TimeExceeded() const {
+  return absl::DeadlineExceededError(absl::StrCat(
+      "time budget exhausted: the program ran longer than ", timeout_seconds_,
+      " s; raise CallOptions::timeout_seconds (--timeout) if it is just long, "
+      "or look for a loop that never ends"));
+}
+
+absl::Status RunCountedOp(Backend& backend, const PrimOp& op,
+                          std::span<const Tensor* const> inputs,
+                          std::span<Tensor* const> outputs,
+                          const LaneSet& lanes, ExecMode mode,
+                          const KernelRegistry* kernels, Profile& profile,
+                          const Function& fn) {
+  PrimitiveCounters& counters = profile.CountersFor(op);
+  ++counters.executions;
+  counters.active_lanes += lanes.size();
+  absl::Status status;
+  if (profile.timing) {
+    auto start = std::chrono::steady_clock::now();
+    status = backend.RunOp(op, inputs, outputs, lanes, mode, kernels);
+    counters.nanoseconds += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now() - start)
+                                .count();
+  } else {
+    status = backend.RunOp(op, inputs, outputs, lanes, mode, kernels);
+  }
+  if (!status.ok()) [[unlikely]] {
+    return absl::Status(status.code(),
+                        absl::StrCat("in function '", fn.name, "' at ",
+                                     op.loc.ToString(), ": ", status.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace autobatch

@@ -1,0 +1,73 @@
+// Shared machinery of the batched VMs: input checks, budgets, op dispatch.
+#ifndef AUTOBATCH_VM_RUN_SUPPORT_H_
+#define AUTOBATCH_VM_RUN_SUPPORT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "backends/backend.h"
+#include "backends/tensor.h"
+#include "ir/ir.h"
+#include "vm/options.h"
+#include "vm/profile.h"
+
+namespace autobatch {
+
+// Checks that `inputs` fit the entry function of a typed `program`: one
+// tensor per parameter, each of the parameter's TensorType, all with one
+// batch size. Errors name the parameter (index and name) and both types.
+// Returns the batch size.
+absl::StatusOr<int64_t> CheckInputs(const Program& program,
+                                    std::span<const Tensor> inputs);
+
+// Counts VM steps against CallOptions::max_steps and checks the wall-clock
+// budget every few steps; Tick returns ResourceExhausted once either runs out.
+class Budget {
+ public:
+  explicit Budget(const CallOptions& options);
+  absl::Status Tick() {
+    ++steps_;
+    if (max_steps_ > 0 && steps_ > max_steps_) [[unlikely]] return StepsExceeded();
+    if (has_deadline_ && (steps_ & 63) == 0 &&
+        std::chrono::steady_clock::now() > deadline_) [[unlikely]] {
+      return TimeExceeded();
+    }
+    return absl::OkStatus();
+  }
+  int64_t steps() const { return steps_; }
+
+ private:
+  absl::Status StepsExceeded() const;
+  absl::Status TimeExceeded() const;
+  int64_t steps_ = 0;
+  int64_t max_steps_;
+  bool has_deadline_;
+  double timeout_seconds_;
+  std::chrono::steady_clock::time_point deadline_;
+};
+
+// Whether a block should run compact for `active` of `batch` lanes:
+// compact when active < options.dense_fraction * batch.
+inline ExecMode ChooseMode(int64_t active, int64_t batch,
+                           const CallOptions& options) {
+  return static_cast<double>(active) <
+                 options.dense_fraction * static_cast<double>(batch)
+             ? ExecMode::kCompact
+             : ExecMode::kDense;
+}
+
+// Runs one PrimOp through the backend, counting it in `profile`. Errors get
+// the function name and the op's source location prepended.
+absl::Status RunCountedOp(Backend& backend, const PrimOp& op,
+                          std::span<const Tensor* const> inputs,
+                          std::span<Tensor* const> outputs,
+                          const LaneSet& lanes, ExecMode mode,
+                          const KernelRegistry* kernels, Profile& profile,
+                          const Function& fn);
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_VM_RUN_SUPPORT_H_

@@ -1,0 +1,297 @@
+// The stack VM: program-counter batching of a lowered program.
+#include "vm/stack_vm.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "absl/strings/str_cat.h"
+#include "ir/overloaded.h"
+#include "vm/run_support.h"
+
+namespace autobatch {
+namespace {
+
+class StackVm {
+ public:
+  StackVm(const Program& program, const KernelRegistry* kernels,
+          Backend& backend, const CallOptions& options, Profile& profile,
+          BlockPolicy policy)
+      : program_(program),
+        module_(program.module),
+        kernels_(kernels),
+        backend_(backend),
+        options_(options),
+        profile_(profile),
+        policy_(policy),
+        budget_(options) {}
+
+  absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs) {
+    if (program_.stage != Stage::kLowered) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the stack VM runs lowered programs; this one is at stage '",
+          std::string(StageName(program_.stage)), "': run LowerProgram (passes/pipeline.h)"));
+    }
+    AB_ASSIGN_OR_RETURN(batch_, CheckInputs(program_, inputs));
+    profile_.Reset(program_, batch_, options_.profile_timing);
+    Setup();
+    const Function& entry = program_.entry_function();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      *Storage(entry.params[i]) = std::move(inputs[i]);
+    }
+    for (int64_t lane = 0; lane < batch_; ++lane) {
+      MoveLane(lane, Gid(program_.entry, BlockId(0)));
+    }
+    for (int32_t gid = NextBlock(); gid >= 0; gid = NextBlock()) {
+      AB_RETURN_IF_ERROR(budget_.Tick());
+      AB_RETURN_IF_ERROR(Step(gid));
+    }
+    std::vector<Tensor> outputs;
+    for (VarId result : entry.results) outputs.push_back(*Storage(result));
+    return outputs;
+  }
+
+ private:
+  struct BlockRef {
+    FunctionId fn;
+    BlockId block;
+  };
+
+  void Setup() {
+    for (size_t f = 0; f < module_.functions.size(); ++f) {
+      fn_offset_.push_back(static_cast<int32_t>(blocks_.size()));
+      for (size_t b = 0; b < module_.functions[f].blocks.size(); ++b) {
+        blocks_.push_back({FunctionId(static_cast<int32_t>(f)),
+                           BlockId(static_cast<int32_t>(b))});
+      }
+    }
+    waiting_.assign(blocks_.size(), {});
+    nonempty_.assign((blocks_.size() + 63) / 64, 0);
+    values_.resize(module_.variables.size());
+    stacks_.resize(module_.variables.size());
+    for (size_t v = 0; v < module_.variables.size(); ++v) {
+      const Variable& var = module_.variables[v];
+      AB_CHECK(var.type.has_value(), "lowered programs are typed");
+      if (var.storage == StorageClass::kFull) {
+        stacks_[v] = backend_.AllocateStack(*var.type, batch_,
+                                            /*initial_capacity=*/4);
+      } else {
+        values_[v] = backend_.Allocate(*var.type, batch_);
+      }
+    }
+    pc_stack_.assign(static_cast<size_t>(batch_), {});
+    lanes_.Reset(batch_);
+    if_true_.Reset(batch_);
+    if_false_.Reset(batch_);
+  }
+
+  int32_t Gid(FunctionId fn, BlockId block) const {
+    return fn_offset_[fn.value] + block.value;
+  }
+
+  Tensor* Storage(VarId v) {
+    return module_.var(v).storage == StorageClass::kFull ? &stacks_[v.value].top
+                                                         : &values_[v.value];
+  }
+
+  void MoveLane(int64_t lane, int32_t gid) {
+    waiting_[gid].push_back(lane);
+    nonempty_[gid >> 6] |= uint64_t{1} << (gid & 63);
+  }
+
+  int32_t NextBlock() const {
+    if (policy_ == BlockPolicy::kMostLanes) {
+      int32_t best = -1;
+      for (size_t g = 0; g < waiting_.size(); ++g) {
+        if (!waiting_[g].empty() &&
+            (best < 0 || waiting_[g].size() > waiting_[best].size())) {
+          best = static_cast<int32_t>(g);
+        }
+      }
+      return best;
+    }
+    for (size_t w = 0; w < nonempty_.size(); ++w) {
+      if (nonempty_[w] != 0) {
+        return static_cast<int32_t>(w * 64 + std::countr_zero(nonempty_[w]));
+      }
+    }
+    return -1;
+  }
+
+  absl::Status Step(int32_t gid) {
+    const auto [fn_id, block_id] = blocks_[gid];
+    const Function& fn = module_.function(fn_id);
+    const Block& block = fn.blocks[block_id.value];
+    // Take the lanes waiting here; they all run now.
+    current_.swap(waiting_[gid]);
+    waiting_[gid].clear();
+    nonempty_[gid >> 6] &= ~(uint64_t{1} << (gid & 63));
+    std::sort(current_.begin(), current_.end());
+    lanes_.Clear();
+    for (int64_t lane : current_) {
+      lanes_.Append(lane);
+      ++profile_.lane_blocks[lane];
+    }
+    current_.clear();
+
+    ExecMode mode = ChooseMode(lanes_.size(), batch_, options_);
+    BlockCounters& counters = profile_.blocks[fn_id.value][block_id.value];
+    ++counters.executions;
+    counters.active_lanes += lanes_.size();
+    ++(mode == ExecMode::kDense ? counters.dense : counters.compact);
+    ++profile_.steps;
+
+    for (const Op& op : block.ops) {
+      AB_RETURN_IF_ERROR(std::visit(
+          Overloaded{
+              [&](const PrimOp& o) { return RunPrim(o, mode, fn); },
+              [&](const PopOp& o) { return RunPop(o, fn); },
+              [&](const CallOp& o) {
+                return absl::InternalError(absl::StrCat(
+                    "CallOp at ", o.loc.ToString(), " in lowered function '",
+                    fn.name, "'; the verifier should have rejected it"));
+              },
+          },
+          op));
+    }
+    return RunTerminator(block, fn_id, fn);
+  }
+
+  absl::Status RunPrim(const PrimOp& op, ExecMode mode, const Function& fn) {
+    in_ptrs_.clear();
+    out_ptrs_.clear();
+    for (VarId v : op.inputs) in_ptrs_.push_back(Storage(v));
+    for (VarId v : op.outputs) {
+      const Variable& var = module_.var(v);
+      if (var.storage == StorageClass::kFull &&
+          std::find(op.in_place.begin(), op.in_place.end(), v) ==
+              op.in_place.end()) {
+        AB_RETURN_IF_ERROR(Push(v, fn));
+      }
+      out_ptrs_.push_back(Storage(v));
+    }
+    return RunCountedOp(backend_, op, in_ptrs_, out_ptrs_, lanes_, mode,
+                        kernels_, profile_, fn);
+  }
+
+  absl::Status Push(VarId v, const Function& fn) {
+    absl::Status status =
+        backend_.Push(lanes_, options_.max_stack_depth, &stacks_[v.value]);
+    if (!status.ok()) [[unlikely]] {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "stack overflow in function '", fn.name, "' (variable '",
+          module_.var(v).name, "'): ", status.message(),
+          "; the recursion is deeper than max_stack_depth = ",
+          options_.max_stack_depth,
+          " — raise it (--max-stack-depth) or check for unbounded recursion"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status RunPop(const PopOp& op, const Function& fn) {
+    for (VarId v : op.vars) {
+      if (module_.var(v).storage != StorageClass::kFull) continue;
+      absl::Status status = backend_.Pop(lanes_, &stacks_[v.value]);
+      if (!status.ok()) [[unlikely]] {
+        return absl::InternalError(absl::StrCat(
+            "pop of '", module_.var(v).name, "' in function '", fn.name,
+            "' at ", op.loc.ToString(), " found an empty stack: ",
+            status.message(), " (the program breaks the stack discipline)"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status RunTerminator(const Block& block, FunctionId fn_id,
+                             const Function& fn) {
+    return std::visit(
+        Overloaded{
+            [&](const Goto& t) {
+              MoveAll(Gid(fn_id, t.target));
+              return absl::OkStatus();
+            },
+            [&](const Branch& t) {
+              backend_.Split(*Storage(t.cond), lanes_, &if_true_, &if_false_);
+              int32_t then_gid = Gid(fn_id, t.then_block);
+              int32_t else_gid = Gid(fn_id, t.else_block);
+              for (int64_t lane : if_true_.indices()) MoveLane(lane, then_gid);
+              for (int64_t lane : if_false_.indices()) MoveLane(lane, else_gid);
+              return absl::OkStatus();
+            },
+            [&](const PushGoto& t) {
+              int32_t return_gid = Gid(fn_id, t.return_to);
+              int32_t callee_gid = Gid(t.callee, BlockId(0));
+              for (int64_t lane : lanes_.indices()) {
+                std::vector<int32_t>& stack = pc_stack_[lane];
+                if (static_cast<int64_t>(stack.size()) + 1 >=
+                    options_.max_stack_depth) [[unlikely]] {
+                  return absl::ResourceExhaustedError(absl::StrCat(
+                      "stack overflow: lane ", lane, " calling '",
+                      module_.function(t.callee).name, "' from '", fn.name,
+                      "' exceeds max_stack_depth = ", options_.max_stack_depth,
+                      " frames — raise it (--max-stack-depth) or check for "
+                      "unbounded recursion"));
+                }
+                stack.push_back(return_gid);
+                MoveLane(lane, callee_gid);
+              }
+              return absl::OkStatus();
+            },
+            [&](const IndirectGoto&) {
+              for (int64_t lane : lanes_.indices()) {
+                std::vector<int32_t>& stack = pc_stack_[lane];
+                if (stack.empty()) continue;  // returned from the entry: halt
+                MoveLane(lane, stack.back());
+                stack.pop_back();
+              }
+              return absl::OkStatus();
+            },
+            [&](const Halt&) { return absl::OkStatus(); },
+            [&](const Return&) {
+              return absl::InternalError(absl::StrCat(
+                  "Return in lowered function '", fn.name, "' block '",
+                  block.label, "'; the verifier should have rejected it"));
+            },
+        },
+        block.terminator);
+  }
+
+  void MoveAll(int32_t gid) {
+    for (int64_t lane : lanes_.indices()) MoveLane(lane, gid);
+  }
+
+  const Program& program_;
+  const Module& module_;
+  const KernelRegistry* kernels_;
+  Backend& backend_;
+  const CallOptions& options_;
+  Profile& profile_;
+  BlockPolicy policy_;
+  Budget budget_;
+
+  int64_t batch_ = 0;
+  std::vector<int32_t> fn_offset_;
+  std::vector<BlockRef> blocks_;
+  std::vector<Tensor> values_;     // non-Full variables
+  std::vector<LaneStack> stacks_;  // Full variables
+  std::vector<std::vector<int32_t>> pc_stack_;  // per lane: return addresses
+  std::vector<std::vector<int64_t>> waiting_;   // per global block: lanes
+  std::vector<uint64_t> nonempty_;              // bitset of waiting_ non-empty
+  std::vector<int64_t> current_;
+  LaneSet lanes_, if_true_, if_false_;
+  std::vector<const Tensor*> in_ptrs_;
+  std::vector<Tensor*> out_ptrs_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<Tensor>> RunStackVm(
+    const Program& program, std::vector<Tensor> inputs,
+    const KernelRegistry* kernels, Backend& backend, const CallOptions& options,
+    Profile* profile, BlockPolicy policy) {
+  Profile local;
+  StackVm vm(program, kernels, backend, options, profile ? *profile : local,
+             policy);
+  return vm.Run(std::move(inputs));
+}
+
+}  // namespace autobatch

@@ -1,0 +1,226 @@
+// The stackless VM: local static batching with host recursion.
+#include "vm/stackless_vm.h"
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "ir/overloaded.h"
+#include "vm/run_support.h"
+
+namespace autobatch {
+namespace {
+
+// The state of one activation: the function's variables and its queue.
+// Pooled per (function, depth) so recursion allocates only the first time a
+// depth is reached.
+struct Activation {
+  std::vector<Tensor> vars;       // indexed by the function-local var index
+  std::vector<LaneSet> waiting;   // per block
+  LaneSet running;
+  LaneSet if_true, if_false;
+  std::vector<uint8_t> merge;     // scratch mask for unions
+};
+
+class StacklessVm {
+ public:
+  StacklessVm(const Program& program, const KernelRegistry* kernels,
+              Backend& backend, const CallOptions& options, Profile& profile)
+      : program_(program),
+        module_(program.module),
+        kernels_(kernels),
+        backend_(backend),
+        options_(options),
+        profile_(profile),
+        budget_(options) {}
+
+  absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs) {
+    if (program_.stage == Stage::kUntyped || program_.stage == Stage::kLowered) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the stackless VM runs typed, unlowered programs; this one is at "
+          "stage '", std::string(StageName(program_.stage)),
+          "': run CompileProgram (passes/pipeline.h)"));
+    }
+    AB_ASSIGN_OR_RETURN(batch_, CheckInputs(program_, inputs));
+    profile_.Reset(program_, batch_, options_.profile_timing);
+    local_index_.assign(module_.variables.size(), -1);
+    fn_vars_.assign(module_.functions.size(), {});
+    for (size_t v = 0; v < module_.variables.size(); ++v) {
+      int32_t f = module_.variables[v].function.value;
+      local_index_[v] = static_cast<int32_t>(fn_vars_[f].size());
+      fn_vars_[f].push_back(VarId(static_cast<int32_t>(v)));
+    }
+    pool_.clear();
+    pool_.resize(module_.functions.size());
+
+    const Function& entry = program_.entry_function();
+    Activation& top = Acquire(program_.entry, 0);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Var(top, entry.params[i]) = std::move(inputs[i]);
+    }
+    AB_RETURN_IF_ERROR(
+        RunActivation(program_.entry, top, LaneSet::All(batch_), 0));
+    std::vector<Tensor> outputs;
+    for (VarId result : entry.results) outputs.push_back(Var(top, result));
+    return outputs;
+  }
+
+ private:
+  Tensor& Var(Activation& a, VarId v) { return a.vars[local_index_[v.value]]; }
+
+  Activation& Acquire(FunctionId f, int64_t depth) {
+    auto& by_depth = pool_[f.value];
+    while (static_cast<int64_t>(by_depth.size()) <= depth) {
+      auto a = std::make_unique<Activation>();
+      for (VarId v : fn_vars_[f.value]) {
+        const Variable& var = module_.var(v);
+        AB_CHECK(var.type.has_value(), "typed programs type every variable");
+        a->vars.push_back(backend_.Allocate(*var.type, batch_));
+      }
+      a->waiting.assign(module_.function(f).blocks.size(), LaneSet(batch_));
+      a->running.Reset(batch_);
+      a->if_true.Reset(batch_);
+      a->if_false.Reset(batch_);
+      a->merge.assign(static_cast<size_t>(batch_), 0);
+      by_depth.push_back(std::move(a));
+    }
+    return *by_depth[depth];
+  }
+
+  // waiting |= lanes.
+  static void Merge(Activation& a, LaneSet& waiting, const LaneSet& lanes) {
+    if (lanes.empty()) return;
+    if (waiting.empty()) {
+      for (int64_t lane : lanes.indices()) waiting.Append(lane);
+      return;
+    }
+    for (int64_t lane : waiting.indices()) a.merge[lane] = 1;
+    for (int64_t lane : lanes.indices()) a.merge[lane] = 1;
+    waiting.AssignMask(a.merge);
+    for (int64_t lane : waiting.indices()) a.merge[lane] = 0;
+  }
+
+  absl::Status RunActivation(FunctionId f, Activation& a, const LaneSet& lanes,
+                             int64_t depth) {
+    const Function& fn = module_.function(f);
+    Merge(a, a.waiting[0], lanes);
+    for (;;) {
+      size_t b = 0;
+      while (b < a.waiting.size() && a.waiting[b].empty()) ++b;
+      if (b == a.waiting.size()) return absl::OkStatus();
+      a.running.Clear();
+      for (int64_t lane : a.waiting[b].indices()) a.running.Append(lane);
+      a.waiting[b].Clear();
+      AB_RETURN_IF_ERROR(budget_.Tick());
+      AB_RETURN_IF_ERROR(RunBlock(f, fn, BlockId(static_cast<int32_t>(b)), a, depth));
+    }
+  }
+
+  absl::Status RunBlock(FunctionId f, const Function& fn, BlockId b,
+                        Activation& a, int64_t depth) {
+    const Block& block = fn.blocks[b.value];
+    const LaneSet& lanes = a.running;
+    ExecMode mode = ChooseMode(lanes.size(), batch_, options_);
+    BlockCounters& counters = profile_.blocks[f.value][b.value];
+    ++counters.executions;
+    counters.active_lanes += lanes.size();
+    ++(mode == ExecMode::kDense ? counters.dense : counters.compact);
+    ++profile_.steps;
+    for (int64_t lane : lanes.indices()) ++profile_.lane_blocks[lane];
+
+    for (const Op& op : block.ops) {
+      AB_RETURN_IF_ERROR(std::visit(
+          Overloaded{
+              [&](const PrimOp& o) {
+                std::vector<const Tensor*> ins;
+                std::vector<Tensor*> outs;
+                for (VarId v : o.inputs) ins.push_back(&Var(a, v));
+                for (VarId v : o.outputs) outs.push_back(&Var(a, v));
+                return RunCountedOp(backend_, o, ins, outs, lanes, mode,
+                                    kernels_, profile_, fn);
+              },
+              [&](const CallOp& o) { return RunCall(o, fn, a, depth); },
+              [&](const PopOp& o) {
+                return absl::InternalError(absl::StrCat(
+                    "PopOp at ", o.loc.ToString(), " in unlowered function '",
+                    fn.name, "'; the verifier should have rejected it"));
+              },
+          },
+          op));
+    }
+    return std::visit(
+        Overloaded{
+            [&](const Goto& t) {
+              Merge(a, a.waiting[t.target.value], lanes);
+              return absl::OkStatus();
+            },
+            [&](const Branch& t) {
+              backend_.Split(Var(a, t.cond), lanes, &a.if_true, &a.if_false);
+              Merge(a, a.waiting[t.then_block.value], a.if_true);
+              Merge(a, a.waiting[t.else_block.value], a.if_false);
+              return absl::OkStatus();
+            },
+            [&](const Return&) { return absl::OkStatus(); },
+            [&](const Halt&) { return absl::OkStatus(); },
+            [&](const PushGoto&) { return NotLowered(fn, block); },
+            [&](const IndirectGoto&) { return NotLowered(fn, block); },
+        },
+        block.terminator);
+  }
+
+  absl::Status NotLowered(const Function& fn, const Block& block) {
+    return absl::InternalError(absl::StrCat(
+        "lowered terminator in function '", fn.name, "' block '", block.label,
+        "' of an unlowered program; the verifier should have rejected it"));
+  }
+
+  absl::Status RunCall(const CallOp& call, const Function& caller,
+                       Activation& a, int64_t depth) {
+    const Function& callee = module_.function(call.callee);
+    if (depth + 2 > options_.max_stack_depth) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "stack overflow: calling '", callee.name, "' from '", caller.name,
+          "' at ", call.loc.ToString(), " exceeds max_stack_depth = ",
+          options_.max_stack_depth, " frames (first lane: ",
+          a.running.indices().front(),
+          ") — raise it (--max-stack-depth) or check for unbounded recursion"));
+    }
+    // The callee's activation lives at depth + 1 of the pool, so nested
+    // blocks never touch a.running.
+    const LaneSet& lanes = a.running;
+    Activation& c = Acquire(call.callee, depth + 1);
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      backend_.MaskedUpdate(Var(a, call.args[i]), lanes, &Var(c, callee.params[i]));
+    }
+    AB_RETURN_IF_ERROR(RunActivation(call.callee, c, lanes, depth + 1));
+    for (size_t i = 0; i < call.results.size(); ++i) {
+      backend_.MaskedUpdate(Var(c, callee.results[i]), lanes,
+                            &Var(a, call.results[i]));
+    }
+    return absl::OkStatus();
+  }
+
+  const Program& program_;
+  const Module& module_;
+  const KernelRegistry* kernels_;
+  Backend& backend_;
+  const CallOptions& options_;
+  Profile& profile_;
+  Budget budget_;
+  int64_t batch_ = 0;
+  std::vector<int32_t> local_index_;             // var -> index in its function
+  std::vector<std::vector<VarId>> fn_vars_;      // function -> its variables
+  std::vector<std::vector<std::unique_ptr<Activation>>> pool_;  // [fn][depth]
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<Tensor>> RunStacklessVm(
+    const Program& program, std::vector<Tensor> inputs,
+    const KernelRegistry* kernels, Backend& backend, const CallOptions& options,
+    Profile* profile) {
+  Profile local;
+  StacklessVm vm(program, kernels, backend, options, profile ? *profile : local);
+  return vm.Run(std::move(inputs));
+}
+
+}  // namespace autobatch
