@@ -12,6 +12,7 @@
 #include "frontend/tidy.h"
 #include "ir/overloaded.h"
 #include "ir/status.h"
+#include "passes/infer_types.h"
 #include "vm/inputs.h"
 #include "vm/reference_interpreter.h"
 
@@ -429,6 +430,13 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
         std::chrono::steady_clock::now() +
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
             std::chrono::duration<double>(options.timeout_seconds));
+  }
+  if (!inputs.empty() && inputs[0].batch() == 0) {
+    // No lane says what the outputs' types are: infer them.
+    std::vector<TensorType> types;
+    for (const Tensor& t : inputs) types.push_back(t.type());
+    AB_ASSIGN_OR_RETURN(autobatch::Program typed, InferTypes(*program, types));
+    return RunReferenceBatch(typed, std::move(inputs), &ctx_->kernels(), reference);
   }
   return RunReferenceBatch(*program, std::move(inputs), &ctx_->kernels(), reference);
 }

@@ -210,6 +210,7 @@ class BatchFunction {
  private:
   friend class Context;
   friend class Definer;
+  friend class frontend_internal::ContextImpl;
   BatchFunction(Context* ctx, int index) : ctx_(ctx), index_(index) {}
   Context* ctx_ = nullptr;
   int index_ = -1;

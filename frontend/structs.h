@@ -298,11 +298,12 @@ class CallResult {
   std::vector<Value> Values(int count) const {
     return frontend_internal::Access::Results(*this, count);
   }
+  // Where the call is.
+  std::source_location loc() const;
 
  private:
   friend struct frontend_internal::Access;
   CallResult() = default;
-  std::source_location loc() const;
   std::shared_ptr<frontend_internal::PendingCall> call_;
 };
 

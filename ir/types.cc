@@ -57,6 +57,7 @@ std::optional<TensorType> ParseTensorType(std::string_view text) {
   if (bracket == std::string_view::npos) return type;
   if (text.back() != ']') return std::nullopt;
   std::string_view dims = text.substr(bracket + 1, text.size() - bracket - 2);
+  if (dims.empty()) return std::nullopt;  // "f64[]": write a scalar as "f64"
   while (!dims.empty()) {
     size_t comma = dims.find(',');
     std::string_view dim = dims.substr(0, comma);

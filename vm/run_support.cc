@@ -5,35 +5,6 @@
 
 namespace autobatch {
 
-absl::StatusOr<int64_t> CheckInputs(const Program& program,
-                                    std::span<const Tensor> inputs) {
-  const Function& entry = program.entry_function();
-  if (inputs.size() != entry.params.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "function '", entry.name, "' takes ", entry.params.size(),
-        " input(s) but was called with ", inputs.size()));
-  }
-  int64_t batch = -1;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Variable& param = program.module.var(entry.params[i]);
-    AB_CHECK(param.type.has_value(), "CheckInputs needs a typed program");
-    if (inputs[i].type() != *param.type) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", i, " ('", param.name, "') of function '", entry.name,
-          "' has type ", inputs[i].type().ToString(), " but the parameter is ",
-          param.type->ToString(), "; convert the input or fix the signature"));
-    }
-    if (batch >= 0 && inputs[i].batch() != batch) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", i, " ('", param.name, "') of function '", entry.name,
-          "' has batch size ", inputs[i].batch(), " but input 0 has ", batch,
-          "; every input needs one value per lane"));
-    }
-    batch = inputs[i].batch();
-  }
-  return batch < 0 ? 0 : batch;
-}
-
 Budget::Budget(const CallOptions& options)
     : max_steps_(options.max_steps),
       has_deadline_(options.timeout_seconds > 0),

@@ -16,12 +16,10 @@
 
 namespace autobatch {
 
-// Checks that `inputs` fit the entry function of a typed `program`: one
-// tensor per parameter, each of the parameter's TensorType, all with one
-// batch size. Errors name the parameter (index and name) and both types.
-// Returns the batch size.
-absl::StatusOr<int64_t> CheckInputs(const Program& program,
-                                    std::span<const Tensor> inputs);
+// The batch size of checked inputs (CheckInputs, vm/inputs.h); 0 if none.
+inline int64_t BatchOf(std::span<const Tensor> inputs) {
+  return inputs.empty() ? 0 : inputs.front().batch();
+}
 
 // Counts VM steps against CallOptions::max_steps and checks the wall-clock
 // budget every few steps; Tick returns ResourceExhausted once either runs out.

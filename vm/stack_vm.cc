@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/overloaded.h"
+#include "vm/inputs.h"
 #include "vm/run_support.h"
 
 namespace autobatch {
@@ -31,7 +32,8 @@ class StackVm {
           "the stack VM runs lowered programs; this one is at stage '",
           std::string(StageName(program_.stage)), "': run LowerProgram (passes/pipeline.h)"));
     }
-    AB_ASSIGN_OR_RETURN(batch_, CheckInputs(program_, inputs));
+    AB_RETURN_IF_ERROR(CheckInputs(program_, inputs));
+    batch_ = BatchOf(inputs);
     profile_.Reset(program_, batch_, options_.profile_timing);
     Setup();
     const Function& entry = program_.entry_function();

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/overloaded.h"
+#include "vm/inputs.h"
 #include "vm/run_support.h"
 
 namespace autobatch {
@@ -40,7 +41,8 @@ class StacklessVm {
           "stage '", std::string(StageName(program_.stage)),
           "': run CompileProgram (passes/pipeline.h)"));
     }
-    AB_ASSIGN_OR_RETURN(batch_, CheckInputs(program_, inputs));
+    AB_RETURN_IF_ERROR(CheckInputs(program_, inputs));
+    batch_ = BatchOf(inputs);
     profile_.Reset(program_, batch_, options_.profile_timing);
     local_index_.assign(module_.variables.size(), -1);
     fn_vars_.assign(module_.functions.size(), {});

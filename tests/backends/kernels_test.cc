@@ -394,6 +394,12 @@ T Wrap(__int128 v) {
   using U = std::make_unsigned_t<T>;
   return static_cast<T>(static_cast<U>(static_cast<unsigned __int128>(v)));
 }
+template <typename T>
+T WrapProduct(__int128 x, __int128 y) {  // unsigned: the product may exceed 2^127
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<unsigned __int128>(x) *
+                                       static_cast<unsigned __int128>(y)));
+}
 
 template <typename T>
 T ReferenceBinary(Primitive p, T a, T b) {
@@ -401,7 +407,7 @@ T ReferenceBinary(Primitive p, T a, T b) {
   switch (p) {
     case Primitive::kAdd: return Wrap<T>(x + y);
     case Primitive::kSub: return Wrap<T>(x - y);
-    case Primitive::kMul: return Wrap<T>(x * y);
+    case Primitive::kMul: return WrapProduct<T>(x, y);
     case Primitive::kDiv: return y == 0 ? T{0} : Wrap<T>(x / y);
     case Primitive::kMod: return y == 0 ? a : Wrap<T>(x % y);
     case Primitive::kMin: return a < b ? a : b;

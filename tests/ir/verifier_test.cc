@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/overloaded.h"
+#include "ir/testing/fib_program.h"
 
 namespace autobatch {
 namespace {
@@ -227,6 +228,21 @@ TEST(VerifierTest, TypedFibonacciWithSignatureIsValid) {
   Fib f = MakeFib(Stage::kTyped);
   f.fn().signature = Signature{{kI64}, {kI64}};
   ExpectValid(f.program);
+}
+
+// The programs other tests share (ir/testing/fib_program.h).
+TEST(VerifierTest, SharedTestProgramsAreValid) {
+  Program fib = testing::MakeFibonacciProgram();
+  ExpectValid(fib);
+  // Typed by hand: every variable i64 but the branch condition.
+  fib.stage = Stage::kTyped;
+  for (Variable& v : fib.module.variables) v.type = v.name == "cond" ? kBool : kI64;
+  ExpectValid(fib);
+  fib.module.variables.back().type = Scalar(DType::kF64);  // main's r
+  EXPECT_FALSE(VerifyProgram(fib).ok());
+
+  ExpectValid(testing::MakeProgramWithSpecialConstants());
+  ExpectValid(testing::MakeSmallLoweredProgram());
 }
 
 // --- ToString and VerifyProgram ------------------------------------------------------

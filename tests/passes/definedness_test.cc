@@ -1,6 +1,7 @@
 // Tests for the definedness check (passes/definedness.h).
 #include "passes/definedness.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "ir/testing/fib_program.h"

@@ -338,4 +338,26 @@ absl::StatusOr<StackRun> RunStackMachine(const Program& program,
   return machine.Run(lane_inputs);
 }
 
+::testing::AssertionResult AgreesWithReference(const Program& unlowered,
+                                               const Program& lowered,
+                                               const std::vector<Values>& lane_inputs,
+                                               StackRun* run) {
+  absl::StatusOr<StackRun> stack = RunStackMachine(lowered, lane_inputs);
+  if (!stack.ok()) return ::testing::AssertionFailure() << stack.status();
+  for (size_t l = 0; l < lane_inputs.size(); ++l) {
+    absl::StatusOr<Values> expected = RunReference(unlowered, lane_inputs[l]);
+    if (!expected.ok()) return ::testing::AssertionFailure() << expected.status();
+    if (stack->outputs[l] != *expected) {
+      ::testing::AssertionResult failure = ::testing::AssertionFailure();
+      failure << "lane " << l << ": stack machine gives";
+      for (double x : stack->outputs[l]) failure << " " << x;
+      failure << ", reference gives";
+      for (double x : *expected) failure << " " << x;
+      return failure;
+    }
+  }
+  if (run != nullptr) *run = *std::move(stack);
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace autobatch::testing

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "absl/status/statusor.h"
 #include "ir/ir.h"
 
@@ -40,6 +42,15 @@ struct StackRun {
 // Full variable holding a frame other than one per entry result.
 absl::StatusOr<StackRun> RunStackMachine(const Program& program,
                                          const std::vector<Values>& lane_inputs);
+
+// Runs `unlowered` on RunReference lane by lane and `lowered` on
+// RunStackMachine with all lanes at once; succeeds if every lane's outputs
+// agree and the stack machine found no breach. Stores the stack machine's
+// run in *run if given.
+::testing::AssertionResult AgreesWithReference(const Program& unlowered,
+                                               const Program& lowered,
+                                               const std::vector<Values>& lane_inputs,
+                                               StackRun* run = nullptr);
 
 }  // namespace autobatch::testing
 

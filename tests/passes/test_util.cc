@@ -73,7 +73,10 @@ std::vector<std::string> BlockText(const Program& program, const std::string& fu
                                    int block) {
   const Function& fn = FindFunction(program, function);
   std::vector<std::string> lines;
-  for (const Op& op : fn.blocks.at(block).ops) lines.push_back(PrintOp(program.module, op));
+  const PrintOptions options{.storage_classes = true};
+  for (const Op& op : fn.blocks.at(block).ops) {
+    lines.push_back(PrintOp(program.module, op, options));
+  }
   lines.push_back(PrintTerminator(program.module, fn.blocks.at(block).terminator));
   return lines;
 }

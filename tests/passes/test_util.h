@@ -26,7 +26,7 @@ Program Allocated(Program program, std::vector<TensorType> inputs);
 Program Lowered(Program program, std::vector<TensorType> inputs);
 
 // The text of every op and terminator of one block, one per line, as
-// PrintOp / PrintTerminator show them.
+// PrintOp / PrintTerminator show them, with storage classes.
 std::vector<std::string> BlockText(const Program& program, const std::string& function,
                                    int block);
 

@@ -1,0 +1,24 @@
+// Sample: recursive Fibonacci, the "hello world" of auto-batching.
+#include "samples/fibonacci/fibonacci.h"
+
+namespace autobatch::samples {
+
+BatchFunction DefineFibonacci(Context& ctx) {
+  BatchFunction fib = ctx.Declare("fibonacci", {.param_names = {"n"}});
+  // Bodies are built lazily, after this function returns: capture handles by
+  // value (they are cheap), not by reference to locals.
+  ctx.Batch(fib)([fib](Builder& b, Value n) {
+    Var ans = b.Local("ans");
+    b.If(n > 1)
+        .Then([&] { ans = fib(n - 1) + fib(n - 2); })
+        .Else([&] { ans = 1; });
+    return ans;
+  });
+  return fib;
+}
+
+int64_t FibonacciReference(int64_t n) {
+  return n > 1 ? FibonacciReference(n - 1) + FibonacciReference(n - 2) : 1;
+}
+
+}  // namespace autobatch::samples

@@ -1,0 +1,300 @@
+// Batched VMs: budgets, stack limits, batch sizes, input errors, execution
+// modes, scheduling policies and the profiling counters' anchor figures.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "frontend/context.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "passes/pipeline.h"
+#include "samples/fibonacci/fibonacci.h"
+#include "samples/peanuts/peanuts.h"
+#include "vm/run.h"
+#include "vm/stack_vm.h"
+
+namespace autobatch {
+namespace {
+
+using ::testing::HasSubstr;
+
+class BothVmsTest : public ::testing::TestWithParam<Vm> {
+ protected:
+  CallOptions Options() const { return {.vm = GetParam()}; }
+};
+
+Tensor I64(std::vector<int64_t> v) { return *Tensor::FromVector(v); }
+
+TEST_P(BothVmsTest, NeverHaltingLoopRunsOutOfSteps) {
+  Context ctx;
+  BatchFunction spin = ctx.Batch("spin")([](Builder& b, Value x0) {
+    Var x = b.Local("x", x0);
+    b.While([&] { return x == x; }).Do([&] { x = x + 1; });
+    return x;
+  });
+  CallOptions options = Options();
+  options.max_steps = 1000;
+  absl::StatusOr<std::vector<Tensor>> out = spin.Run({I64({1, 2, 3})}, options);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out.status().message(), HasSubstr("max_steps"));
+}
+
+TEST_P(BothVmsTest, NeverHaltingLoopRunsOutOfTime) {
+  Context ctx;
+  BatchFunction spin = ctx.Batch("spin")([](Builder& b, Value x0) {
+    Var x = b.Local("x", x0);
+    b.While([&] { return x == x; }).Do([&] { x = x + 1; });
+    return x;
+  });
+  CallOptions options = Options();
+  options.max_steps = 0;
+  options.timeout_seconds = 0.2;
+  absl::StatusOr<std::vector<Tensor>> out = spin.Run({I64({1, 2, 3})}, options);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST_P(BothVmsTest, RecursionDeeperThanTheLimitIsAnErrorNamingTheFunction) {
+  Context ctx;
+  BatchFunction fib = samples::DefineFibonacci(ctx);
+  CallOptions options = Options();
+  options.max_stack_depth = 6;
+  absl::StatusOr<std::vector<Tensor>> out = fib.Run({I64({3, 20})}, options);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out.status().message(), HasSubstr("fibonacci"));
+  EXPECT_THAT(out.status().message(), HasSubstr("lane"));
+}
+
+TEST_P(BothVmsTest, UnboundedRecursionStopsAtTheDefaultLimitWithoutCrashing) {
+  Context ctx;
+  BatchFunction down = ctx.Declare("down", {.param_names = {"n"}});
+  ctx.Batch(down)([down](Builder& b, Value n) {
+    Var out = b.Local("out");
+    b.If(n == -1).Then([&] { out = n; }).Else([&] { out = down(n + 1) + 1; });
+    return out;
+  });
+  absl::StatusOr<std::vector<Tensor>> out = down.Run({I64({0, 5})}, Options());
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST_P(BothVmsTest, DeepButBoundedRecursionWorks) {
+  Context ctx;
+  BatchFunction count = ctx.Declare("count", {.param_names = {"n"}});
+  ctx.Batch(count)([count](Builder& b, Value n) {
+    Var out = b.Local("out");
+    b.If(n <= 0).Then([&] { out = n; }).Else([&] { out = count(n - 1) + 1; });
+    return out;
+  });
+  absl::StatusOr<std::vector<Tensor>> out =
+      count.Run({I64({9000, 10, 0})}, Options());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->front().ToVector<int64_t>(),
+            (std::vector<int64_t>{9000, 10, 0}));
+}
+
+TEST_P(BothVmsTest, BatchSizesZeroAndOne) {
+  Context ctx;
+  BatchFunction fib = samples::DefineFibonacci(ctx);
+  absl::StatusOr<std::vector<Tensor>> empty = fib.Run({I64({})}, Options());
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(empty->front().batch(), 0);
+  absl::StatusOr<std::vector<Tensor>> one = fib.Run({I64({10})}, Options());
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->front().ToVector<int64_t>(), std::vector<int64_t>{89});
+}
+
+TEST_P(BothVmsTest, WrongInputsAreErrorsNamingTheParameter) {
+  Context ctx;
+  BatchFunction fib = samples::DefineFibonacci(ctx);
+  absl::StatusOr<Program> untyped = ctx.Program(fib);
+  ASSERT_TRUE(untyped.ok());
+  // Compile for i64, then call with f64: the typed program names the parameter.
+  absl::StatusOr<Program> typed =
+      GetParam() == Vm::kStack ? LowerProgram(*untyped, {Scalar(DType::kI64)})
+                               : CompileProgram(*untyped, {Scalar(DType::kI64)});
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  absl::StatusOr<std::vector<Tensor>> out = RunProgram(
+      *typed, {*Tensor::FromVector<double>({1.0})}, &ctx.kernels(), Options());
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("'n'"));
+  out = RunProgram(*typed, {I64({1}), I64({2})}, &ctx.kernels(), Options());
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_P(BothVmsTest, DenseAndCompactExecutionGiveIdenticalBits) {
+  Context ctx;
+  BatchFunction peanuts =
+      samples::DefinePeaNuts(ctx, {.dimension = 16, .max_depth = 5});
+  std::vector<int64_t> seed, traj;
+  for (int64_t i = 0; i < 200; ++i) {
+    seed.push_back(i * 7919);
+    traj.push_back(i % 4);
+  }
+  std::vector<double> x(seed.size() * 16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.01 * static_cast<double>(i % 97) - 0.4;
+  std::vector<Tensor> inputs = {*Tensor::FromVector(x, {16}),
+                                *Tensor::FromVector(seed),
+                                *Tensor::FromVector(traj)};
+  CallOptions dense = Options(), compact = Options();
+  dense.dense_fraction = 0.0;    // never compact
+  compact.dense_fraction = 2.0;  // always compact
+  Profile dense_profile, compact_profile;
+  absl::StatusOr<Program> program = ctx.Program(peanuts);
+  ASSERT_TRUE(program.ok());
+  auto a = RunProgram(*program, inputs, &ctx.kernels(), dense, &dense_profile);
+  auto b = RunProgram(*program, inputs, &ctx.kernels(), compact, &compact_profile);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_TRUE(a->front() == b->front());
+  // Both modes really ran.
+  int64_t dense_runs = 0, compact_runs = 0;
+  for (const auto& fn : dense_profile.blocks)
+    for (const BlockCounters& c : fn) dense_runs += c.dense, compact_runs += c.compact;
+  EXPECT_GT(dense_runs, 0);
+  EXPECT_EQ(compact_runs, 0);
+  dense_runs = compact_runs = 0;
+  for (const auto& fn : compact_profile.blocks)
+    for (const BlockCounters& c : fn) dense_runs += c.dense, compact_runs += c.compact;
+  EXPECT_EQ(dense_runs, 0);
+  EXPECT_GT(compact_runs, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Vms, BothVmsTest,
+                         ::testing::Values(Vm::kStack, Vm::kStackless),
+                         [](const auto& info) {
+                           return info.param == Vm::kStack ? "Stack" : "Stackless";
+                         });
+
+// TFP's README definition: fib(n) = 1 if n <= 2 else fib(n - 1) + fib(n - 2).
+BatchFunction DefineTfpFibonacci(Context& ctx) {
+  BatchFunction fib = ctx.Declare("fibonacci", {.param_names = {"n"}});
+  ctx.Batch(fib)([fib](Builder& b, Value n) {
+    Var ans = b.Local("ans");
+    b.If(n <= 2).Then([&] { ans = 1; }).Else([&] {
+      ans = fib(n - 1) + fib(n - 2);
+    });
+    return ans;
+  });
+  return fib;
+}
+
+struct AnchorCounts {
+  int64_t additions;
+  int64_t base_cases;
+};
+
+AnchorCounts CountFib(Context& ctx, BatchFunction fib, Vm vm,
+                      std::vector<int64_t> expected, bool order_blocks = true) {
+  absl::StatusOr<Program> untyped = ctx.Program(fib);
+  AB_CHECK(untyped.ok());
+  Profile profile;
+  absl::StatusOr<std::vector<Tensor>> out;
+  if (vm == Vm::kStack) {
+    absl::StatusOr<Program> lowered = LowerProgram(
+        *untyped, {Scalar(DType::kI64)}, {.order_blocks = order_blocks});
+    AB_CHECK(lowered.ok());
+    out = RunProgram(*lowered, {I64({6, 7, 8, 7})}, &ctx.kernels(),
+                     {.vm = vm}, &profile);
+  } else {
+    out = RunProgram(*untyped, {I64({6, 7, 8, 7})}, &ctx.kernels(), {.vm = vm},
+                     &profile);
+  }
+  EXPECT_TRUE(out.ok()) << out.status();
+  if (out.ok()) EXPECT_EQ(out->front().ToVector<int64_t>(), expected);
+  return {profile.PrimitiveExecutions("add"),
+          profile.PrimitiveExecutions("constant")};
+}
+
+// TFP's stack VM executes the addition 20 times and the base case 21 times
+// in batch on [6, 7, 8, 7] (lanes separately: 51 and 55); its stackless VM
+// 20 and 34. Ours must need no more.
+TEST(AnchorTest, TfpReadmeFibonacci) {
+  Context ctx;
+  BatchFunction fib = DefineTfpFibonacci(ctx);
+  AnchorCounts stack = CountFib(ctx, fib, Vm::kStack, {8, 13, 21, 13});
+  EXPECT_LE(stack.additions, 20);
+  EXPECT_LE(stack.base_cases, 21);
+  AnchorCounts stackless = CountFib(ctx, fib, Vm::kStackless, {8, 13, 21, 13});
+  EXPECT_LE(stackless.additions, 20);
+  EXPECT_LE(stackless.base_cases, 34);
+  RecordProperty("stack_additions", static_cast<int>(stack.additions));
+  RecordProperty("stack_base_cases", static_cast<int>(stack.base_cases));
+}
+
+// With fib(0) = fib(1) = 1: TFP needs 33 additions and 34 base cases on the
+// stack VM (33 and 55 stackless).
+TEST(AnchorTest, SampleFibonacci) {
+  Context ctx;
+  BatchFunction fib = samples::DefineFibonacci(ctx);
+  AnchorCounts stack = CountFib(ctx, fib, Vm::kStack, {13, 21, 34, 21});
+  EXPECT_LE(stack.additions, 33);
+  EXPECT_LE(stack.base_cases, 34);
+  AnchorCounts stackless = CountFib(ctx, fib, Vm::kStackless, {13, 21, 34, 21});
+  EXPECT_LE(stackless.additions, 33);
+  EXPECT_LE(stackless.base_cases, 55);
+}
+
+// order_blocks never increases the stack VM's batched counts.
+TEST(AnchorTest, BlockOrderingDoesNotIncreaseBatchedCounts) {
+  for (bool tfp : {true, false}) {
+    Context ctx;
+    BatchFunction fib = tfp ? DefineTfpFibonacci(ctx) : samples::DefineFibonacci(ctx);
+    std::vector<int64_t> expected =
+        tfp ? std::vector<int64_t>{8, 13, 21, 13} : std::vector<int64_t>{13, 21, 34, 21};
+    AnchorCounts ordered = CountFib(ctx, fib, Vm::kStack, expected, true);
+    AnchorCounts unordered = CountFib(ctx, fib, Vm::kStack, expected, false);
+    EXPECT_LE(ordered.additions, unordered.additions);
+    EXPECT_LE(ordered.base_cases, unordered.base_cases);
+  }
+}
+
+TEST(StackVmTest, MostLanesPolicyGivesTheSameResults) {
+  Context ctx;
+  BatchFunction fib = samples::DefineFibonacci(ctx);
+  absl::StatusOr<Program> untyped = ctx.Program(fib);
+  ASSERT_TRUE(untyped.ok());
+  absl::StatusOr<Program> lowered = LowerProgram(*untyped, {Scalar(DType::kI64)});
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::unique_ptr<Backend> backend = MakeBackend(BackendKind::kEigen);
+  std::vector<int64_t> n = {0, 1, 5, 12, 3, 9, 9, 2};
+  auto a = RunStackVm(*lowered, {I64(n)}, &ctx.kernels(), *backend, {}, nullptr,
+                      BlockPolicy::kLowestIndex);
+  auto b = RunStackVm(*lowered, {I64(n)}, &ctx.kernels(), *backend, {}, nullptr,
+                      BlockPolicy::kMostLanes);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(a->front() == b->front());
+  std::vector<int64_t> values = a->front().ToVector<int64_t>();
+  for (size_t i = 0; i < n.size(); ++i) {
+    EXPECT_EQ(values[i], samples::FibonacciReference(n[i]));
+  }
+}
+
+TEST(StackVmTest, UnloweredProgramIsAClearError) {
+  Context ctx;
+  BatchFunction fib = samples::DefineFibonacci(ctx);
+  absl::StatusOr<Program> compiled =
+      CompileProgram(*ctx.Program(fib), {Scalar(DType::kI64)});
+  ASSERT_TRUE(compiled.ok());
+  std::unique_ptr<Backend> backend = MakeBackend(BackendKind::kEigen);
+  auto out = RunStackVm(*compiled, {I64({1})}, nullptr, *backend, {});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("lowered"));
+}
+
+TEST(RunProgramTest, UnknownBackendListsTheKnownOnes) {
+  Context ctx;
+  BatchFunction fib = samples::DefineFibonacci(ctx);
+  auto out = RunProgram(*ctx.Program(fib), {I64({1})}, &ctx.kernels(),
+                        {.backend = "cuda"});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("eigen"));
+}
+
+}  // namespace
+}  // namespace autobatch

@@ -1,0 +1,36 @@
+// RunProgram: compile a program as the chosen executor needs and run a batch.
+#ifndef AUTOBATCH_VM_RUN_H_
+#define AUTOBATCH_VM_RUN_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "backends/kernel_registry.h"
+#include "backends/tensor.h"
+#include "ir/ir.h"
+#include "vm/options.h"
+#include "vm/profile.h"
+
+namespace autobatch {
+
+// Runs `program` on `inputs` (one batched Tensor per entry parameter) with
+// the executor `options` choose:
+//   dry_run     the reference interpreter, lane by lane (any unlowered stage);
+//   kStackless  the stackless VM on CompileProgram's output (typed programs
+//               run as they are);
+//   kStack      the stack VM on LowerProgram's output (lowered programs run
+//               as they are).
+// Untyped programs are typed for the inputs' types. `profile`, if not null,
+// receives the batched VMs' counters (dry_run leaves it untouched).
+// Errors: the compiler's (naming the pass), the executor's, an unknown
+// backend name (listing the known ones).
+absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
+                                               std::vector<Tensor> inputs,
+                                               const KernelRegistry* kernels,
+                                               const CallOptions& options,
+                                               Profile* profile = nullptr);
+
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_VM_RUN_H_
