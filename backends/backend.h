@@ -11,7 +11,7 @@
 // * Lane-indexed arguments (Tensors, LaneStacks) have batch() ==
 //   lanes.batch() unless stated otherwise; types agree where stated. Breaking
 //   this is a bug of the caller (AB_CHECK), not a user error.
-// * Lanes outside the LaneSet are never written. Inactive lanes may hold any
+// * Lanes outside the LaneSet are never changed. Inactive lanes may hold any
 //   bits (junk); no method traps on them.
 // * Per-lane results are bit-identical across backends, batch sizes, lane
 //   positions and both ExecModes, for every bit_stable primitive.

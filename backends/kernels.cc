@@ -201,53 +201,63 @@ inline To Convert(From x) {
 }
 
 // ---------------------------------------------------------------------------
-// Transcendental functions: every element goes through the same fixed-size
-// packet code, in f64.
+// Transcendental functions: every element goes through the same packet code,
+// in f64. Elements are copied into a 64-byte aligned buffer whose length is
+// padded to a multiple of kPad (a multiple of every packet size), so Eigen's
+// loop has no unaligned head and no scalar tail; Eigen's packet functions are
+// lane-wise, so an element's bits do not depend on its neighbours, its
+// position, or how many elements the call has.
 
 enum class Transcendental { kExp, kLog, kLog1p, kExpm1, kTanh };
-constexpr int kChunk = 16;
+constexpr int64_t kPad = 16;
+constexpr int64_t kMaxChunk = 256;  // a multiple of kPad
 // log(DBL_MIN): below it exp's result is subnormal, where Eigen's pexp clamps.
 constexpr double kExpSubnormalBelow = -708.3964185322641;
 
-[[gnu::noinline]] void EvalChunk(Transcendental fn, const double* x, double* y) {
-  using Chunk = Eigen::Array<double, kChunk, 1>;
-  Eigen::Map<const Chunk, Eigen::Aligned64> in(x);
-  Eigen::Map<Chunk, Eigen::Aligned64> out(y);
-  switch (fn) {
-    case Transcendental::kExp:
-      out = in.exp();
-      for (int i = 0; i < kChunk; ++i) {
+// y[0, n) = fn(x[0, n)); n is a multiple of kPad, x and y 64-byte aligned.
+template <Transcendental fn>
+[[gnu::noinline]] void EvalPadded(const double* x, double* y, int64_t n) {
+  Eigen::Map<const Eigen::ArrayXd, Eigen::Aligned64> in(x, n);
+  Eigen::Map<Eigen::ArrayXd, Eigen::Aligned64> out(y, n);
+  if constexpr (fn == Transcendental::kExp) {
+    out = in.exp();
+    bool any = false;
+    for (int64_t i = 0; i < n; ++i) any |= x[i] < kExpSubnormalBelow;
+    if (any) {
+      for (int64_t i = 0; i < n; ++i) {
         if (x[i] < kExpSubnormalBelow) y[i] = std::exp(x[i]);
       }
-      return;
-    case Transcendental::kLog:
-      out = in.log();
-      for (int i = 0; i < kChunk; ++i) {
+    }
+  } else if constexpr (fn == Transcendental::kLog) {
+    out = in.log();
+    bool any = false;
+    for (int64_t i = 0; i < n; ++i) any |= x[i] > 0 && x[i] < DBL_MIN;
+    if (any) {
+      for (int64_t i = 0; i < n; ++i) {
         if (x[i] > 0 && x[i] < DBL_MIN) y[i] = std::log(x[i]);
       }
-      return;
-    case Transcendental::kLog1p:
-      out = in.log1p();
-      return;
-    case Transcendental::kExpm1:
-      out = in.expm1();
-      return;
-    case Transcendental::kTanh:
-      out = in.tanh();
-      return;
+    }
+  } else if constexpr (fn == Transcendental::kLog1p) {
+    out = in.log1p();
+  } else if constexpr (fn == Transcendental::kExpm1) {
+    out = in.expm1();
+  } else {
+    out = in.tanh();
   }
 }
 
-template <typename T>
-void EvalTranscendental(Transcendental fn, const T* x, T* y, int64_t n) {
-  alignas(64) double in[kChunk];
-  alignas(64) double out[kChunk];
-  for (int64_t start = 0; start < n; start += kChunk) {
-    int m = static_cast<int>(std::min<int64_t>(kChunk, n - start));
-    for (int i = 0; i < m; ++i) in[i] = static_cast<double>(x[start + i]);
-    for (int i = m; i < kChunk; ++i) in[i] = 0.0;
-    EvalChunk(fn, in, out);
-    for (int i = 0; i < m; ++i) y[start + i] = Canon(static_cast<T>(out[i]));
+template <Transcendental fn, typename T>
+void EvalTranscendental(const T* x, T* y, int64_t n) {
+  alignas(64) double in[kMaxChunk];
+  alignas(64) double out[kMaxChunk];
+  for (int64_t start = 0; start < n;) {
+    const int64_t m = std::min(kMaxChunk, n - start);
+    const int64_t padded = (m + kPad - 1) / kPad * kPad;
+    for (int64_t i = 0; i < m; ++i) in[i] = static_cast<double>(x[start + i]);
+    for (int64_t i = m; i < padded; ++i) in[i] = 0.0;
+    EvalPadded<fn>(in, out, padded);
+    for (int64_t i = 0; i < m; ++i) y[start + i] = Canon(static_cast<T>(out[i]));
+    start += m;
   }
 }
 
@@ -445,8 +455,16 @@ absl::Status RunTranscendental(const Call& c, Transcendental fn) {
   AB_RETURN_IF_ERROR(CheckUnary(c, Allow::kFloat));
   return DispatchIf<FloatType>(c, c.in[0].type.dtype, [&](auto zero) {
     using T = decltype(zero);
-    EvalTranscendental<T>(fn, Ptr<T>(c.in[0]), Ptr<T>(c.out[0]),
-                          c.lanes * c.in[0].type.NumElements());
+    const T* x = Ptr<T>(c.in[0]);
+    T* y = Ptr<T>(c.out[0]);
+    const int64_t n = c.lanes * c.in[0].type.NumElements();
+    switch (fn) {
+      case Transcendental::kExp: return EvalTranscendental<Transcendental::kExp>(x, y, n);
+      case Transcendental::kLog: return EvalTranscendental<Transcendental::kLog>(x, y, n);
+      case Transcendental::kLog1p: return EvalTranscendental<Transcendental::kLog1p>(x, y, n);
+      case Transcendental::kExpm1: return EvalTranscendental<Transcendental::kExpm1>(x, y, n);
+      case Transcendental::kTanh: return EvalTranscendental<Transcendental::kTanh>(x, y, n);
+    }
   });
 }
 

@@ -18,16 +18,22 @@
 //   saturates, NaN -> 0 (u64: negative -> 0); anything to bool is x != 0
 //   (NaN -> true); bool to a number is 0 or 1. f64 -> f32 rounds to nearest
 //   (overflow -> inf).
+// * Literal attributes (constant, fill_like) are converted to the result's
+//   dtype with these cast semantics, from the literal's own dtype (the int64
+//   values of an i32 literal first wrap to 32 bits, of a u64 literal are
+//   bit-cast); a literal holds one value (broadcast) or one per element.
 // * Integer add/sub/mul/neg/abs and reductions wrap; x / 0 = 0, x % 0 = x,
 //   INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0. Float % is std::fmod.
 // * exp, log, log1p, expm1, tanh: computed in f64 (f32 operands are widened,
-//   the result rounded back to f32) by Eigen's packet code on fixed chunks of
-//   16 elements, so every element takes the same instruction path whatever
-//   its position or the batch size; where that code is inexact in the
-//   subnormal range (exp(x) for x < log(DBL_MIN), log(x) for subnormal x) the
-//   element is computed by std::exp / std::log instead. sqrt and floor are
-//   exact (IEEE). pow is std::pow in f64 (f32: widened, result rounded).
-//   Accuracy: within a few ulps of the correctly rounded value.
+//   the result rounded back to f32) by Eigen's packet code, on elements
+//   copied into an aligned buffer padded to a multiple of 16, so that every
+//   element takes the packet path (never Eigen's scalar head or tail),
+//   whatever its position or the batch size; where that code is inexact in
+//   the subnormal range (exp(x) for x < log(DBL_MIN), log(x) for subnormal
+//   x) the element is computed by std::exp / std::log instead. sqrt and
+//   floor are exact (IEEE). pow is std::pow in f64 (f32: widened, result
+//   rounded). Accuracy (tested): f64 within 3 ulps of the correctly rounded
+//   value, f32 within 1 ulp.
 // * reduce_sum / dot / squared_norm: x[0] (or the product of the 0th
 //   elements), then += the next term, in index order; an empty vector sums to
 //   +0. Integers wrap.
@@ -38,9 +44,15 @@
 //   the lanes, as ONE single-threaded Eigen matrix product; each lane's value
 //   is M x up to rounding, but its bits may depend on the batch (flagged not
 //   bit_stable in ir/primitives.def; tested to 1e-12 relative).
-// * random_uniform / random_normal: Philox4x32-10; the exact construction is
-//   documented in backends/random.h, whose PhiloxUniform / PhiloxNormal give
-//   the same bits from plain C++.
+// * random_uniform / random_normal: Philox4x32-10 (Random123). Output
+//   element i of a lane with key k and counter c comes from the Philox block
+//   b = i / 2 with philox key {lo32(k), hi32(k)} and philox counter
+//   {lo32(b), hi32(b), lo32(c), hi32(c)}; the block's 128 bits make two
+//   64-bit words w0, w1 (r0 | r1 << 32, r2 | r3 << 32), each word a uniform
+//   ((w >> 12) + 0.5) * 2^-52 in (0, 1); uniform element i is the word i % 2,
+//   normal elements 2b and 2b + 1 are the Box-Muller pair of the block's two
+//   uniforms. The exact construction is in backends/random.h, whose
+//   PhiloxUniform / PhiloxNormal give the same bits from plain C++.
 #ifndef AUTOBATCH_BACKENDS_KERNELS_H_
 #define AUTOBATCH_BACKENDS_KERNELS_H_
 

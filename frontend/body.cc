@@ -449,8 +449,10 @@ void Body::Build(const BodyDefinition& def, std::source_location def_loc) {
                             " but the body takes ", Plural(static_cast<int>(params_.size()), "value"),
                             " (structs and tuples count one per field)"));
   }
-  Builder builder(id_);
-  std::optional<std::vector<Value>> returned = def.invoke(builder, leaves, def_loc);
+  // The Builder lives as long as the Body, so a Builder& that escapes its
+  // lambda is still detected as belonging to this function.
+  builder_.reset(new Builder(id_));
+  std::optional<std::vector<Value>> returned = def.invoke(*builder_, leaves, def_loc);
   Finish(returned, loc);
 }
 

@@ -171,6 +171,7 @@ class Body {
   int num_results_ = -1;
   std::vector<std::shared_ptr<PendingCall>> calls_;
   bool calls_resolved_ = false;
+  std::unique_ptr<Builder> builder_;
 };
 
 // One registered function.

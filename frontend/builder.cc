@@ -55,12 +55,19 @@ void IfStatement::Branch(const Operand& cond) {
   int32_t c = ConditionVar(*body, cond, "the If condition");
   int k = body->NextStatementId();
   int32_t then_block = body->NewBlock(absl::StrCat("then", k));
-  open_branch_ = body->current_block();
-  body->TerminateBlock(open_branch_,
-                       autobatch::Branch{VarId(c), BlockId(then_block), BlockId(then_block)},
+  // The else block exists from the start: whatever is built between Then and
+  // the next link of the chain (an ElseIf's condition) belongs there.
+  pending_else_ = body->NewBlock(absl::StrCat("else", k));
+  body->TerminateBlock(body->current_block(),
+                       autobatch::Branch{VarId(c), BlockId(then_block), BlockId(pending_else_)},
                        ToSourceLoc(cond.loc()));
   body->SetCurrent(then_block);
   state_ = State::kNeedThen;
+}
+
+int32_t IfStatement::Join(Body& body) {
+  if (join_ < 0) join_ = body.NewBlock(absl::StrCat("join", body.NextStatementId()));
+  return join_;
 }
 
 IfStatement&& IfStatement::Then(const std::function<void()>& body_fn) && {
@@ -71,8 +78,8 @@ IfStatement&& IfStatement::Then(const std::function<void()>& body_fn) && {
     return std::move(*this);
   }
   if (body_fn) body_fn();
-  if (join_ < 0) join_ = body->NewBlock(absl::StrCat("join", body->NextStatementId()));
-  body->Terminate(Goto{BlockId(join_)}, ToSourceLoc(loc_));
+  body->Terminate(Goto{BlockId(Join(*body))}, ToSourceLoc(loc_));
+  body->SetCurrent(pending_else_);
   state_ = State::kAfterThen;
   return std::move(*this);
 }
@@ -84,10 +91,7 @@ IfStatement&& IfStatement::ElseIf(const Operand& cond) && {
     body->Error(ToSourceLoc(cond.loc()), "ElseIf must follow Then");
     return std::move(*this);
   }
-  int32_t else_block = body->NewBlock(absl::StrCat("elif", body->NextStatementId()));
-  body->BranchOf(open_branch_)->else_block = BlockId(else_block);
-  body->SetCurrent(else_block);
-  Branch(cond);
+  Branch(cond);  // in the pending else block, where `cond` was computed
   return std::move(*this);
 }
 
@@ -98,12 +102,8 @@ void IfStatement::Else(const std::function<void()>& body_fn) && {
     body->Error(ToSourceLoc(loc_), "Else must follow Then (once)");
     return;
   }
-  int32_t else_block = body->NewBlock(absl::StrCat("else", body->NextStatementId()));
-  body->BranchOf(open_branch_)->else_block = BlockId(else_block);
-  body->SetCurrent(else_block);
   if (body_fn) body_fn();
-  body->Terminate(Goto{BlockId(join_)}, ToSourceLoc(loc_));
-  open_branch_ = -1;
+  state_ = State::kNeedJoin;
   Finish();
 }
 
@@ -112,10 +112,11 @@ void IfStatement::Finish() {
   if (body == nullptr || state_ == State::kDone) return;
   if (state_ == State::kNeedThen) {
     body->Error(ToSourceLoc(loc_), "If without Then: write b.If(cond).Then([&] { ... })");
-    if (join_ < 0) join_ = body->NewBlock(absl::StrCat("join", body->NextStatementId()));
-    body->Terminate(Goto{BlockId(join_)}, ToSourceLoc(loc_));
+    body->Terminate(Goto{BlockId(Join(*body))}, ToSourceLoc(loc_));
+    body->SetCurrent(pending_else_);
   }
-  if (open_branch_ >= 0) body->BranchOf(open_branch_)->else_block = BlockId(join_);
+  // The current block is the pending else block (or the end of Else).
+  body->Terminate(Goto{BlockId(Join(*body))}, ToSourceLoc(loc_));
   body->SetCurrent(join_);
   state_ = State::kDone;
 }

@@ -57,12 +57,13 @@ class IfStatement {
   friend class Builder;
   explicit IfStatement(const Operand& cond);
   void Branch(const Operand& cond);
+  int32_t Join(frontend_internal::Body& body);
   void Finish();
 
-  enum class State : uint8_t { kNeedThen, kAfterThen, kDone };
+  enum class State : uint8_t { kNeedThen, kAfterThen, kNeedJoin, kDone };
   uint64_t body_id_ = 0;
-  int32_t open_branch_ = -1;  // block whose Branch's else target is pending
-  int32_t join_ = -1;         // created on first use
+  int32_t pending_else_ = -1;  // where control goes if no condition holds yet
+  int32_t join_ = -1;          // created on first use
   State state_ = State::kDone;
   std::source_location loc_;
 };

@@ -251,7 +251,11 @@ absl::StatusOr<autobatch::Module> ContextImpl::Assemble(const std::vector<int>& 
     }
     module.functions.push_back(std::move(f));
   }
-  if (options_.tidy) TidyModule(module);
+  if (options_.tidy) {
+    std::vector<bool> named(kinds.size());
+    for (size_t v = 0; v < kinds.size(); ++v) named[v] = kinds[v] == VarKind::kNamedLocal;
+    TidyModule(module, named);
+  }
   CompactAndRename(module, kinds);
   return module;
 }
@@ -331,6 +335,9 @@ Kernel Context::RegisterKernel(std::string name, KernelSignature signature, Kern
 }
 
 absl::StatusOr<autobatch::Module> Context::Module() {
+  if (CurrentBody() != nullptr) {
+    return absl::FailedPreconditionError("Context::Module() called while a body is being built");
+  }
   impl_->BuildBodies();
   AB_RETURN_IF_ERROR(impl_->first_error());
   std::vector<int> all;
@@ -353,6 +360,9 @@ absl::StatusOr<autobatch::Program> Context::Program(const BatchFunction& entry) 
         "Context::Program: the entry handle ",
         entry.ctx_ == nullptr ? "was never registered (default-constructed)"
                               : "belongs to another Context"));
+  }
+  if (CurrentBody() != nullptr) {
+    return absl::FailedPreconditionError("Context::Program() called while a body is being built");
   }
   impl_->BuildBodies();
   AB_RETURN_IF_ERROR(impl_->first_error());

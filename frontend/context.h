@@ -170,11 +170,11 @@ BodyDefinition MakeBodyDefinition(F body, std::tuple<P...>*) {
 struct FunctionOptions {
   // IR names of the parameters, one per lambda parameter (after Builder&);
   // default p0, p1, ...
-  std::vector<std::string> param_names;
+  std::vector<std::string> param_names = {};
   // IR names of the results (flattened); default r0, r1, ...
-  std::vector<std::string> result_names;
+  std::vector<std::string> result_names = {};
   // Declared types (flattened); checked by infer_types and by Run.
-  std::optional<Signature> signature;
+  std::optional<Signature> signature = std::nullopt;
 };
 
 struct ContextOptions {

@@ -173,7 +173,8 @@ bool MergeOne(Function& f) {
 
 // `t = copy x` whose reads all follow in the same block, with x unchanged up
 // to the last of them: read x instead.
-bool PropagateCopy(Function& f, const std::unordered_set<int32_t>& keep) {
+bool PropagateCopy(Function& f, const std::unordered_set<int32_t>& keep,
+                   const std::vector<bool>& preserve) {
   const UseCounts counts = CountUses(f);
   for (Block& block : f.blocks) {
     const int n = static_cast<int>(block.ops.size());
@@ -183,6 +184,7 @@ bool PropagateCopy(Function& f, const std::unordered_set<int32_t>& keep) {
       const VarId x = copy->inputs[0];
       const VarId t = copy->outputs[0];
       if (t == x || keep.contains(t.value) || counts.Writes(t) != 1) continue;
+      if (t.value < static_cast<int32_t>(preserve.size()) && preserve[t.value]) continue;
       int reads_here = 0;
       int last = i;  // the last op reading t; n if the terminator does
       for (int k = i + 1; k < n; ++k) {
@@ -283,7 +285,7 @@ bool RemoveDeadOps(Function& f, const std::unordered_set<int32_t>& keep) {
   return changed;
 }
 
-void TidyFunction(Function& f) {
+void TidyFunction(Function& f, const std::vector<bool>& preserve) {
   if (f.blocks.empty()) return;
   std::unordered_set<int32_t> keep;
   for (VarId v : f.params) keep.insert(v.value);
@@ -296,16 +298,16 @@ void TidyFunction(Function& f) {
       RemoveUnreachable(f);
       changed = true;
     }
-    while (PropagateCopy(f, keep)) changed = true;
     while (ForwardCopy(f, keep)) changed = true;
+    while (PropagateCopy(f, keep, preserve)) changed = true;
     if (RemoveDeadOps(f, keep)) changed = true;
   }
 }
 
 }  // namespace
 
-void TidyModule(Module& module) {
-  for (Function& f : module.functions) TidyFunction(f);
+void TidyModule(Module& module, const std::vector<bool>& preserve) {
+  for (Function& f : module.functions) TidyFunction(f, preserve);
 }
 
 }  // namespace autobatch

@@ -1,5 +1,6 @@
-// Control-flow-graph utilities shared by the passes: predecessors,
-// reachability and block renumbering within one function.
+// Control-flow-graph utilities shared by the passes.
+//
+// Predecessors, reachability and block renumbering within one function.
 #ifndef AUTOBATCH_PASSES_CFG_H_
 #define AUTOBATCH_PASSES_CFG_H_
 

@@ -1,5 +1,4 @@
-// infer_types: gives every variable its TensorType, from the entry's input
-// types alone.
+// infer_types: gives every variable its TensorType from the input types.
 #include "passes/infer_types.h"
 
 #include <algorithm>

@@ -1,5 +1,4 @@
-// infer_types: gives every variable its TensorType, from the entry's input
-// types alone.
+// infer_types: gives every variable its TensorType from the input types.
 #ifndef AUTOBATCH_PASSES_INFER_TYPES_H_
 #define AUTOBATCH_PASSES_INFER_TYPES_H_
 

@@ -1,5 +1,4 @@
-// Live-variable analysis of one function, the basis of allocate_variables
-// and lower_calls.
+// Live-variable analysis of one function (for allocate_variables, lower_calls).
 //
 // Semantics analysed: the UNLOWERED activation-local view. A variable is live
 // at a point if some path from there reads it before writing it, within the

@@ -1,5 +1,4 @@
-// lower_calls: replaces CallOp / Return by explicit stack operations for the
-// stack VM (PushGoto, IndirectGoto, copies and PopOps).
+// lower_calls: replaces CallOp / Return by explicit stack operations.
 #ifndef AUTOBATCH_PASSES_LOWER_CALLS_H_
 #define AUTOBATCH_PASSES_LOWER_CALLS_H_
 

@@ -1,5 +1,4 @@
-// order_blocks: orders each function's blocks for the stack VM's
-// "run the lowest-index block that has lanes" policy.
+// order_blocks: orders each function's blocks for the stack VM's scheduler.
 #ifndef AUTOBATCH_PASSES_ORDER_BLOCKS_H_
 #define AUTOBATCH_PASSES_ORDER_BLOCKS_H_
 

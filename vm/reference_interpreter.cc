@@ -261,6 +261,7 @@ absl::StatusOr<std::vector<LaneValue>> ReferenceInterpreter::Run(
   std::vector<ConstLanesView> in_views;
   std::vector<LanesView> out_views;
   std::vector<Tensor> fresh;
+  std::vector<uint8_t> written_in_place;
   while (true) {
     const size_t depth = frames.size();
     Frame& frame = frames.back();
@@ -287,18 +288,43 @@ absl::StatusOr<std::vector<LaneValue>> ReferenceInterpreter::Run(
               std::string(PrimitiveName(prim->prim)), "' produces ", out_types->size(),
               " values but the op has ", prim->outputs.size(), " outputs"));
         }
+        // Outputs are written in place when the variable already holds a
+        // value of the right type that the op does not read (no allocation
+        // in loops); otherwise into a fresh tensor.
         fresh.clear();
-        for (size_t k = 0; k < prim->outputs.size(); ++k) {
-          fresh.emplace_back((*out_types)[k], 1);
-        }
+        fresh.resize(prim->outputs.size());
+        written_in_place.assign(prim->outputs.size(), 0);
         out_views.clear();
-        for (Tensor& t : fresh) out_views.push_back(LanesView{t.type(), t.bytes()});
+        for (size_t k = 0; k < prim->outputs.size(); ++k) {
+          const VarId o = prim->outputs[k];
+          const TensorType& type = (*out_types)[k];
+          const Variable& v = module.var(o);
+          if (v.type && *v.type != type) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                Where(module, frame.function, frame.block, frame.op), ": variable '", v.name,
+                "' is declared ", v.type->ToString(), " but receives a value of type ",
+                type.ToString()));
+          }
+          const int32_t s = slot_[o.value];
+          bool in_place = frame.defined[s] && frame.values[s].type() == type &&
+                          frame.values[s].batch() == 1;
+          for (VarId in : prim->inputs) in_place &= in != o;
+          for (size_t j = 0; j < k; ++j) in_place &= prim->outputs[j] != o;
+          Tensor* target = &frame.values[s];
+          written_in_place[k] = in_place;
+          if (!in_place) {
+            fresh[k] = Tensor(type, 1);
+            target = &fresh[k];
+          }
+          out_views.push_back(LanesView{type, target->bytes()});
+        }
         absl::Status s = RunPrimitive(*prim, in_views, out_views, /*num_lanes=*/1, kernels_,
                                       /*active=*/nullptr);
         if (!s.ok()) return Prefixed(s, Where(module, frame.function, frame.block, frame.op));
         for (size_t k = 0; k < prim->outputs.size(); ++k) {
-          AB_RETURN_IF_ERROR(
-              write(frame, prim->outputs[k], std::move(fresh[k]), frame.block, frame.op));
+          const int32_t slot = slot_[prim->outputs[k].value];
+          if (!written_in_place[k]) frame.values[slot] = std::move(fresh[k]);
+          frame.defined[slot] = 1;
         }
         ++frame.op;
         continue;

@@ -47,7 +47,7 @@ struct ReferenceOptions {
   // no limit. Makes `While(true)` an error instead of a hang.
   int64_t max_steps = 100'000'000;
   // Wall-clock deadline, checked every 1024 blocks.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
 };
 
 // A program checked and indexed once, runnable on many lanes. Holds a

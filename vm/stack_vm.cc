@@ -37,9 +37,17 @@ class StackVm {
     profile_.Reset(program_, batch_, options_.profile_timing);
     Setup();
     const Function& entry = program_.entry_function();
+    // The entry is entered like a call: a Full parameter gets a frame of its
+    // own, which the entry pops where the parameter dies.
+    lanes_.SetAll();
     for (size_t i = 0; i < inputs.size(); ++i) {
-      *Storage(entry.params[i]) = std::move(inputs[i]);
+      VarId param = entry.params[i];
+      if (module_.var(param).storage == StorageClass::kFull) {
+        AB_RETURN_IF_ERROR(Push(param, entry));
+      }
+      *Storage(param) = std::move(inputs[i]);
     }
+    lanes_.Clear();
     for (int64_t lane = 0; lane < batch_; ++lane) {
       MoveLane(lane, Gid(program_.entry, BlockId(0)));
     }

@@ -10,7 +10,13 @@ BatchFunction DefineFibonacci(Context& ctx) {
   ctx.Batch(fib)([fib](Builder& b, Value n) {
     Var ans = b.Local("ans");
     b.If(n > 1)
-        .Then([&] { ans = fib(n - 1) + fib(n - 2); })
+        .Then([&] {
+          // C++ leaves the evaluation order of `fib(n - 1) + fib(n - 2)`
+          // unspecified (GCC calls the right one first); naming the first
+          // call fixes the order, and with it the batching pattern.
+          Value left = fib(n - 1);
+          ans = left + fib(n - 2);
+        })
         .Else([&] { ans = 1; });
     return ans;
   });

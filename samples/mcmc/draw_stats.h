@@ -26,7 +26,7 @@ inline constexpr int kNumDrawStats = 7;
 
 // Stan's column names, in Stan CSV order (the order of DrawStatValues).
 inline constexpr std::array<std::string_view, kNumDrawStats> kDrawStatNames = {
-    "lp__",   "accept_stat__", "stepsize__", "treedepth__",
+    "lp__",         "accept_stat__", "stepsize__", "treedepth__",
     "n_leapfrog__", "divergent__",   "energy__"};
 
 // The statistics as doubles in kDrawStatNames order (divergent__ is 0 or 1).

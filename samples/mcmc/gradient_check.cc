@@ -33,12 +33,12 @@ absl::StatusOr<GradientCheckReport> GradientCheckAt(
   const int64_t d = model.dimension();
   const std::string where = absl::StrCat("gradient check of model '", model.name(), "'");
   if (static_cast<int64_t>(q.size()) != d) {
-    return absl::InvalidArgument(absl::StrCat(where, ": q has ", q.size(),
+    return absl::InvalidArgumentError(absl::StrCat(where, ": q has ", q.size(),
                                               " values but the model's dimension is ", d));
   }
   for (double v : {options.epsilon, options.rel_tol, options.abs_tol}) {
     if (!(v > 0) || !std::isfinite(v)) {
-      return absl::InvalidArgument(absl::StrCat(
+      return absl::InvalidArgumentError(absl::StrCat(
           where, ": epsilon, rel_tol and abs_tol must be positive and finite (got ",
           options.epsilon, ", ", options.rel_tol, ", ", options.abs_tol, ")"));
     }
@@ -46,7 +46,7 @@ absl::StatusOr<GradientCheckReport> GradientCheckAt(
   std::vector<std::string> names = OutputColumnNames(model);
   for (int64_t i = 0; i < d; ++i) {
     if (!std::isfinite(q[i])) {
-      return absl::InvalidArgument(absl::StrCat(where, ": q[", i, "] (", names[i],
+      return absl::InvalidArgumentError(absl::StrCat(where, ": q[", i, "] (", names[i],
                                                 ") is ", q[i], "; give a finite point"));
     }
   }
@@ -56,7 +56,7 @@ absl::StatusOr<GradientCheckReport> GradientCheckAt(
   std::vector<double> analytic(d), scratch(d);
   report.log_density = model.LogDensityGradient(point, analytic);
   if (!std::isfinite(report.log_density)) {
-    return absl::InvalidArgument(absl::StrCat(
+    return absl::InvalidArgumentError(absl::StrCat(
         where, ": the log density at q is ", report.log_density,
         "; check the gradient at a point inside the support"));
   }
@@ -100,7 +100,7 @@ absl::Status CheckGradient(const Model& model, std::span<const double> q,
                           e.index, e.name, e.analytic, e.numeric, e.abs_error,
                           e.tolerance);
   }
-  return absl::InvalidArgument(absl::StrCat(
+  return absl::InvalidArgumentError(absl::StrCat(
       "gradient check of model '", model.name(), "' failed at ", failures, " of ",
       report->entries.size(), " coordinates (finite-difference step ",
       options.epsilon, "; fix the derivative of the log density with respect to "

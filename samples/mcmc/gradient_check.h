@@ -21,6 +21,11 @@ struct GradientCheckOptions {
   double epsilon = 1e-6;
   // Coordinate i passes when |analytic - numeric| <= max(abs_tol,
   // rel_tol * max(|analytic|, |numeric|)); non-finite values never pass.
+  // The numeric derivative itself carries a rounding error of about
+  // |log density| * 1e-16 / epsilon in every coordinate, so at points where
+  // |log density| is large (say > 1e4) check with a larger abs_tol.
+  // Central differences also need the log density smooth around q: they
+  // are meaningless across a kink or a jump.
   double rel_tol = 1e-5;
   double abs_tol = 1e-6;
 };

@@ -42,12 +42,12 @@ absl::Status Unusable(const Model& model, std::string_view how, std::string_view
 absl::StatusOr<InitialPoint> Initialize(const Model& model, const InitUniform& uniform,
                                         const InitOptions& options) {
   if (!(options.radius >= 0) || !std::isfinite(options.radius)) {
-    return absl::InvalidArgument(absl::StrCat(
+    return absl::InvalidArgumentError(absl::StrCat(
         "initialize model '", model.name(), "': init radius must be finite and >= 0, got ",
         options.radius));
   }
   if (options.max_attempts < 1) {
-    return absl::InvalidArgument(absl::StrCat(
+    return absl::InvalidArgumentError(absl::StrCat(
         "initialize model '", model.name(), "': max_attempts must be >= 1, got ",
         options.max_attempts));
   }
@@ -96,14 +96,14 @@ absl::StatusOr<InitialPoint> InitializeChain(const Model& model, uint64_t key,
 absl::StatusOr<InitialPoint> InitializeAt(const Model& model, std::span<const double> q) {
   const int64_t d = model.dimension();
   if (static_cast<int64_t>(q.size()) != d) {
-    return absl::InvalidArgument(absl::StrCat("initialize model '", model.name(),
+    return absl::InvalidArgumentError(absl::StrCat("initialize model '", model.name(),
                                               "': the initial point has ", q.size(),
                                               " values but the model's dimension is ", d));
   }
   const std::vector<std::string> names = OutputColumnNames(model);
   for (int64_t i = 0; i < d; ++i) {
     if (!std::isfinite(q[i])) {
-      return absl::InvalidArgument(absl::StrCat("initialize model '", model.name(),
+      return absl::InvalidArgumentError(absl::StrCat("initialize model '", model.name(),
                                                 "': initial value ", i, " (", names[i],
                                                 ") is ", q[i], "; give finite values"));
     }

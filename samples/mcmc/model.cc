@@ -104,7 +104,7 @@ absl::Status Unconstrain(const Model& model, std::span<const double> constrained
           break;
       }
       if (!in_support) {
-        return absl::InvalidArgument(absl::StrCat(
+        return absl::InvalidArgumentError(absl::StrCat(
             "model '", model.name(), "': value ", x, " of parameter ",
             ElementName(spec, k), " is outside its support: it must be ",
             support, "; give a value inside the support"));

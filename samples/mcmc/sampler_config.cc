@@ -16,8 +16,8 @@ namespace {
 // packet function of the array's packet type when Eigen vectorizes the
 // functor, and the functor's scalar form otherwise. Evaluating the same
 // functor on one broadcast packet gives the same bits for a single value at
-// a sixteenth of the cost. samplers_math_test checks this against
-// RunPrimitive.
+// a sixteenth of the cost. SamplerMathTest (tests/mcmc/scalar_nuts_test.cc)
+// checks this against RunPrimitive.
 constexpr int kPrimitiveChunk = 16;
 // Below log(DBL_MIN) the kernel replaces Eigen's exp by std::exp.
 constexpr double kExpSubnormalBelow = -708.3964185322641;
@@ -39,7 +39,7 @@ double EvalLikePrimitive(double x) {
 
 absl::Status OutOfRange(std::string_view field, std::string value,
                         std::string_view allowed) {
-  return absl::InvalidArgument(absl::StrCat("sampler config: ", std::string(field),
+  return absl::InvalidArgumentError(absl::StrCat("sampler config: ", std::string(field),
                                             " = ", value, " is out of range; it must be ",
                                             std::string(allowed)));
 }
@@ -57,7 +57,7 @@ std::string_view AlgorithmName(Algorithm algorithm) {
 
 absl::Status SamplerConfig::Validate(int64_t dimension) const {
   if (dimension < 1) {
-    return absl::InvalidArgument(absl::StrCat(
+    return absl::InvalidArgumentError(absl::StrCat(
         "sampler config: the model has dimension ", dimension,
         "; samplers need at least one unconstrained coordinate"));
   }
@@ -66,7 +66,7 @@ absl::Status SamplerConfig::Validate(int64_t dimension) const {
   }
   if (!inv_metric.empty()) {
     if (static_cast<int64_t>(inv_metric.size()) != dimension) {
-      return absl::InvalidArgument(absl::StrCat(
+      return absl::InvalidArgumentError(absl::StrCat(
           "sampler config: inv_metric has ", inv_metric.size(),
           " entries but the model has dimension ", dimension,
           "; give one entry per unconstrained coordinate, or none for the identity"));
@@ -98,7 +98,7 @@ absl::Status SamplerConfig::Validate(int64_t dimension) const {
 absl::StatusOr<ChainState> MakeChainState(const Model& model, std::span<const double> q) {
   const int64_t d = model.dimension();
   if (static_cast<int64_t>(q.size()) != d) {
-    return absl::InvalidArgument(absl::StrCat("model '", model.name(), "': a point has ",
+    return absl::InvalidArgumentError(absl::StrCat("model '", model.name(), "': a point has ",
                                               q.size(), " coordinates but the model has ",
                                               d, "; give one value per coordinate"));
   }
@@ -128,6 +128,29 @@ double SamplerExp(double x) {
 
 double SamplerLog1p(double x) {
   return EvalLikePrimitive<Eigen::internal::scalar_log1p_op<double>>(x);
+}
+
+double JitteredStepSize(double step_size, double jitter, ChainRng& rng) {
+  if (jitter == 0) return step_size;
+  const double u = NextUniform(rng);
+  return step_size * (1.0 + jitter * (2.0 * u - 1.0));
+}
+
+void DrawMomentum(ChainRng& rng, const double* sqrt_m, std::span<double> p) {
+  NextNormals(rng, p);
+  for (size_t i = 0; i < p.size(); ++i) p[i] = p[i] / sqrt_m[i];
+}
+
+void SamplerLeapfrog(const Model& model, const double* m, double e, int64_t d,
+                     double* q, double* p, double* grad, double* logp) {
+  const double half = 0.5 * e;
+  for (int64_t i = 0; i < d; ++i) {
+    p[i] = p[i] + half * grad[i];
+    q[i] = q[i] + e * (m[i] * p[i]);
+  }
+  const size_t n = static_cast<size_t>(d);
+  *logp = model.LogDensityGradient(std::span<const double>(q, n), std::span<double>(grad, n));
+  for (int64_t i = 0; i < d; ++i) p[i] = p[i] + half * grad[i];
 }
 
 }  // namespace autobatch::mcmc

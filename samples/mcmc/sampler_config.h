@@ -49,6 +49,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "samples/mcmc/chain_rng.h"
 #include "samples/mcmc/model.h"
 
 namespace autobatch::mcmc {
@@ -136,6 +137,32 @@ inline double SamplerLogSumExp(double a, double b) {
 // into accept_stat__: w > 0 ? 1.0 : SamplerExp(w) (`gt`, `exp`, `select`);
 // w = -inf gives 0, NaN gives NaN.
 inline double SamplerMetropolisProb(double w) { return w > 0 ? 1.0 : SamplerExp(w); }
+
+// The step size of one NUTS / HMC transition: with jitter > 0 draws
+// u = NextUniform(rng) and returns step_size * (1.0 + jitter * (2.0 * u - 1.0));
+// with jitter == 0 returns step_size and draws nothing.
+double JitteredStepSize(double step_size, double jitter, ChainRng& rng);
+
+// Draws the momentum: z = NextNormals(rng, p); p[i] = z[i] / sqrt_m[i]
+// (`div`; sqrt_m[i] = sqrt(m[i]) with `sqrt`). p has d entries.
+void DrawMomentum(ChainRng& rng, const double* sqrt_m, std::span<double> p);
+
+// The energy of (p, logp): writes p_sharp[i] = m[i] * p[i] and returns
+// 0.5 * SamplerDot(p, p_sharp) - logp. Does not map NaN to +inf (callers do).
+inline double SamplerEnergy(const double* m, const double* p, double logp,
+                            double* p_sharp, int64_t d) {
+  for (int64_t i = 0; i < d; ++i) p_sharp[i] = m[i] * p[i];
+  return 0.5 * SamplerDot(p, p_sharp, d) - logp;
+}
+
+// One leapfrog step with signed step e on (q, p, logp, grad), in place, with
+// the diagonal inverse metric m:
+//   half = 0.5 * e
+//   p[i] = p[i] + half * grad[i];  q[i] = q[i] + e * (m[i] * p[i])
+//   *logp = model.LogDensityGradient(q, grad)
+//   p[i] = p[i] + half * grad[i]
+void SamplerLeapfrog(const Model& model, const double* m, double e, int64_t d,
+                     double* q, double* p, double* grad, double* logp);
 
 }  // namespace autobatch::mcmc
 

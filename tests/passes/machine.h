@@ -1,6 +1,7 @@
-// Tiny scalar executors for the pass tests: a reference interpreter for
-// unlowered programs and a batched stack machine for lowered ones, which
-// checks the stack discipline that lower_calls promises.
+// Tiny scalar executors for the pass tests.
+//
+// A reference interpreter for unlowered programs and a batched stack machine
+// for lowered ones, which checks the stack discipline lower_calls promises.
 //
 // Only what the test programs use: scalar variables, values held as double
 // (i64 exact below 2^53, bool as 0/1), primitives constant, fill_like, copy,

@@ -89,7 +89,9 @@ TEST(OrderBlocksTest, ReducesOrKeepsBlockExecutions) {
     ASSERT_TRUE(testing::AgreesWithReference(allocated, ordered, inputs, &after));
     SCOPED_TRACE(fused->entry_function().name);
     EXPECT_LE(after.block_executions, before.block_executions);
-    if (c.strictly_better) EXPECT_LT(after.block_executions, before.block_executions);
+    if (c.strictly_better) {
+      EXPECT_LT(after.block_executions, before.block_executions);
+    }
   }
 }
 

@@ -3,18 +3,19 @@
 
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "ir/json.h"
 #include "ir/printer.h"
 #include "ir/testing/fib_program.h"
 #include "tests/passes/machine.h"
 #include "tests/passes/test_programs.h"
+#include "tests/passes/test_util.h"
 
 namespace autobatch {
 namespace {
 
-using testing::RunReference;
-using testing::RunStackMachine;
 using testing::Values;
 
 struct Case {
@@ -59,17 +60,104 @@ TEST(PipelineTest, LoweredProgramsAgreeWithTheReference) {
       options.order_blocks = optimize;
       absl::StatusOr<Program> lowered = LowerProgram(c.make(), c.types, options);
       ASSERT_TRUE(lowered.ok()) << lowered.status();
-      absl::StatusOr<testing::StackRun> run = RunStackMachine(*lowered, c.inputs);
-      ASSERT_TRUE(run.ok()) << run.status() << "\n" << PrintProgram(*lowered);
-      for (size_t l = 0; l < c.inputs.size(); ++l) {
-        absl::StatusOr<Values> expected = RunReference(*compiled, c.inputs[l]);
-        ASSERT_TRUE(expected.ok()) << expected.status();
-        EXPECT_EQ(run->outputs[l], *expected) << "lane " << l;
-      }
-      std::cout << c.name << " optimize=" << optimize << " blocks=" << run->block_executions
-                << " lane-blocks=" << run->lane_block_executions << "\n";
+      EXPECT_EQ(lowered->stage, Stage::kLowered);
+      EXPECT_TRUE(testing::AgreesWithReference(*compiled, *lowered, c.inputs));
     }
   }
+}
+
+TEST(PipelineTest, CompileProgramStopsAtAllocated) {
+  absl::StatusOr<Program> compiled =
+      CompileProgram(autobatch::testing::MakeFibonacciProgram(), {Scalar(DType::kI64)});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_EQ(compiled->stage, Stage::kAllocated);
+  EXPECT_EQ(compiled->module.var(testing::FindVar(*compiled, "fibonacci", "n")).storage,
+            StorageClass::kFull);
+}
+
+TEST(PipelineTest, LoweredProgramsRoundTripThroughJson) {
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<Program> lowered = LowerProgram(c.make(), c.types);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    const std::string json = DumpProgramJson(*lowered);
+    absl::StatusOr<Program> loaded = LoadProgramJson(json);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_EQ(*loaded, *lowered);
+    EXPECT_EQ(DumpProgramJson(*loaded), json);
+  }
+}
+
+TEST(PipelineTest, PrintsTheIrAfterEveryPass) {
+  std::ostringstream out;
+  PipelineOptions options;
+  options.print_ir_after_each_pass = &out;
+  absl::StatusOr<Program> lowered =
+      LowerProgram(autobatch::testing::MakeFibonacciProgram(), {Scalar(DType::kI64)}, options);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const std::string text = out.str();
+  size_t last = 0;
+  bool first = true;
+  for (const char* pass : {"infer_types", "allocate_variables", "lower_calls",
+                           "fuse_pop_push", "order_blocks"}) {
+    const size_t at = text.find(std::string("=== after ") + pass + " ===\n");
+    ASSERT_NE(at, std::string::npos) << pass;
+    if (!first) {
+      EXPECT_GT(at, last) << pass << " out of order";
+    }
+    first = false;
+    last = at;
+  }
+  EXPECT_THAT(text, ::testing::HasSubstr("=== after infer_types ===\nprogram stage=typed"));
+  // fib's blocks are already in order: order_blocks changes nothing.
+  EXPECT_THAT(text, ::testing::EndsWith("=== after order_blocks ===\n(unchanged)\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr(PrintProgram(*lowered)));
+}
+
+TEST(PipelineTest, AFailingPassIsNamedWithTheIrItReceived) {
+  // fib called with a bool: sub on bools breaks the arithmetic type rule.
+  absl::StatusOr<Program> result =
+      LowerProgram(autobatch::testing::MakeFibonacciProgram(), {Scalar(DType::kBool)});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(result.status().message());
+  EXPECT_THAT(message, ::testing::StartsWith("pass infer_types failed: type error in "
+                                             "function 'fibonacci'"));
+  EXPECT_THAT(message, ::testing::HasSubstr("--- IR given to infer_types ---\n"
+                                            "program stage=untyped entry=@main"));
+  EXPECT_THAT(message, ::testing::HasSubstr("// fib.cc:11"));  // with locations
+
+  PipelineOptions quiet;
+  quiet.show_ir_on_error = false;
+  result = LowerProgram(autobatch::testing::MakeFibonacciProgram(), {Scalar(DType::kBool)},
+                        quiet);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(std::string(result.status().message()),
+              ::testing::Not(::testing::HasSubstr("--- IR")));
+}
+
+TEST(PipelineTest, RejectsMalformedInputBeforeAnyPass) {
+  Program p = autobatch::testing::MakeFibonacciProgram();
+  p.module.functions[1].blocks[0].terminator = Goto{BlockId(42)};
+  absl::StatusOr<Program> result = CompileProgram(p, {Scalar(DType::kI64)});
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(std::string(result.status().message()),
+              ::testing::StartsWith("the program given to the compiler is malformed:\n"));
+  EXPECT_THAT(std::string(result.status().message()), ::testing::HasSubstr("^<bad:42>"));
+}
+
+TEST(PipelineTest, VerificationCanBeTurnedOff) {
+  PipelineOptions options;
+  options.verify = false;
+  absl::StatusOr<Program> lowered =
+      LowerProgram(autobatch::testing::MakeSwapProgram(),
+                   {Scalar(DType::kI64), Scalar(DType::kI64), Scalar(DType::kI64)}, options);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<Program> verified =
+      LowerProgram(autobatch::testing::MakeSwapProgram(),
+                   {Scalar(DType::kI64), Scalar(DType::kI64), Scalar(DType::kI64)});
+  ASSERT_TRUE(verified.ok());
+  EXPECT_EQ(*lowered, *verified);
 }
 
 }  // namespace

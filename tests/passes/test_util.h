@@ -1,5 +1,7 @@
-// Helpers shared by the pass tests: finding variables and blocks by name,
-// and running the passes before the one under test.
+// Helpers shared by the pass tests.
+//
+// Finding variables and blocks by name, and running the passes before the
+// one under test.
 #ifndef AUTOBATCH_TESTS_PASSES_TEST_UTIL_H_
 #define AUTOBATCH_TESTS_PASSES_TEST_UTIL_H_
 

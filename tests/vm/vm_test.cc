@@ -177,7 +177,8 @@ BatchFunction DefineTfpFibonacci(Context& ctx) {
   ctx.Batch(fib)([fib](Builder& b, Value n) {
     Var ans = b.Local("ans");
     b.If(n <= 2).Then([&] { ans = 1; }).Else([&] {
-      ans = fib(n - 1) + fib(n - 2);
+      Value left = fib(n - 1);
+      ans = left + fib(n - 2);
     });
     return ans;
   });

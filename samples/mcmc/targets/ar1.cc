@@ -18,7 +18,7 @@ absl::StatusOr<std::unique_ptr<Ar1Gaussian>> Ar1Gaussian::Create(Variant variant
       name, options.dimension, 1,
       dense ? kMaxDenseDimension : target_internal::kMaxDimension));
   if (!(options.rho > -1 && options.rho < 1)) {
-    return absl::InvalidArgument(
+    return absl::InvalidArgumentError(
         absl::StrCat(name, ": rho must be in (-1, 1), got ", options.rho));
   }
   return std::unique_ptr<Ar1Gaussian>(new Ar1Gaussian(variant, options));

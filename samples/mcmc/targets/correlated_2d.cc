@@ -10,12 +10,12 @@ absl::StatusOr<std::unique_ptr<Correlated2d>> Correlated2d::Create(const Options
   for (int i = 0; i < 2; ++i) {
     AB_RETURN_IF_ERROR(target_internal::CheckFinite("correlated_2d", "mean", options.mean[i]));
     if (!(options.sd[i] > 0) || !std::isfinite(options.sd[i])) {
-      return absl::InvalidArgument(absl::StrCat(
+      return absl::InvalidArgumentError(absl::StrCat(
           "correlated_2d: sd entries must be positive and finite, got ", options.sd[i]));
     }
   }
   if (!(options.rho > -1 && options.rho < 1)) {
-    return absl::InvalidArgument(
+    return absl::InvalidArgumentError(
         absl::StrCat("correlated_2d: rho must be in (-1, 1), got ", options.rho));
   }
   return std::unique_ptr<Correlated2d>(new Correlated2d(options));

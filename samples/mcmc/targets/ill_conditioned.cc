@@ -12,7 +12,7 @@ absl::StatusOr<std::unique_ptr<IllConditionedGaussian>> IllConditionedGaussian::
                                                      1, target_internal::kMaxDimension));
   for (double sd : {options.min_sd, options.max_sd}) {
     if (!(sd > 0) || !std::isfinite(sd)) {
-      return absl::InvalidArgument(absl::StrCat(
+      return absl::InvalidArgumentError(absl::StrCat(
           "ill_conditioned: min_sd and max_sd must be positive and finite, got ",
           options.min_sd, " and ", options.max_sd));
     }

@@ -54,15 +54,15 @@ LogisticRegression::Data LogisticRegression::GenerateData(int64_t rows, int64_t 
 absl::StatusOr<std::unique_ptr<LogisticRegression>> LogisticRegression::Create(
     const Options& options) {
   if (options.rows < 1 || options.rows > 1000000) {
-    return absl::InvalidArgument(absl::StrCat(
+    return absl::InvalidArgumentError(absl::StrCat(
         "logistic_regression: rows must be in [1, 1000000], got ", options.rows));
   }
   if (options.features < 1 || options.features > 1000) {
-    return absl::InvalidArgument(absl::StrCat(
+    return absl::InvalidArgumentError(absl::StrCat(
         "logistic_regression: features must be in [1, 1000], got ", options.features));
   }
   if (!(options.prior_sd > 0) || !std::isfinite(options.prior_sd)) {
-    return absl::InvalidArgument(absl::StrCat(
+    return absl::InvalidArgumentError(absl::StrCat(
         "logistic_regression: prior_sd must be positive and finite, got ", options.prior_sd));
   }
   return std::unique_ptr<LogisticRegression>(new LogisticRegression(

@@ -28,13 +28,13 @@ KnownMoments UnknownMoments(int64_t columns) {
 absl::Status CheckDimension(std::string_view target, int64_t dimension, int64_t min,
                             int64_t max) {
   if (dimension >= min && dimension <= max) return absl::OkStatus();
-  return absl::InvalidArgument(absl::StrCat(std::string(target), ": dimension must be in [",
+  return absl::InvalidArgumentError(absl::StrCat(std::string(target), ": dimension must be in [",
                                             min, ", ", max, "], got ", dimension));
 }
 
 absl::Status CheckFinite(std::string_view target, std::string_view option, double value) {
   if (std::isfinite(value)) return absl::OkStatus();
-  return absl::InvalidArgument(absl::StrCat(std::string(target), ": ", std::string(option),
+  return absl::InvalidArgumentError(absl::StrCat(std::string(target), ": ", std::string(option),
                                             " must be finite, got ", value));
 }
 
