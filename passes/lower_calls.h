@@ -27,12 +27,22 @@ namespace autobatch {
 //         push_goto g, B'
 //     B': r_j = copy(g.result_j) ...; PopOp(g's Full results); after; <term>
 //   Copies into Null params and from results that are dead after the call
-//   are omitted. In a self-call, arguments that are the callee's own params
-//   are first copied to new Temporary variables (so that `f(b, a)` inside
-//   f(a, b) is a parallel assignment), and results that are the callee's own
-//   results go through new Temporaries (copy out, pop, copy in).
+//   are omitted. Self-calls (g is the caller) share variables between the
+//   two activations, so:
+//   - an argument that is g's own param at the same position and dies at
+//     the call is not copied nor popped: its value (and frame) is handed to
+//     the callee as is;
+//   - other arguments that are params of g written by the copies are first
+//     saved in new Temporaries "<name>.arg", and popped (if they die) before
+//     the copies, so that e.g. `f(b, a)` inside f(a, b) is a parallel
+//     assignment;
+//   - a result that is g's own result at the same position is left in place
+//     (neither copied nor popped: the callee's frame becomes the caller's);
+//     if another result would overwrite one of g's results still to be read,
+//     all results go through new Temporaries "<name>.ret".
 // * A PrimOp that reads and writes the same Full variable x writes a new
-//   Temporary instead, then pops x and copies the Temporary into x.
+//   Temporary "<x>.new" instead, then pops x and copies the Temporary into
+//   x (fuse_pop_push later makes that copy an in-place write).
 // * Return becomes IndirectGoto; Halt stays.
 // New blocks are placed next to the block they come from (continuations
 // right after it, edge blocks right before their target, except before

@@ -11,9 +11,14 @@ void Profile::Reset(const Program& program, int64_t batch_size,
   batch = batch_size;
   steps = 0;
   timing = with_timing;
-  blocks.assign(program.module.functions.size(), {});
-  for (size_t f = 0; f < blocks.size(); ++f) {
-    blocks[f].assign(program.module.functions[f].blocks.size(), {});
+  const auto& functions = program.module.functions;
+  blocks.assign(functions.size(), {});
+  function_names.assign(functions.size(), {});
+  block_labels.assign(functions.size(), {});
+  for (size_t f = 0; f < functions.size(); ++f) {
+    blocks[f].assign(functions[f].blocks.size(), {});
+    function_names[f] = functions[f].name;
+    for (const Block& b : functions[f].blocks) block_labels[f].push_back(b.label);
   }
   builtins.assign(static_cast<size_t>(NumBuiltinPrimitives()), {});
   kernels.clear();
@@ -56,7 +61,7 @@ double Profile::LockStepBound() const {
   return mean / static_cast<double>(max);
 }
 
-nlohmann::json Profile::ToJson(const Program& program) const {
+nlohmann::json Profile::ToJson() const {
   nlohmann::json out;
   out["batch"] = batch;
   out["steps"] = steps;
@@ -64,14 +69,13 @@ nlohmann::json Profile::ToJson(const Program& program) const {
   out["lock_step_bound"] = LockStepBound();
   nlohmann::json block_list = nlohmann::json::array();
   for (size_t f = 0; f < blocks.size(); ++f) {
-    const Function& fn = program.module.functions[f];
     for (size_t b = 0; b < blocks[f].size(); ++b) {
       const BlockCounters& c = blocks[f][b];
       if (c.executions == 0) continue;
       block_list.push_back({
-          {"function", fn.name},
+          {"function", function_names[f]},
           {"block", b},
-          {"label", fn.blocks[b].label},
+          {"label", block_labels[f][b]},
           {"executions", c.executions},
           {"active_lanes", c.active_lanes},
           {"dense", c.dense},

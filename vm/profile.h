@@ -30,8 +30,11 @@ struct PrimitiveCounters {
 struct Profile {
   int64_t batch = 0;
   int64_t steps = 0;  // batched block executions
-  // Indexed [function][block] of the program that ran.
+  // Indexed [function][block] of the program that ran (which may be a
+  // compiled form of the program the caller passed), with its names.
   std::vector<std::vector<BlockCounters>> blocks;
+  std::vector<std::string> function_names;
+  std::vector<std::vector<std::string>> block_labels;
   // Built-ins indexed by Primitive; user kernels by name.
   std::vector<PrimitiveCounters> builtins;
   std::map<std::string, PrimitiveCounters> kernels;
@@ -54,7 +57,7 @@ struct Profile {
   // Lock-step bound on utilization: every step waits for the slowest lane
   // (vmap of a while loop): mean(lane_blocks) / max(lane_blocks).
   double LockStepBound() const;
-  nlohmann::json ToJson(const Program& program) const;
+  nlohmann::json ToJson() const;
 };
 
 }  // namespace autobatch

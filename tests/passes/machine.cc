@@ -159,6 +159,7 @@ class StackMachine {
       }
     }
     StackRun run;
+    for (const Function& fn : m_.functions) run.executions.emplace_back(fn.blocks.size(), 0);
     while (true) {
       int32_t best = -1;
       for (const Lane& lane : lanes) {
@@ -168,6 +169,12 @@ class StackMachine {
       }
       if (best < 0) break;
       if (++run.block_executions > kMaxSteps) return Fail("stack machine: step budget");
+      for (size_t f = 0; f < offsets_.size(); ++f) {
+        const int32_t local = best - offsets_[f];
+        if (local >= 0 && local < static_cast<int32_t>(m_.functions[f].blocks.size())) {
+          ++run.executions[f][local];
+        }
+      }
       for (size_t l = 0; l < lanes.size(); ++l) {
         Lane& lane = lanes[l];
         if (lane.halted || offsets_[lane.f.value] + lane.b.value != best) continue;

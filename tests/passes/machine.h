@@ -30,6 +30,7 @@ struct StackRun {
   int64_t block_executions = 0;  // steps: one per block run (any lane count)
   int64_t lane_block_executions = 0;  // summed over lanes
   int64_t max_lane_block_executions = 0;  // of the busiest lane: a lower bound
+  std::vector<std::vector<int64_t>> executions;  // [function][block]: steps
 };
 
 // Runs a lowered program on all lanes at once like the stack VM: each step

@@ -67,9 +67,10 @@ void ExpectRuns(const Compiled& c, const std::vector<int64_t>& inputs, Reference
         << "input " << inputs[l];
   }
   EXPECT_LE(ordered.block_executions, unordered.block_executions);
-  std::cout << c.lowered.entry_function().name << ": " << unordered.block_executions
-            << " block executions before order_blocks, " << ordered.block_executions
-            << " after (busiest lane alone: " << ordered.max_lane_block_executions << ")\n";
+  ::testing::Test::RecordProperty("steps_unordered", static_cast<int>(unordered.block_executions));
+  ::testing::Test::RecordProperty("steps_ordered", static_cast<int>(ordered.block_executions));
+  ::testing::Test::RecordProperty("steps_busiest_lane",
+                                  static_cast<int>(ordered.max_lane_block_executions));
 }
 
 // The CallOps of function `name` in the allocated program, in block order.

@@ -1,0 +1,266 @@
+// The `autobatch` command-line tool: print, dump and run programs.
+//
+//   autobatch ir  <program.json|sample> [--stage untyped|typed|lowered]
+//                 [--json] [--types i64,f64[3]] [--print-after-all]
+//   autobatch run <program.json|sample> --inputs inputs.json
+//                 [--vm stack|stackless|reference] [--backend eigen|...]
+//                 [--max-steps N] [--timeout S] [--max-stack-depth N]
+//                 [--profile]
+//
+// Errors print one clear message and exit with status 1 (2 for bad usage);
+// never a signal.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "backends/backend.h"
+#include "frontend/context.h"
+#include "ir/json.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/pipeline.h"
+#include "tools/sample_programs.h"
+#include "tools/tensor_json.h"
+#include "vm/run.h"
+
+namespace autobatch {
+namespace {
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "autobatch: error: %s\n", std::string(status.message()).c_str());
+  return 1;
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A .json path is loaded and verified; anything else names a sample.
+absl::StatusOr<NamedProgram> LoadProgram(const std::string& what, Context& ctx) {
+  if (!EndsWith(what, ".json")) return LoadSampleProgram(what, ctx);
+  std::ifstream in(what);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("cannot open program file '", what, "'"));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<Program> program = LoadProgramJson(text.str());
+  if (!program.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": ", program.status().message()));
+  }
+  absl::Status verified = VerifyProgram(*program);
+  if (!verified.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": the program is not valid IR:\n", verified.message()));
+  }
+  NamedProgram named{std::move(*program), {}};
+  for (VarId p : named.program.entry_function().params) {
+    const Variable& var = named.program.module.var(p);
+    if (!var.type) break;
+    named.default_types.push_back(*var.type);
+  }
+  if (named.default_types.size() != named.program.entry_function().params.size()) {
+    named.default_types.clear();
+  }
+  return named;
+}
+
+absl::StatusOr<std::vector<TensorType>> ParseTypes(const std::string& text) {
+  std::vector<TensorType> types;
+  // Split on commas outside brackets: "f64[2,3],i64".
+  std::string current;
+  int depth = 0;
+  auto flush = [&]() -> absl::Status {
+    std::optional<TensorType> t = ParseTensorType(current);
+    if (!t) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--types: cannot read '", current, "'; write types like i64, f64[3], bool"));
+    }
+    types.push_back(*t);
+    current.clear();
+    return absl::OkStatus();
+  };
+  for (char c : text) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      AB_RETURN_IF_ERROR(flush());
+    } else if (c != ' ') {
+      current += c;
+    }
+  }
+  if (!current.empty()) AB_RETURN_IF_ERROR(flush());
+  return types;
+}
+
+struct IrArgs {
+  std::string program;
+  std::string stage = "untyped";
+  bool json = false;
+  std::string types;
+  bool print_after_all = false;
+};
+
+int RunIr(const IrArgs& args) {
+  Context ctx;
+  absl::StatusOr<NamedProgram> named = LoadProgram(args.program, ctx);
+  if (!named.ok()) return Fail(named.status());
+  std::vector<TensorType> types = named->default_types;
+  if (!args.types.empty()) {
+    absl::StatusOr<std::vector<TensorType>> parsed = ParseTypes(args.types);
+    if (!parsed.ok()) return Fail(parsed.status());
+    types = *parsed;
+  }
+  Program program = named->program;
+  PipelineOptions options;
+  options.print_ir_after_each_pass = args.print_after_all ? &std::cerr : nullptr;
+  if (args.stage != "untyped") {
+    if (types.empty() && !program.entry_function().params.empty()) {
+      return Fail(absl::InvalidArgumentError(
+          "--stage typed/lowered needs the input types: pass --types (e.g. --types i64)"));
+    }
+    absl::StatusOr<Program> compiled =
+        args.stage == "typed" ? CompileProgram(program, types, options)
+                              : LowerProgram(program, types, options);
+    if (!compiled.ok()) return Fail(compiled.status());
+    program = std::move(*compiled);
+  }
+  std::printf("%s\n", args.json ? DumpProgramJson(program).c_str()
+                                : PrintProgram(program).c_str());
+  return 0;
+}
+
+struct RunArgs {
+  std::string program;
+  std::string inputs;
+  std::string vm = "stack";
+  std::string backend = "eigen";
+  int64_t max_steps = CallOptions{}.max_steps;
+  double timeout = 0;
+  int64_t max_stack_depth = CallOptions{}.max_stack_depth;
+  bool profile = false;
+};
+
+void PrintProfileTable(const Profile& profile) {
+  std::fprintf(stderr, "%-24s %-16s %10s %12s %8s\n", "function", "block", "runs",
+               "lanes", "util");
+  for (size_t f = 0; f < profile.blocks.size(); ++f) {
+    for (size_t b = 0; b < profile.blocks[f].size(); ++b) {
+      const BlockCounters& c = profile.blocks[f][b];
+      if (c.executions == 0) continue;
+      std::fprintf(stderr, "%-24s %-16s %10lld %12lld %7.1f%%\n",
+                   profile.function_names[f].c_str(),
+                   profile.block_labels[f][b].c_str(),
+                   static_cast<long long>(c.executions),
+                   static_cast<long long>(c.active_lanes),
+                   100.0 * static_cast<double>(c.active_lanes) /
+                       (static_cast<double>(c.executions) *
+                        static_cast<double>(std::max<int64_t>(profile.batch, 1))));
+    }
+  }
+  std::fprintf(stderr, "\n%-20s %10s %12s %12s\n", "primitive", "runs", "lanes", "seconds");
+  for (size_t i = 0; i < profile.builtins.size(); ++i) {
+    const PrimitiveCounters& c = profile.builtins[i];
+    if (c.executions == 0) continue;
+    std::fprintf(stderr, "%-20s %10lld %12lld %12.6f\n",
+                 std::string(PrimitiveName(static_cast<Primitive>(i))).c_str(),
+                 static_cast<long long>(c.executions),
+                 static_cast<long long>(c.active_lanes),
+                 static_cast<double>(c.nanoseconds) * 1e-9);
+  }
+  for (const auto& [name, c] : profile.kernels) {
+    std::fprintf(stderr, "%-20s %10lld %12lld %12.6f\n", ("kernel:" + name).c_str(),
+                 static_cast<long long>(c.executions),
+                 static_cast<long long>(c.active_lanes),
+                 static_cast<double>(c.nanoseconds) * 1e-9);
+  }
+  std::fprintf(stderr, "\nbatch utilization %.1f%%, lock-step bound %.1f%%\n",
+               100.0 * profile.Utilization(), 100.0 * profile.LockStepBound());
+}
+
+int RunRun(const RunArgs& args) {
+  Context ctx;
+  absl::StatusOr<NamedProgram> named = LoadProgram(args.program, ctx);
+  if (!named.ok()) return Fail(named.status());
+  const Program& program = named->program;
+  absl::Status bound = ctx.kernels().CheckBound(program.module);
+  if (!bound.ok()) return Fail(bound);
+
+  std::vector<std::optional<TensorType>> expected;
+  for (VarId p : program.entry_function().params) expected.push_back(program.module.var(p).type);
+  absl::StatusOr<std::vector<Tensor>> inputs = ReadInputsFile(args.inputs, expected);
+  if (!inputs.ok()) return Fail(inputs.status());
+
+  CallOptions options;
+  if (args.vm == "reference") {
+    options.dry_run = true;
+  } else {
+    options.vm = args.vm == "stackless" ? Vm::kStackless : Vm::kStack;
+  }
+  options.backend = args.backend;
+  options.max_steps = args.max_steps;
+  options.timeout_seconds = args.timeout;
+  options.max_stack_depth = args.max_stack_depth;
+  options.profile_timing = args.profile;
+  Profile profile;
+  absl::StatusOr<std::vector<Tensor>> outputs =
+      RunProgram(program, std::move(*inputs), &ctx.kernels(), options, &profile);
+  if (!outputs.ok()) return Fail(outputs.status());
+  nlohmann::json out;
+  out["outputs"] = nlohmann::json::array();
+  for (const Tensor& t : *outputs) out["outputs"].push_back(TensorToJson(t));
+  if (!options.dry_run) out["profile"] = profile.ToJson();
+  std::printf("%s\n", out.dump(2).c_str());
+  if (args.profile && !options.dry_run) PrintProfileTable(profile);
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"autobatch: auto-batching compiler and VM"};
+  app.require_subcommand(1);
+
+  IrArgs ir;
+  CLI::App* ir_cmd = app.add_subcommand("ir", "print or dump a program's IR");
+  ir_cmd->add_option("program", ir.program, "program.json or a sample name")->required();
+  ir_cmd->add_option("--stage", ir.stage, "untyped, typed or lowered")
+      ->check(CLI::IsMember({"untyped", "typed", "lowered"}));
+  ir_cmd->add_flag("--json", ir.json, "dump JSON instead of text");
+  ir_cmd->add_option("--types", ir.types, "entry input types, e.g. i64,f64[3]");
+  ir_cmd->add_flag("--print-after-all", ir.print_after_all,
+                   "print the IR after every pass (to stderr)");
+
+  RunArgs run;
+  CLI::App* run_cmd = app.add_subcommand("run", "run a program on JSON inputs");
+  run_cmd->add_option("program", run.program, "program.json or a sample name")->required();
+  run_cmd->add_option("--inputs", run.inputs, "JSON file: {\"inputs\": [...]}")->required();
+  run_cmd->add_option("--vm", run.vm, "stack, stackless or reference")
+      ->check(CLI::IsMember({"stack", "stackless", "reference"}));
+  run_cmd->add_option("--backend", run.backend, "backend name");
+  run_cmd->add_option("--max-steps", run.max_steps, "block-execution budget (0: none)");
+  run_cmd->add_option("--timeout", run.timeout, "wall-clock budget in seconds (0: none)");
+  run_cmd->add_option("--max-stack-depth", run.max_stack_depth, "recursion limit");
+  run_cmd->add_flag("--profile", run.profile,
+                    "time primitives; print per-block and per-primitive tables to stderr");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (*ir_cmd) return RunIr(ir);
+  return RunRun(run);
+}
+
+}  // namespace
+}  // namespace autobatch
+
+int main(int argc, char** argv) { return autobatch::Main(argc, argv); }
