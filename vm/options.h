@@ -36,7 +36,7 @@ struct CallOptions {
   // fewer than dense_fraction * batch lanes are active, else DENSE (run all
   // lanes, keep the active results). Measured by bench/dense_compact_bench;
   // see docs/BENCHMARKS.md. Both modes give identical bits.
-  double dense_fraction = 0.25;
+  double dense_fraction = 0.5;
   // Time every primitive execution (Profile::primitives[...].nanoseconds).
   bool profile_timing = false;
 };

@@ -1,0 +1,127 @@
+// The `autobatch` command line: printing, dumping, running, and clear errors
+// (non-zero exit, a message, never a signal) on bad input.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace autobatch {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int exit_code = -1;  // -1: killed by a signal
+  std::string out;     // stdout and stderr together
+};
+
+Result RunCli(const std::string& args) {
+  std::string command = std::string(AUTOBATCH_CLI) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  Result result;
+  std::array<char, 4096> buffer;
+  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) {
+    result.out.append(buffer.data(), n);
+  }
+  int status = pclose(pipe);
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  return result;
+}
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(CliTest, PrintsEveryStageOfASample) {
+  for (const char* stage : {"untyped", "typed", "lowered"}) {
+    Result r = RunCli(std::string("ir fibonacci --stage ") + stage);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.out, HasSubstr(std::string("stage=") + (std::string(stage) == "typed" ? "allocated" : stage)));
+  }
+  Result lowered = RunCli("ir fibonacci --stage lowered");
+  EXPECT_THAT(lowered.out, HasSubstr("push_goto @fibonacci"));
+}
+
+TEST(CliTest, DumpedJsonRunsLikeTheSample) {
+  Result dump = RunCli("ir collatz --json");
+  ASSERT_EQ(dump.exit_code, 0) << dump.out;
+  std::string program = WriteFile("collatz.json", dump.out);
+  std::string inputs = WriteFile("collatz_inputs.json", R"({"inputs": [[1, 6, 27, 97]]})");
+  for (const char* vm : {"stack", "stackless", "reference"}) {
+    Result r = RunCli("run " + program + " --inputs " + inputs + " --vm " + vm);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    nlohmann::json out = nlohmann::json::parse(r.out);
+    EXPECT_EQ(out["outputs"][0]["values"], nlohmann::json({0, 8, 111, 118})) << vm;
+    if (std::string(vm) != "reference") {
+      EXPECT_GT(out["profile"]["steps"].get<int>(), 0);
+    }
+  }
+}
+
+TEST(CliTest, NonFiniteInputsAndOutputsAreStrings) {
+  // Fibonacci typed for f64 inputs still returns i64: nan and inf lanes take
+  // the base case (nan > 1 is false; inf recurses forever: bounded by depth).
+  std::string inputs = WriteFile("nan_inputs.json", R"({"inputs": [["nan", "-inf", 3.0]]})");
+  Result r = RunCli("run fibonacci --inputs " + inputs);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  nlohmann::json out = nlohmann::json::parse(r.out);
+  EXPECT_EQ(out["outputs"][0]["values"].size(), 3u);
+}
+
+TEST(CliTest, ProfileFlagPrintsTables) {
+  std::string inputs = WriteFile("fib_inputs.json", R"({"inputs": [[6, 7, 8, 7]]})");
+  Result r = RunCli("run fibonacci --inputs " + inputs + " --profile");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("utilization"));
+  EXPECT_THAT(r.out, HasSubstr("seconds"));
+}
+
+TEST(CliTest, ErrorsExitNonZeroWithAMessage) {
+  std::string good = WriteFile("good_inputs.json", R"({"inputs": [[1, 2]]})");
+  std::string truncated = WriteFile("truncated.json", R"({"format": "autobatch-ir", "vers)");
+  std::string wrong_arity = WriteFile("two_inputs.json", R"({"inputs": [[1], [2]]})");
+  std::string not_json = WriteFile("not_json.json", "this is not json");
+  std::string deep = WriteFile("deep_inputs.json", R"({"inputs": [[1, 20]]})");
+  std::string ragged = WriteFile("ragged.json", R"({"inputs": [[[1, 2], [3]]]})");
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"run nosuchsample --inputs " + good, "neither a .json program file nor a sample"},
+           {"run " + truncated + " --inputs " + good, "truncated.json"},
+           {"run fibonacci --inputs /nonexistent/inputs.json", "cannot open inputs file"},
+           {"run fibonacci --inputs " + not_json, "not valid JSON"},
+           {"run fibonacci --inputs " + wrong_arity, "takes 1 input"},
+           {"run fibonacci --inputs " + ragged, "expected an array of 2 elements"},
+           {"run fibonacci --inputs " + good + " --backend cuda", "eigen"},
+           {"run fibonacci --inputs " + deep + " --max-stack-depth 3", "max_stack_depth"},
+           {"ir fibonacci --stage typed --types f64[", "--types"},
+       }) {
+    Result r = RunCli(c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
+  }
+  Result usage = RunCli("frobnicate");
+  EXPECT_EQ(usage.exit_code, 2) << usage.out;
+}
+
+TEST(CliTest, NeverHaltingProgramHitsTheStepBudget) {
+  // collatz on a negative number terminates immediately; use max-steps on a
+  // long run instead: 27 needs 111 iterations.
+  std::string inputs = WriteFile("long_inputs.json", R"({"inputs": [[27]]})");
+  Result r = RunCli("run collatz --inputs " + inputs + " --max-steps 20");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("step budget exhausted"));
+}
+
+}  // namespace
+}  // namespace autobatch
