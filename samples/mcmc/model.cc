@@ -88,13 +88,13 @@ absl::Status Unconstrain(const Model& model, std::span<const double> constrained
       const char* support = "";
       switch (spec.transform) {
         case Transform::kIdentity:
-          in_support = !std::isnan(x);
-          support = "a number (not NaN)";
+          in_support = std::isfinite(x);
+          support = "finite";
           if (in_support) q[i] = x;
           break;
         case Transform::kLog:
-          in_support = x > 0;
-          support = "> 0 (log transform)";
+          in_support = x > 0 && std::isfinite(x);
+          support = "finite and > 0 (log transform)";
           if (in_support) q[i] = std::log(x);
           break;
         case Transform::kLogit:

@@ -80,8 +80,8 @@ void Constrain(const Model& model, std::span<const double> q,
 // The inverse of Constrain: unconstrained q for constrained values (user
 // initial values, exact draws of a known target). Requires q.size() ==
 // constrained.size() == dimension(). InvalidArgument naming the element
-// ("tau", "theta.3") when a value is NaN or outside its transform's open
-// support (x > 0 for kLog, 0 < x < 1 for kLogit).
+// ("tau", "theta.3") when a value is not finite or outside its transform's
+// open support (x > 0 for kLog, 0 < x < 1 for kLogit).
 absl::Status Unconstrain(const Model& model, std::span<const double> constrained,
                          std::span<double> q);
 // Column names of the constrained parameters then the generated quantities,

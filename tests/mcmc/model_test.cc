@@ -130,6 +130,12 @@ TEST(ModelTest, UnconstrainRejectsValuesOutsideSupport) {
   x[5] = std::numeric_limits<double>::quiet_NaN();  // m.2.2
   status = Unconstrain(model, x, q);
   EXPECT_NE(status.message().find("m.2.2"), std::string_view::npos) << status;
+  x[5] = 0;
+  x[1] = std::numeric_limits<double>::infinity();  // s = inf has no finite log
+  status = Unconstrain(model, x, q);
+  EXPECT_NE(status.message().find("parameter s "), std::string_view::npos) << status;
+  x[1] = 1;
+  EXPECT_TRUE(Unconstrain(model, x, q).ok());
 }
 
 TEST(ModelTest, DefaultBatchCallsEachActiveLaneOnly) {
