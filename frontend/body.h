@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <optional>
 #include <set>
@@ -219,6 +220,11 @@ class ContextImpl {
   absl::StatusOr<std::vector<int>> Reachable(int entry);
   // The program of `entry`, cached until the next registration.
   absl::StatusOr<const autobatch::Program*> CachedProgram(int entry);
+  // The program of `entry` compiled (lowered = false: CompileProgram, for
+  // the stackless VM; true: LowerProgram, for the stack VM) for
+  // `input_types`, cached per (entry, signature) until the next registration.
+  absl::StatusOr<const autobatch::Program*> CachedCompiled(
+      int entry, const std::vector<TensorType>& input_types, bool lowered);
   // The name of the body with this id, if it belongs to this context.
   std::optional<std::string> BodyName(uint64_t id) const;
 
@@ -231,6 +237,9 @@ class ContextImpl {
   absl::Status first_error_;
   int64_t generation_ = 0;
   std::map<int, std::pair<int64_t, autobatch::Program>> program_cache_;
+  // (entry, lowered, signature) -> (generation, program).
+  std::map<std::tuple<int, bool, std::string>, std::pair<int64_t, autobatch::Program>>
+      compiled_cache_;
 };
 
 }  // namespace autobatch::frontend_internal

@@ -77,6 +77,7 @@ IfStatement&& IfStatement::Then(const std::function<void()>& body_fn) && {
     body->Error(ToSourceLoc(loc_), "Then must follow If or ElseIf (once)");
     return std::move(*this);
   }
+  state_ = State::kInBranch;  // a nested Then/Else of this statement is an error
   if (body_fn) body_fn();
   body->Terminate(Goto{BlockId(Join(*body))}, ToSourceLoc(loc_));
   body->SetCurrent(pending_else_);
@@ -102,6 +103,7 @@ void IfStatement::Else(const std::function<void()>& body_fn) && {
     body->Error(ToSourceLoc(loc_), "Else must follow Then (once)");
     return;
   }
+  state_ = State::kInBranch;
   if (body_fn) body_fn();
   state_ = State::kNeedJoin;
   Finish();
@@ -109,7 +111,7 @@ void IfStatement::Else(const std::function<void()>& body_fn) && {
 
 void IfStatement::Finish() {
   Body* body = BodyIfCurrent(body_id_);
-  if (body == nullptr || state_ == State::kDone) return;
+  if (body == nullptr || state_ == State::kDone || state_ == State::kInBranch) return;
   if (state_ == State::kNeedThen) {
     body->Error(ToSourceLoc(loc_), "If without Then: write b.If(cond).Then([&] { ... })");
     body->Terminate(Goto{BlockId(Join(*body))}, ToSourceLoc(loc_));

@@ -60,7 +60,7 @@ class IfStatement {
   int32_t Join(frontend_internal::Body& body);
   void Finish();
 
-  enum class State : uint8_t { kNeedThen, kAfterThen, kNeedJoin, kDone };
+  enum class State : uint8_t { kNeedThen, kInBranch, kAfterThen, kNeedJoin, kDone };
   uint64_t body_id_ = 0;
   int32_t pending_else_ = -1;  // where control goes if no condition holds yet
   int32_t join_ = -1;          // created on first use

@@ -9,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "frontend/body.h"
+#include "passes/pipeline.h"
+#include "vm/run.h"
 #include "frontend/tidy.h"
 #include "ir/overloaded.h"
 #include "ir/status.h"
@@ -269,7 +271,39 @@ absl::StatusOr<const autobatch::Program*> ContextImpl::CachedProgram(int entry) 
   return &slot.second;
 }
 
+absl::StatusOr<const autobatch::Program*> ContextImpl::CachedCompiled(
+    int entry, const std::vector<TensorType>& input_types, bool lowered) {
+  std::string signature;
+  for (const TensorType& t : input_types) absl::StrAppend(&signature, t.ToString(), ";");
+  auto key = std::make_tuple(entry, lowered, signature);
+  auto it = compiled_cache_.find(key);
+  if (it != compiled_cache_.end() && it->second.first == generation_) return &it->second.second;
+  AB_ASSIGN_OR_RETURN(const autobatch::Program* untyped, CachedProgram(entry));
+  AB_ASSIGN_OR_RETURN(autobatch::Program compiled,
+                      lowered ? LowerProgram(*untyped, input_types)
+                              : CompileProgram(*untyped, input_types));
+  auto& slot = compiled_cache_[key];
+  slot = {generation_, std::move(compiled)};
+  return &slot.second;
+}
+
 }  // namespace frontend_internal
+
+absl::StatusOr<const autobatch::Program*> Context::CompiledProgram(
+    const BatchFunction& entry, const std::vector<TensorType>& input_types) {
+  if (entry.ctx_ != this) {
+    return absl::InvalidArgumentError("CompiledProgram: the handle belongs to another Context");
+  }
+  return impl_->CachedCompiled(entry.index_, input_types, /*lowered=*/false);
+}
+
+absl::StatusOr<const autobatch::Program*> Context::LoweredProgram(
+    const BatchFunction& entry, const std::vector<TensorType>& input_types) {
+  if (entry.ctx_ != this) {
+    return absl::InvalidArgumentError("LoweredProgram: the handle belongs to another Context");
+  }
+  return impl_->CachedCompiled(entry.index_, input_types, /*lowered=*/true);
+}
 
 // --- Context --------------------------------------------------------------------
 
@@ -428,9 +462,12 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
   AB_ASSIGN_OR_RETURN(const autobatch::Program* program, ctx_->impl_->CachedProgram(index_));
   AB_RETURN_IF_ERROR(CheckInputs(*program, inputs));
   if (!options.dry_run) {
-    return absl::UnimplementedError(absl::StrCat(
-        "BatchFunction::Run('", name(), "'): stack VM not linked yet; only "
-        "CallOptions{.dry_run = true} (the reference interpreter) runs for now"));
+    std::vector<TensorType> types;
+    for (const Tensor& t : inputs) types.push_back(t.type());
+    AB_ASSIGN_OR_RETURN(const autobatch::Program* compiled,
+                        ctx_->impl_->CachedCompiled(index_, types,
+                                                    /*lowered=*/options.vm == Vm::kStack));
+    return RunProgram(*compiled, std::move(inputs), &ctx_->kernels(), options);
   }
   ReferenceOptions reference;
   reference.max_depth = options.max_stack_depth;

@@ -33,7 +33,9 @@
 // used in another function, an If without a condition, a wrong number of
 // arguments, ...) is recorded with the user's "file:line" and returned by
 // Module() / Program() / Run(); the first error wins and is kept (building
-// continues but its IR is discarded).
+// continues but its IR is discarded). A function that is called or declared
+// but has no body yet is reported without being kept: define it and ask
+// again.
 //
 // IR. Each function's variables belong to it and have readable unique names:
 // parameters as given in FunctionOptions::param_names (else p0, p1, ...;
@@ -194,9 +196,10 @@ class BatchFunction {
 
   // Outside bodies: runs a batch. `inputs` are the flattened parameters,
   // each a Tensor of [batch, event...]; all must have the same batch size
-  // (0 and 1 work). Returns the flattened results. Only dry_run (the
-  // reference interpreter, lane by lane) is implemented yet; other calls are
-  // Unimplemented.
+  // (0 and 1 work). Returns the flattened results. Runs on the VM and
+  // backend `options` choose (the program is compiled for the inputs' types
+  // once and cached; see Context::LoweredProgram), or with dry_run on the
+  // reference interpreter lane by lane.
   absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs,
                                           const CallOptions& options = {}) const;
   // One input, one output.
@@ -289,6 +292,16 @@ class Context {
   // functions reachable from `entry` (in registration order), which must all
   // have bodies.
   absl::StatusOr<autobatch::Program> Program(const BatchFunction& entry);
+
+  // The program of `entry` typed for `input_types` and allocated (TFP's
+  // "compiled" program; runs on the stackless VM), and the same program
+  // lowered (runs on the stack VM). Each is compiled once per input signature
+  // and cached until the next registration; the pointer stays valid until
+  // then. Errors name the failing pass.
+  absl::StatusOr<const autobatch::Program*> CompiledProgram(
+      const BatchFunction& entry, const std::vector<TensorType>& input_types);
+  absl::StatusOr<const autobatch::Program*> LoweredProgram(
+      const BatchFunction& entry, const std::vector<TensorType>& input_types);
 
   // The user kernels registered so far.
   const KernelRegistry& kernels() const;

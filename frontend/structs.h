@@ -267,7 +267,10 @@ int LeafCount() {
 // Values, a tuple or a struct. How many results the call has is checked when
 // the module is built (a BatchFunction's body may not be built yet when it is
 // called); a call whose results are never used receives them anyway.
-// Converting the same call result twice gives the same variables.
+// Converting the same call result twice gives the same variables. Used as
+// an argument or returned from a body lambda, a CallResult is ONE value; to
+// pass on several results, convert first: `return f(x).As<std::tuple<Value,
+// Value>>();`.
 class CallResult {
  public:
   // Exactly one result.
