@@ -461,9 +461,11 @@ TEST(ContextTest, RunChecksItsInputs) {
   EXPECT_THAT(ErrorOf(r), HasSubstr("input 1 (parameter 'y') has batch size 2"));
   EXPECT_THAT(ErrorOf(r), HasSubstr("parameter 'x') has batch size 3"));
 
-  r = add.Run({x, x});
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(ErrorOf(r), HasSubstr("stack VM not linked yet"));
+  for (Vm vm : {Vm::kStack, Vm::kStackless}) {
+    r = add.Run({x, x}, {.vm = vm});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ((*r)[0].ToVector<double>(), (std::vector<double>{2, 4, 6}));
+  }
 
   r = add.Run({x, x}, {.dry_run = true});
   ASSERT_TRUE(r.ok()) << r.status();
