@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <span>
 
 #include "absl/strings/str_cat.h"
 #include "ir/overloaded.h"
@@ -47,10 +48,7 @@ class StackVm {
       }
       *Storage(param) = std::move(inputs[i]);
     }
-    lanes_.Clear();
-    for (int64_t lane = 0; lane < batch_; ++lane) {
-      MoveLane(lane, Gid(program_.entry, BlockId(0)));
-    }
+    MoveAll(Gid(program_.entry, BlockId(0)));
     for (int32_t gid = NextBlock(); gid >= 0; gid = NextBlock()) {
       AB_RETURN_IF_ERROR(budget_.Tick());
       AB_RETURN_IF_ERROR(Step(gid));
@@ -103,17 +101,73 @@ class StackVm {
                                                          : &values_[v.value];
   }
 
+  // Lanes arrive at a block in sorted runs: every sweep over a sorted lane
+  // set (one per terminator, two for a Branch) appends increasing lanes, so
+  // a block's waiting list is a few sorted runs that Take merges — cheaper
+  // than sorting, and O(lanes moved), never O(batch).
+  struct Waiting {
+    std::vector<int64_t> lanes;
+    std::vector<size_t> run_starts;
+    int64_t sweep = -1;  // the sweep that appended the last run
+  };
+
   void MoveLane(int64_t lane, int32_t gid) {
-    waiting_[gid].push_back(lane);
+    Waiting& w = waiting_[gid];
+    if (w.sweep != sweep_) {
+      w.run_starts.push_back(w.lanes.size());
+      w.sweep = sweep_;
+    }
+    w.lanes.push_back(lane);
     nonempty_[gid >> 6] |= uint64_t{1} << (gid & 63);
+  }
+
+  void MoveLanes(std::span<const int64_t> lanes, int32_t gid) {
+    if (lanes.empty()) return;
+    Waiting& w = waiting_[gid];
+    if (w.sweep != sweep_) {
+      w.run_starts.push_back(w.lanes.size());
+      w.sweep = sweep_;
+    }
+    w.lanes.insert(w.lanes.end(), lanes.begin(), lanes.end());
+    nonempty_[gid >> 6] |= uint64_t{1} << (gid & 63);
+  }
+
+  // Moves the lanes waiting at `gid` into lanes_, sorted.
+  void Take(int32_t gid) {
+    Waiting& w = waiting_[gid];
+    std::vector<int64_t>& v = w.lanes;
+    // Merge adjacent sorted runs pairwise until one is left.
+    while (w.run_starts.size() > 1) {
+      merged_starts_.clear();
+      for (size_t r = 0; r < w.run_starts.size(); r += 2) {
+        merged_starts_.push_back(w.run_starts[r]);
+        if (r + 1 < w.run_starts.size()) {
+          size_t end = r + 2 < w.run_starts.size() ? w.run_starts[r + 2] : v.size();
+          std::inplace_merge(v.begin() + static_cast<std::ptrdiff_t>(w.run_starts[r]),
+                             v.begin() + static_cast<std::ptrdiff_t>(w.run_starts[r + 1]),
+                             v.begin() + static_cast<std::ptrdiff_t>(end));
+        }
+      }
+      w.run_starts.swap(merged_starts_);
+    }
+    AB_DCHECK(std::is_sorted(v.begin(), v.end()));
+    lanes_.Clear();
+    for (int64_t lane : v) {
+      lanes_.Append(lane);
+      ++profile_.lane_blocks[lane];
+    }
+    v.clear();
+    w.run_starts.clear();
+    w.sweep = -1;
+    nonempty_[gid >> 6] &= ~(uint64_t{1} << (gid & 63));
   }
 
   int32_t NextBlock() const {
     if (policy_ == BlockPolicy::kMostLanes) {
       int32_t best = -1;
       for (size_t g = 0; g < waiting_.size(); ++g) {
-        if (!waiting_[g].empty() &&
-            (best < 0 || waiting_[g].size() > waiting_[best].size())) {
+        if (!waiting_[g].lanes.empty() &&
+            (best < 0 || waiting_[g].lanes.size() > waiting_[best].lanes.size())) {
           best = static_cast<int32_t>(g);
         }
       }
@@ -131,17 +185,7 @@ class StackVm {
     const auto [fn_id, block_id] = blocks_[gid];
     const Function& fn = module_.function(fn_id);
     const Block& block = fn.blocks[block_id.value];
-    // Take the lanes waiting here; they all run now.
-    current_.swap(waiting_[gid]);
-    waiting_[gid].clear();
-    nonempty_[gid >> 6] &= ~(uint64_t{1} << (gid & 63));
-    std::sort(current_.begin(), current_.end());
-    lanes_.Clear();
-    for (int64_t lane : current_) {
-      lanes_.Append(lane);
-      ++profile_.lane_blocks[lane];
-    }
-    current_.clear();
+    Take(gid);  // the lanes waiting here all run now
 
     ExecMode mode = ChooseMode(lanes_.size(), batch_, options_);
     BlockCounters& counters = profile_.blocks[fn_id.value][block_id.value];
@@ -223,8 +267,10 @@ class StackVm {
               backend_.Split(*Storage(t.cond), lanes_, &if_true_, &if_false_);
               int32_t then_gid = Gid(fn_id, t.then_block);
               int32_t else_gid = Gid(fn_id, t.else_block);
-              for (int64_t lane : if_true_.indices()) MoveLane(lane, then_gid);
-              for (int64_t lane : if_false_.indices()) MoveLane(lane, else_gid);
+              ++sweep_;
+              MoveLanes(if_true_.indices(), then_gid);
+              ++sweep_;
+              MoveLanes(if_false_.indices(), else_gid);
               return absl::OkStatus();
             },
             [&](const PushGoto& t) {
@@ -242,11 +288,13 @@ class StackVm {
                       "unbounded recursion"));
                 }
                 stack.push_back(return_gid);
-                MoveLane(lane, callee_gid);
               }
+              ++sweep_;
+              MoveLanes(lanes_.indices(), callee_gid);
               return absl::OkStatus();
             },
             [&](const IndirectGoto&) {
+              ++sweep_;
               for (int64_t lane : lanes_.indices()) {
                 std::vector<int32_t>& stack = pc_stack_[lane];
                 if (stack.empty()) continue;  // returned from the entry: halt
@@ -266,7 +314,8 @@ class StackVm {
   }
 
   void MoveAll(int32_t gid) {
-    for (int64_t lane : lanes_.indices()) MoveLane(lane, gid);
+    ++sweep_;
+    MoveLanes(lanes_.indices(), gid);
   }
 
   const Program& program_;
@@ -284,9 +333,10 @@ class StackVm {
   std::vector<Tensor> values_;     // non-Full variables
   std::vector<LaneStack> stacks_;  // Full variables
   std::vector<std::vector<int32_t>> pc_stack_;  // per lane: return addresses
-  std::vector<std::vector<int64_t>> waiting_;   // per global block: lanes
+  std::vector<Waiting> waiting_;                // per global block
   std::vector<uint64_t> nonempty_;              // bitset of waiting_ non-empty
-  std::vector<int64_t> current_;
+  std::vector<size_t> merged_starts_;
+  int64_t sweep_ = 0;
   LaneSet lanes_, if_true_, if_false_;
   std::vector<const Tensor*> in_ptrs_;
   std::vector<Tensor*> out_ptrs_;
