@@ -47,7 +47,8 @@ double SecondsPerRun(Backend& backend, const std::vector<PrimOp>& ops,
 }
 
 PrimOp Op(Primitive p, std::vector<int> in, int out) {
-  PrimOp op{.prim = p};
+  PrimOp op;
+  op.prim = p;
   for (int i : in) op.inputs.push_back(VarId(i));
   op.outputs.push_back(VarId(out));
   return op;

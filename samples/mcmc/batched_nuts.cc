@@ -59,30 +59,42 @@ BatchFunction DefineNutsTransition(Context& ctx, const Kernel& log_density, int6
   const double jitter = config.step_size_jitter;
   const int64_t d = dimension;
 
-  // Declared before build_tree: the stack VM numbers blocks in function
-  // order and runs the lowest first, so lanes that finished a transition
-  // (callers, lower indices) start the next one and join the lanes still
-  // inside build_tree instead of waiting for them (free-running).
+  // Function order matters on the stack VM: it numbers blocks in function
+  // order and runs the lowest-numbered block that has lanes. Callers come
+  // first and the leaf (the only model evaluation) LAST, so every lane that
+  // is not finished — unwinding a subtree, merging, starting its next
+  // doubling or its next transition — reaches the leaf before it runs:
+  // each model-kernel execution serves every unfinished chain (the
+  // free-running bound), and no chain waits for another's trajectory.
   FunctionOptions transition_options;
   transition_options.param_names = TransitionParamNames();
   BatchFunction transition = ctx.Declare("nuts_transition", transition_options);
   BatchFunction build_tree = ctx.Declare(
       "nuts_build_tree",
       {.param_names = {"depth", "start", "step", "h0", "inv_metric", "key", "walk"}});
-  ctx.Batch(build_tree)([build_tree, log_density, max_delta_h](
-                            Builder& b, Value depth, PhasePoint start, Value e, Value h0,
-                            Value m, Value key, Walk walk) -> Tree {
+  BatchFunction leaf =
+      ctx.Declare("nuts_leaf", {.param_names = {"start", "step", "h0", "inv_metric", "walk"}});
+
+  // A leaf: one leapfrog (scalar_nuts.cc, Leaf).
+  ctx.Batch(leaf)([log_density, max_delta_h](PhasePoint start, Value e, Value h0, Value m,
+                                              Walk walk) -> Tree {
+    PhasePoint end = EmitLeapfrog(log_density, m, e, start);
+    Value n_leapfrog = walk.n_leapfrog + 1;
+    Value p_sharp;
+    Value h = EmitNanToInf(EmitEnergy(m, end.p, end.logp, &p_sharp));
+    Value divergent = walk.divergent || h - h0 > max_delta_h;
+    Value w = h0 - h;
+    Value sum_prob = walk.sum_prob + EmitMetropolisProb(w);
+    return Tree{end,     !divergent, w,       end.q,
+                end.logp, end.grad,  h,       end.p,
+                end.p,    p_sharp,   p_sharp, Walk{walk.counter, n_leapfrog, sum_prob, divergent}};
+  });
+
+  ctx.Batch(build_tree)([build_tree, leaf](Builder& b, Value depth, PhasePoint start, Value e,
+                                           Value h0, Value m, Value key, Walk walk) -> Tree {
     b.If(depth == 0).Then([&] {
-      // A leaf: one leapfrog (scalar_nuts.cc, Leaf).
-      PhasePoint end = EmitLeapfrog(log_density, m, e, start);
-      Value n_leapfrog = walk.n_leapfrog + 1;
-      Value p_sharp;
-      Value h = EmitNanToInf(EmitEnergy(m, end.p, end.logp, &p_sharp));
-      Value divergent = walk.divergent || h - h0 > max_delta_h;
-      Value w = h0 - h;
-      Value sum_prob = walk.sum_prob + EmitMetropolisProb(w);
-      b.Return(Tree{end, !divergent, w, end.q, end.logp, end.grad, h, end.p, end.p, p_sharp,
-                    p_sharp, Walk{walk.counter, n_leapfrog, sum_prob, divergent}});
+      Tree one = leaf(start, e, h0, m, walk);
+      b.Return(one);
     });
     Tree init = build_tree(depth - 1, start, e, h0, m, key, walk);
     b.If(!init.valid).Then([&] { b.Return(init); });

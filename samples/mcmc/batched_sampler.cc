@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status.h"
-#include "passes/pipeline.h"
 #include "samples/mcmc/batched_hmc.h"
 #include "samples/mcmc/batched_nuts.h"
 #include "samples/mcmc/batched_rwmh.h"
@@ -114,26 +113,10 @@ absl::StatusOr<std::unique_ptr<BatchedSampler>> BatchedSampler::Create(
   Context& ctx = sampler->ctx_;
   Kernel log_density = RegisterModelKernel(ctx, model);
   Kernel record = sampler->recorder_.Register(ctx);
-  BatchFunction entry = DefineChainProgram(ctx, algorithm, log_density, record,
-                                           sampler->dimension_, sampler->config_);
-  AB_ASSIGN_OR_RETURN(sampler->untyped_, ctx.Program(entry));
+  sampler->entry_ = DefineChainProgram(ctx, algorithm, log_density, record,
+                                       sampler->dimension_, sampler->config_);
+  AB_ASSIGN_OR_RETURN(sampler->untyped_, ctx.Program(sampler->entry_));
   return sampler;
-}
-
-absl::StatusOr<const Program*> BatchedSampler::ProgramFor(
-    const CallOptions& options, const std::vector<TensorType>& input_types) {
-  if (options.dry_run || options.vm == Vm::kStackless) {
-    if (!compiled_) {
-      AB_ASSIGN_OR_RETURN(Program compiled, CompileProgram(untyped_, input_types));
-      compiled_ = std::move(compiled);
-    }
-    return &*compiled_;
-  }
-  if (!lowered_) {
-    AB_ASSIGN_OR_RETURN(Program lowered, LowerProgram(untyped_, input_types));
-    lowered_ = std::move(lowered);
-  }
-  return &*lowered_;
 }
 
 absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChain> chains,
@@ -144,6 +127,17 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
   if (num_draws < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("BatchedSampler::Run: num_draws is ", num_draws, "; it must be >= 0"));
+  }
+  // The recorder holds every draw: refuse sizes that cannot be allocated
+  // rather than fail inside the allocator.
+  constexpr double kMaxRecorderBytes = 64.0 * (1 << 30);
+  const double recorder_bytes = static_cast<double>(batch) * static_cast<double>(num_draws) *
+                                static_cast<double>(d + kNumDrawStats + 1) * sizeof(double);
+  if (recorder_bytes > kMaxRecorderBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "BatchedSampler::Run: ", batch, " chains x ", num_draws, " draws of dimension ", d,
+        " need ", recorder_bytes / (1 << 30), " GiB of draws (limit 64 GiB); run fewer draws "
+        "per call and continue from the final states"));
   }
   // Inputs, lane k = chain k (see the `chain` signature in the header).
   std::vector<double> q, logp, grad, step_size, inv_metric;
@@ -211,7 +205,12 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
 
   std::vector<TensorType> types;
   for (const Tensor& t : inputs) types.push_back(t.type());
-  AB_ASSIGN_OR_RETURN(const Program* program, ProgramFor(options, types));
+  // The stackless VM and the reference interpreter run the compiled
+  // program, the stack VM the lowered one (RunProgram takes either as is).
+  const bool lowered = !options.dry_run && options.vm == Vm::kStack;
+  AB_ASSIGN_OR_RETURN(const Program* program, lowered
+                                                  ? ctx_.LoweredProgram(entry_, types)
+                                                  : ctx_.CompiledProgram(entry_, types));
 
   recorder_.Reset(batch, num_draws);
   BatchedRunResult result;
@@ -233,7 +232,7 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
 
   BatchUtilization& u = result.utilization;
   u.batch = batch;
-  std::vector<int64_t> max_per_iteration(static_cast<size_t>(num_draws), 0);
+  std::vector<int64_t> per_chain_gradients;
   for (int64_t k = 0; k < batch; ++k) {
     const BatchedChain& c = chains[static_cast<size_t>(k)];
     if (out_recorded[k] != num_draws || recorder_.count(k) != num_draws) {
@@ -259,6 +258,7 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
     result.leapfrogs.push_back(out_leapfrogs[k]);
     result.divergences.push_back(out_divergences[k]);
     u.gradients_taken += out_gradients[k];
+    per_chain_gradients.push_back(out_gradients[k]);
   }
   // Lock-step bound: per iteration, every chain waits for the one that used
   // the most model evaluations.
@@ -274,6 +274,12 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
       most = std::max(most, used);
     }
     lock_step_slots += most * batch;
+  }
+  const int64_t most_per_chain =
+      batch == 0 ? 0 : *std::max_element(per_chain_gradients.begin(), per_chain_gradients.end());
+  if (most_per_chain > 0) {
+    u.free_running_bound = static_cast<double>(u.gradients_taken) /
+                           (static_cast<double>(most_per_chain) * static_cast<double>(batch));
   }
   if (lock_step_slots > 0) {
     u.lock_step_utilization =
@@ -291,19 +297,12 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
   return result;
 }
 
-absl::StatusOr<BatchedRunResult> RunBatchedChains(const Model& model,
-                                                  const SamplerConfig& config, uint64_t seed,
-                                                  std::span<const uint64_t> chain_ids,
-                                                  int64_t num_draws,
-                                                  const BatchedRunOptions& options) {
-  AB_RETURN_IF_ERROR(config.Validate(model.dimension()));
-  if (num_draws < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("RunBatchedChains: num_draws is ", num_draws, "; it must be >= 0"));
-  }
-  if (!options.inits.empty() && options.inits.size() != chain_ids.size()) {
+absl::StatusOr<std::vector<BatchedChain>> MakeBatchedChains(
+    const Model& model, const SamplerConfig& config, uint64_t seed,
+    std::span<const uint64_t> chain_ids, std::span<const std::vector<double>> inits) {
+  if (!inits.empty() && inits.size() != chain_ids.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "RunBatchedChains: ", options.inits.size(), " inits for ", chain_ids.size(),
+        "MakeBatchedChains: ", inits.size(), " inits for ", chain_ids.size(),
         " chains; give one starting point per chain, or none to initialize randomly"));
   }
   std::vector<BatchedChain> chains(chain_ids.size());
@@ -317,18 +316,33 @@ absl::StatusOr<BatchedRunResult> RunBatchedChains(const Model& model,
       return absl::Status(s.code(), absl::StrCat("chain ", chain_ids[k], ": ",
                                                  std::string(s.message())));
     };
-    if (options.inits.empty()) {
+    if (inits.empty()) {
       absl::StatusOr<InitialPoint> init = InitializeChain(model, c.rng.key, &c.rng.counter);
       if (!init.ok()) return with_chain(init.status());
       c.state.q = std::move(init->q);
       c.state.logp = init->log_density;
       c.state.grad = std::move(init->gradient);
     } else {
-      absl::StatusOr<ChainState> made = MakeChainState(model, options.inits[k]);
+      absl::StatusOr<ChainState> made = MakeChainState(model, inits[k]);
       if (!made.ok()) return with_chain(made.status());
       c.state = *std::move(made);
     }
   }
+  return chains;
+}
+
+absl::StatusOr<BatchedRunResult> RunBatchedChains(const Model& model,
+                                                  const SamplerConfig& config, uint64_t seed,
+                                                  std::span<const uint64_t> chain_ids,
+                                                  int64_t num_draws,
+                                                  const BatchedRunOptions& options) {
+  AB_RETURN_IF_ERROR(config.Validate(model.dimension()));
+  if (num_draws < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RunBatchedChains: num_draws is ", num_draws, "; it must be >= 0"));
+  }
+  AB_ASSIGN_OR_RETURN(std::vector<BatchedChain> chains,
+                      MakeBatchedChains(model, config, seed, chain_ids, options.inits));
   AB_ASSIGN_OR_RETURN(std::unique_ptr<BatchedSampler> sampler,
                       BatchedSampler::Create(model, options.algorithm, config));
   return sampler->Run(chains, num_draws, options.call);

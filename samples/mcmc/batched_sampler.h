@@ -28,7 +28,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <vector>
 
@@ -74,8 +73,14 @@ struct BatchUtilization {
   // (from the VM's Profile; equal to gradients_taken on the batched VMs).
   int64_t kernel_executions = 0;
   int64_t kernel_active_lanes = 0;
-  // gradients_taken / (kernel_executions * batch); 1 if nothing ran.
+  // gradients_taken / (kernel_executions * batch); 1 if the kernel never
+  // ran batched (no chains, no draws, or dry_run).
   double utilization = 1.0;
+  // The best any schedule can do: every kernel execution serves every chain
+  // that still has evaluations to do, so there are (max over chains of its
+  // evaluations) executions: gradients_taken / (that max * batch). The stack
+  // VM reaches it for NUTS (batched_nuts.h orders the functions for this).
+  double free_running_bound = 1.0;
   // What a lock-step run (every transition waits for the slowest chain,
   // as a vmap of one transition would) achieves on the same draws:
   // sum of evaluations / (sum over iterations of the max over chains * batch).
@@ -110,8 +115,12 @@ class BatchedSampler {
   // backend, limits; dry_run = the reference interpreter). Chain k runs in
   // lane k and records into slot k. InvalidArgument for num_draws < 0 or a
   // chain whose state, step size or metric has the wrong size or value
-  // (naming the chain); the executor's errors otherwise. The program is
-  // compiled once per executor and cached.
+  // (naming the chain); ResourceExhausted if the draws would take more than
+  // 64 GiB (chains x num_draws x (dimension + 8) doubles); the executor's
+  // errors otherwise (e.g. options.max_steps, 1e8 block executions by
+  // default, bounds very long runs: raise it or split the run). The program is
+  // compiled once per executor and cached (Context::CompiledProgram /
+  // LoweredProgram).
   absl::StatusOr<BatchedRunResult> Run(std::span<const BatchedChain> chains,
                                        int64_t num_draws, const CallOptions& options = {});
 
@@ -123,8 +132,6 @@ class BatchedSampler {
 
  private:
   BatchedSampler(const Model& model, Algorithm algorithm, SamplerConfig config);
-  absl::StatusOr<const Program*> ProgramFor(const CallOptions& options,
-                                            const std::vector<TensorType>& input_types);
 
   const Model& model_;
   Algorithm algorithm_;
@@ -132,10 +139,18 @@ class BatchedSampler {
   int64_t dimension_;
   Context ctx_;
   DrawRecorder recorder_;
+  BatchFunction entry_;
   Program untyped_;
-  std::optional<Program> compiled_;  // stackless VM
-  std::optional<Program> lowered_;   // stack VM
 };
+
+// The starting points of chains `chain_ids` as RunScalarChains makes them:
+// stream MakeChainRng(seed, id); `inits` empty = InitializeChain on the host
+// from that stream (advancing its counter), else MakeChainState(inits[k]);
+// config.step_size and config.inv_metric for every chain. Errors as
+// RunScalarChains (prefixed with the chain id).
+absl::StatusOr<std::vector<BatchedChain>> MakeBatchedChains(
+    const Model& model, const SamplerConfig& config, uint64_t seed,
+    std::span<const uint64_t> chain_ids, std::span<const std::vector<double>> inits = {});
 
 // Options of RunBatchedChains (mirroring ScalarRunOptions).
 struct BatchedRunOptions {

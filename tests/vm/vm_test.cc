@@ -155,12 +155,18 @@ TEST_P(BothVmsTest, DenseAndCompactExecutionGiveIdenticalBits) {
   // Both modes really ran.
   int64_t dense_runs = 0, compact_runs = 0;
   for (const auto& fn : dense_profile.blocks)
-    for (const BlockCounters& c : fn) dense_runs += c.dense, compact_runs += c.compact;
+    for (const BlockCounters& c : fn) {
+      dense_runs += c.dense;
+      compact_runs += c.compact;
+    }
   EXPECT_GT(dense_runs, 0);
   EXPECT_EQ(compact_runs, 0);
   dense_runs = compact_runs = 0;
   for (const auto& fn : compact_profile.blocks)
-    for (const BlockCounters& c : fn) dense_runs += c.dense, compact_runs += c.compact;
+    for (const BlockCounters& c : fn) {
+      dense_runs += c.dense;
+      compact_runs += c.compact;
+    }
   EXPECT_EQ(dense_runs, 0);
   EXPECT_GT(compact_runs, 0);
 }
@@ -207,7 +213,9 @@ AnchorCounts CountFib(Context& ctx, BatchFunction fib, Vm vm,
                      &profile);
   }
   EXPECT_TRUE(out.ok()) << out.status();
-  if (out.ok()) EXPECT_EQ(out->front().ToVector<int64_t>(), expected);
+  if (out.ok()) {
+    EXPECT_EQ(out->front().ToVector<int64_t>(), expected);
+  }
   return {profile.PrimitiveExecutions("add"),
           profile.PrimitiveExecutions("constant")};
 }

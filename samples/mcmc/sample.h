@@ -1,0 +1,197 @@
+// Sample(): a whole CmdStan-style run of many chains on the batched VM —
+// initialization, adaptive warmup, sampling — and its outputs: per-chain
+// draws with Stan's columns, diagnostics, Stan CSV files, the summary table
+// and its JSON form.
+//
+// Chains are ids 0 .. num_chains-1 with streams MakeChainRng(seed, id),
+// initialized as MakeBatchedChains does (Stan style, InitializeChain).
+//
+// WARMUP runs in LOCK-STEP: one BatchedSampler::Run(chains, 1) per warmup
+// iteration, then each chain's adaptation on the host with its own
+// DualAveraging, WelfordVariance and (shared, identical) WindowSchedule, and
+// at window ends the step-size heuristic (InitialStepSize) per chain with
+// the chain's own stream — exactly RunScalarWarmup's steps in its order
+// (scalar_warmup.h). So for a batch-bit-stable model a chain's adapted step
+// size and inverse metric, and its state and stream after warmup, are bit
+// for bit RunScalarWarmup's for the same chain, whatever num_chains. The
+// price is that every warmup iteration waits for the slowest chain (see
+// SampleResult::warmup_utilization); without adaptation (adapt off, or
+// rwmh) warmup is plain burn-in and runs free-running in chunks.
+//
+// SAMPLING is free-running: num_samples transitions in about
+// `num_chunks` VM calls (each chain loops over its own transitions within a
+// call); progress is reported between chunks. Splitting into chunks does not
+// change any bit: a chain continues from its state and stream.
+#ifndef AUTOBATCH_SAMPLES_MCMC_SAMPLE_H_
+#define AUTOBATCH_SAMPLES_MCMC_SAMPLE_H_
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "samples/mcmc/diagnostics.h"
+#include "samples/mcmc/model.h"
+#include "samples/mcmc/progress.h"
+#include "samples/mcmc/sampler_config.h"
+#include "samples/mcmc/scalar_warmup.h"
+#include "samples/mcmc/stan_csv.h"
+#include "vm/options.h"
+
+namespace autobatch::mcmc {
+
+// Warmup adaptation (CmdStan's "adapt" arguments).
+struct AdaptationOptions {
+  // false: no adaptation at all (CmdStan adapt engaged=0): warmup is burn-in
+  // with SampleOptions::sampler's step size and metric.
+  bool engaged = true;
+  double delta = 0.8;
+  double gamma = 0.05;
+  double kappa = 0.75;
+  double t0 = 10;
+  int64_t init_buffer = 75;
+  int64_t term_buffer = 50;
+  int64_t window = 25;
+  // Either can be turned off alone (a fixed step size or a fixed metric).
+  bool adapt_step_size = true;
+  bool adapt_metric = true;
+  StepSizeHeuristicOptions heuristic;
+  // A file written by SaveAdaptation (scalar_warmup.h). Non-empty: its step
+  // size and inverse metric replace sampler.step_size and
+  // sampler.inv_metric as the starting values of every chain (adaptation,
+  // if engaged, starts from them; with engaged = false they are used as is).
+  std::string load_path;
+};
+
+struct SampleOptions {
+  Algorithm algorithm = Algorithm::kNuts;
+  int64_t num_chains = 4;      // >= 1
+  int64_t num_warmup = 1000;   // >= 0; 0 requires adaptation off
+  int64_t num_samples = 1000;  // >= 1
+  uint64_t seed = 1;
+  // max_depth, max_delta_h, jitter, num_leapfrog_steps as configured; the
+  // step size and inverse metric are the starting (or, without adaptation,
+  // fixed) values of every chain.
+  SamplerConfig sampler;
+  AdaptationOptions adaptation;
+  // Which VM and backend run the batch, and their limits.
+  CallOptions call;
+  // Sampling (and adaptation-free warmup) is split into at most this many
+  // VM calls, for progress reports. >= 1.
+  int64_t num_chunks = 20;
+  // Optional; see progress.h.
+  ProgressCallback progress;
+};
+
+// Per-chain outcome.
+struct ChainSummary {
+  uint64_t chain_id = 0;
+  double step_size = 0;            // adapted (or fixed) step size
+  std::vector<double> inv_metric;  // adapted (or fixed) inverse metric
+  int64_t warmup_divergences = 0;
+  int64_t sampling_divergences = 0;
+  // Sampling transitions whose treedepth__ reached max_depth (NUTS only).
+  int64_t max_depth_hits = 0;
+  double ebfmi = 0;  // of the sampling energies; NaN when undefined
+  int64_t heuristic_trials = 0;
+};
+
+struct SampleResult {
+  std::string model_name;
+  SampleOptions options;  // as given (the progress callback dropped)
+  // kDrawStatNames, then OutputColumnNames(model): constrained parameters,
+  // then generated quantities.
+  std::vector<std::string> column_names;
+  // One per chain (chain ids 0..M-1 in order): num_samples x columns.
+  std::vector<Eigen::MatrixXd> draws;
+  std::vector<ChainSummary> chains;
+  // One row per column (Summarize over all chains' draws of that column;
+  // MCSE / ESS / R-hat are NaN for constant columns, e.g. divergent__).
+  std::vector<SummaryRow> summary;
+  // Run figures. Gradient evaluations: leapfrogs (one per model
+  // evaluation) plus step-size heuristic trials, over all chains.
+  int64_t warmup_gradient_evaluations = 0;
+  int64_t sampling_gradient_evaluations = 0;
+  int64_t gradient_evaluations = 0;  // the sum of the two
+  // Model evaluations the chains used ("taken") and the lanes the batched
+  // kernel ran ("computed" = kernel executions x batch), per phase.
+  int64_t warmup_leapfrogs_taken = 0;
+  int64_t warmup_leapfrogs_computed = 0;
+  int64_t sampling_leapfrogs_taken = 0;
+  int64_t sampling_leapfrogs_computed = 0;
+  // taken / computed (1 when nothing was computed).
+  double warmup_utilization = 1.0;
+  double sampling_utilization = 1.0;
+  double warmup_seconds = 0;
+  double sampling_seconds = 0;
+  int64_t vm_calls = 0;
+
+  Eigen::Index ColumnIndex(std::string_view name) const;  // -1 if absent
+  // Column `col` of every chain: num_samples x num_chains.
+  Eigen::MatrixXd Column(Eigen::Index col) const;
+  int64_t total_divergences() const;
+  int64_t total_max_depth_hits() const;
+};
+
+// Runs the chains as described at the top.
+// Errors: InvalidArgument for bad options (naming the field and its value),
+// a bad sampler config (SamplerConfig::Validate), or a loaded adaptation
+// file of the wrong dimension; NotFound / InvalidArgument from
+// LoadAdaptation; initialization errors prefixed with the chain id;
+// FailedPrecondition naming the chain and the warmup iteration when its
+// adaptation fails (step-size heuristic, non-finite metric or step size);
+// the VM's errors (e.g. CallOptions::max_steps) otherwise.
+absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& options);
+
+// ---------------------------------------------------------------------------
+// Outputs.
+
+// Chain `chain`'s Stan CSV contents: CmdStan's config echo (model, method,
+// num_samples, num_warmup, adapt settings, algorithm, max_depth, metric,
+// stepsize, id = chain id + 1, seed, plus the VM and backend), the header
+// (result.column_names), the adaptation block (step size and inverse
+// metric; present also without adaptation, as the values used), the draws
+// and the elapsed-time block (the run's warmup and sampling wall time —
+// chains run together, so every chain reports the same times).
+// Requires chain < result.chains.size() (checked).
+StanCsv MakeChainCsv(const SampleResult& result, size_t chain);
+
+// Writes one file per chain, `<dir>/output_<id + 1>.csv` (CmdStan's naming
+// of multi-chain runs), creating `dir` if needed. Returns the paths.
+// FailedPrecondition naming the directory if it cannot be created or a file
+// cannot be written.
+absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(
+    const SampleResult& result, const std::string& dir,
+    int sig_figs = kStanCsvDefaultSigFigs);
+
+// The summary as CmdStan's stansummary prints it: one row per column with
+// Mean, MCSE, StdDev, MAD, 5%, 50%, 95%, ESS_bulk, ESS_tail, R_hat, then
+// lines for divergences (warmup and sampling, chains affected), max tree
+// depth hits, chains with E-BFMI below 0.3, gradient evaluations, ESS per
+// second (bulk ESS of lp__ / sampling wall time) and per sampling gradient
+// evaluation, and batch utilization.
+std::string FormatSummary(const SampleResult& result);
+
+// The same as JSON:
+//   {"model", "algorithm", "num_chains", "num_warmup", "num_samples", "seed",
+//    "columns": [{"name", "mean", "mcse", "stddev", "mad", "q5", "q50",
+//                 "q95", "ess_bulk", "ess_tail", "rhat"}, ...],
+//    "chains": [{"chain_id", "step_size", "inv_metric", "warmup_divergences",
+//                "sampling_divergences", "max_depth_hits", "ebfmi"}, ...],
+//    "divergences", "max_depth_hits", "low_ebfmi_chains",
+//    "gradient_evaluations", "warmup_gradient_evaluations",
+//    "sampling_gradient_evaluations", "leapfrogs_taken", "leapfrogs_computed"
+//    ({"warmup", "sampling"} each), "utilization" ({"warmup", "sampling"}),
+//    "warmup_seconds", "sampling_seconds", "ess_bulk_lp_per_second",
+//    "ess_bulk_lp_per_gradient"}
+// Non-finite numbers are the strings "nan", "inf", "-inf".
+nlohmann::json SummaryJson(const SampleResult& result);
+
+}  // namespace autobatch::mcmc
+
+#endif  // AUTOBATCH_SAMPLES_MCMC_SAMPLE_H_

@@ -1,0 +1,353 @@
+// Tests of Sample(): lock-step warmup equals the scalar warmup bit for bit,
+// chunked sampling continues the scalar chain, moments of a known target,
+// Stan CSV round trip, summary text and JSON, progress and option errors.
+#include "samples/mcmc/sample.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "samples/mcmc/initialize.h"
+#include "samples/mcmc/scalar_nuts.h"
+#include "samples/mcmc/scalar_warmup.h"
+#include "samples/mcmc/targets/registry.h"
+
+namespace autobatch::mcmc {
+namespace {
+
+using json = nlohmann::json;
+using ::testing::HasSubstr;
+
+bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
+
+std::unique_ptr<Target> Make(std::string_view name, const json& params = json::object()) {
+  absl::StatusOr<std::unique_ptr<Target>> target = MakeTarget(name, params);
+  EXPECT_TRUE(target.ok()) << target.status();
+  return *std::move(target);
+}
+
+SampleOptions Small(int64_t chains, int64_t warmup, int64_t samples) {
+  SampleOptions o;
+  o.num_chains = chains;
+  o.num_warmup = warmup;
+  o.num_samples = samples;
+  o.seed = 7;
+  return o;
+}
+
+// The scalar reference of chain `id`: init, RunScalarWarmup, then
+// `samples` ScalarNuts transitions with the adapted parameters.
+struct ScalarRun {
+  WarmupResult warmup;
+  std::vector<DrawStats> stats;
+  std::vector<std::vector<double>> q;
+};
+
+ScalarRun RunScalar(const Model& model, const SampleOptions& o, uint64_t id) {
+  ChainRng rng = MakeChainRng(o.seed, id);
+  absl::StatusOr<InitialPoint> init = InitializeChain(model, rng.key, &rng.counter);
+  EXPECT_TRUE(init.ok()) << init.status();
+  ChainState state{init->q, init->log_density, init->gradient};
+  WarmupOptions w;
+  w.num_warmup = o.num_warmup;
+  w.delta = o.adaptation.delta;
+  absl::StatusOr<WarmupResult> warmup = RunScalarWarmup(model, o.sampler, rng, state, w);
+  EXPECT_TRUE(warmup.ok()) << warmup.status();
+  ScalarRun run;
+  run.warmup = *warmup;
+  SamplerConfig config = o.sampler;
+  config.step_size = warmup->step_size;
+  config.inv_metric = warmup->inv_metric;
+  ScalarNuts nuts(model, config);
+  for (int64_t n = 0; n < o.num_samples; ++n) {
+    DrawStats stats;
+    nuts.Transition(state, rng, &stats);
+    run.stats.push_back(stats);
+    run.q.push_back(state.q);
+  }
+  return run;
+}
+
+TEST(SampleTest, LockStepWarmupAndChunkedSamplingMatchTheScalarChainBitForBit) {
+  // Eight schools: transforms, generated quantities and varied tree depths;
+  // 60 warmup iterations use the 15% / 75% / 10% schedule (one window end,
+  // so the heuristic runs twice per chain).
+  std::unique_ptr<Target> model = Make("eight_schools");
+  SampleOptions o = Small(3, 60, 25);
+  o.adaptation.delta = 0.9;
+  o.num_chunks = 4;
+  absl::StatusOr<SampleResult> result = Sample(*model, o);
+  ASSERT_TRUE(result.ok()) << result.status();
+  const int64_t d = model->dimension();
+  for (uint64_t id = 0; id < 3; ++id) {
+    SCOPED_TRACE(id);
+    const ScalarRun scalar = RunScalar(*model, o, id);
+    const ChainSummary& chain = result->chains[id];
+    EXPECT_EQ(chain.chain_id, id);
+    EXPECT_TRUE(SameBits(chain.step_size, scalar.warmup.step_size))
+        << chain.step_size << " vs " << scalar.warmup.step_size;
+    ASSERT_EQ(chain.inv_metric.size(), scalar.warmup.inv_metric.size());
+    for (int64_t i = 0; i < d; ++i) {
+      EXPECT_TRUE(SameBits(chain.inv_metric[i], scalar.warmup.inv_metric[i])) << i;
+    }
+    EXPECT_EQ(scalar.warmup.metric_updates, 1);
+    EXPECT_EQ(chain.heuristic_trials, scalar.warmup.heuristic_trials);
+    int64_t warmup_divergences = 0;
+    for (const DrawStats& s : scalar.warmup.stats) warmup_divergences += s.divergent;
+    EXPECT_EQ(chain.warmup_divergences, warmup_divergences);
+    // Sampling, split into 4 VM calls, continues the scalar chain exactly.
+    const Eigen::MatrixXd& draws = result->draws[id];
+    ASSERT_EQ(draws.rows(), o.num_samples);
+    std::vector<double> constrained(d);
+    for (int64_t n = 0; n < o.num_samples; ++n) {
+      const auto stats = DrawStatValues(scalar.stats[n]);
+      for (int j = 0; j < kNumDrawStats; ++j) {
+        ASSERT_TRUE(SameBits(draws(n, j), stats[j])) << "draw " << n << " column " << j;
+      }
+      Constrain(*model, scalar.q[n], constrained);
+      for (int64_t j = 0; j < d; ++j) {
+        ASSERT_TRUE(SameBits(draws(n, kNumDrawStats + j), constrained[j]));
+      }
+    }
+  }
+  // Columns: sampler stats, then mu, tau, eta.1..8, then theta.1..8.
+  EXPECT_EQ(result->column_names.front(), "lp__");
+  EXPECT_EQ(result->column_names[kNumDrawStats], "mu");
+  EXPECT_EQ(result->column_names.size(), static_cast<size_t>(kNumDrawStats + d + 8));
+  EXPECT_EQ(result->column_names.back(), "theta.8");
+  EXPECT_EQ(result->vm_calls, 60 + 4);
+  // Warmup runs in lock-step, so it computes at least what the chains take.
+  EXPECT_GE(result->warmup_leapfrogs_computed, result->warmup_leapfrogs_taken);
+  EXPECT_GT(result->sampling_leapfrogs_taken, 0);
+}
+
+TEST(SampleTest, IidGaussianMomentsAndConvergence) {
+  std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 2}});
+  absl::StatusOr<SampleResult> result = Sample(*model, Small(8, 200, 200));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->summary.size(), result->column_names.size());
+  for (const char* name : {"x.1", "x.2"}) {
+    SCOPED_TRACE(name);
+    const Eigen::Index col = result->ColumnIndex(name);
+    ASSERT_GE(col, 0) << testing::PrintToString(result->column_names);
+    const SummaryRow& s = result->summary[col];
+    // Two means tested: a z of 3.5 is far beyond Bonferroni's 2.8 at 1%.
+    EXPECT_LT(std::abs(s.mean), 3.5 * s.mcse) << s.mean << " mcse " << s.mcse;
+    EXPECT_GT(s.mcse, 0);
+    EXPECT_LT(s.mcse, 0.1);
+    EXPECT_LT(s.rhat, 1.05);
+    EXPECT_GT(s.ess_bulk, 200);
+    EXPECT_NEAR(s.stddev, 1.0, 0.15);
+  }
+  const SummaryRow& divergent = result->summary[result->ColumnIndex("divergent__")];
+  EXPECT_EQ(divergent.mean, 0);
+  EXPECT_TRUE(std::isnan(divergent.rhat));  // constant column
+  EXPECT_EQ(result->total_divergences(), 0);
+  for (const ChainSummary& c : result->chains) {
+    EXPECT_GT(c.step_size, 0.3);
+    EXPECT_GT(c.ebfmi, 0.3);
+    ASSERT_EQ(c.inv_metric.size(), 2u);
+    EXPECT_NEAR(c.inv_metric[0], 1.0, 0.6);
+  }
+  EXPECT_EQ(result->gradient_evaluations,
+            result->warmup_gradient_evaluations + result->sampling_gradient_evaluations);
+  EXPECT_EQ(result->sampling_gradient_evaluations, result->sampling_leapfrogs_taken);
+  EXPECT_GT(result->sampling_utilization, 0);
+  EXPECT_LE(result->sampling_utilization, 1);
+  EXPECT_GT(result->warmup_seconds, 0);
+  EXPECT_GT(result->sampling_seconds, 0);
+}
+
+TEST(SampleTest, StanCsvFilesReadBack) {
+  std::unique_ptr<Target> model = Make("eight_schools");
+  SampleOptions o = Small(2, 40, 30);
+  absl::StatusOr<SampleResult> result = Sample(*model, o);
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::string dir = ::testing::TempDir() + "sample_test_csv";
+  std::filesystem::remove_all(dir);
+  for (const int sig_figs : {17, 6}) {
+    absl::StatusOr<std::vector<std::string>> paths =
+        WriteChainCsvFiles(*result, dir + "/sub", sig_figs);
+    ASSERT_TRUE(paths.ok()) << paths.status();
+    ASSERT_EQ(paths->size(), 2u);
+    EXPECT_THAT((*paths)[1], HasSubstr("output_2.csv"));
+    for (size_t k = 0; k < 2; ++k) {
+      absl::StatusOr<StanCsv> csv = ReadStanCsv((*paths)[k]);
+      ASSERT_TRUE(csv.ok()) << csv.status();
+      EXPECT_EQ(csv->column_names, result->column_names);
+      ASSERT_EQ(csv->draws.rows(), 30);
+      ASSERT_EQ(csv->draws.cols(), result->draws[k].cols());
+      ASSERT_TRUE(csv->adaptation.has_value());
+      ASSERT_TRUE(csv->adaptation->step_size.has_value());
+      ASSERT_EQ(csv->adaptation->inverse_metric_diagonal.size(), model->dimension());
+      ASSERT_TRUE(csv->timing.has_value());
+      EXPECT_NEAR(csv->timing->sampling_seconds, result->sampling_seconds,
+                  1e-5 * result->sampling_seconds + 1e-12);
+      if (sig_figs == 17) {
+        EXPECT_EQ(csv->draws, result->draws[k]);
+        EXPECT_EQ(*csv->adaptation->step_size, result->chains[k].step_size);
+        for (int64_t i = 0; i < model->dimension(); ++i) {
+          EXPECT_EQ(csv->adaptation->inverse_metric_diagonal(i), result->chains[k].inv_metric[i]);
+        }
+      } else {
+        const Eigen::MatrixXd diff = (csv->draws - result->draws[k]).cwiseAbs();
+        const Eigen::MatrixXd scale = result->draws[k].cwiseAbs().array() + 1e-300;
+        EXPECT_LT((diff.array() / scale.array()).maxCoeff(), 1e-5);
+      }
+      bool has_seed = false, has_id = false;
+      for (const std::string& line : csv->config) {
+        has_seed |= line == "  seed = 7";
+        has_id |= line == "id = " + std::to_string(k + 1);
+      }
+      EXPECT_TRUE(has_seed && has_id) << testing::PrintToString(csv->config);
+    }
+  }
+  // The column gathered from the files gives the same diagnostics.
+  std::vector<StanCsv> files;
+  for (int k = 1; k <= 2; ++k) {
+    files.push_back(*ReadStanCsv(dir + "/sub/output_" + std::to_string(k) + ".csv"));
+  }
+  // (the last write used 6 significant digits)
+  absl::StatusOr<Eigen::MatrixXd> mu = ColumnAcrossChains(files, "mu");
+  ASSERT_TRUE(mu.ok()) << mu.status();
+  EXPECT_NEAR(Summarize(*mu).mean, result->summary[result->ColumnIndex("mu")].mean, 1e-4);
+  // An output "directory" that is a file cannot be created.
+  const std::string file = dir + "/a_file";
+  { std::ofstream(file) << "x"; }
+  absl::StatusOr<std::vector<std::string>> bad = WriteChainCsvFiles(*result, file + "/sub");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("a_file"));
+}
+
+TEST(SampleTest, SummaryTextAndJson) {
+  std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 3}});
+  absl::StatusOr<SampleResult> result = Sample(*model, Small(4, 100, 100));
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::string text = FormatSummary(*result);
+  for (const std::string_view column : kSummaryColumnNames) {
+    EXPECT_THAT(text, HasSubstr(std::string(column)));
+  }
+  for (const char* line : {"lp__", "x.3", "Divergences:", "Max tree depth", "E-BFMI",
+                           "Gradient evaluations:", "ESS_bulk(lp__)", "per second",
+                           "Batch utilization"}) {
+    EXPECT_THAT(text, HasSubstr(line));
+  }
+  const json j = SummaryJson(*result);
+  ASSERT_EQ(j["columns"].size(), result->column_names.size());
+  const json& x1 = j["columns"][kNumDrawStats];
+  EXPECT_EQ(x1["name"], "x.1");
+  for (const char* key : {"mean", "mcse", "stddev", "mad", "q5", "q50", "q95", "ess_bulk",
+                          "ess_tail", "rhat"}) {
+    ASSERT_TRUE(x1.contains(key)) << key;
+    EXPECT_TRUE(x1[key].is_number()) << key;
+  }
+  EXPECT_EQ(j["columns"][5]["name"], "divergent__");
+  EXPECT_EQ(j["columns"][5]["rhat"], "nan");
+  EXPECT_EQ(j["gradient_evaluations"].get<int64_t>(), result->gradient_evaluations);
+  EXPECT_EQ(j["leapfrogs_taken"]["sampling"].get<int64_t>(), result->sampling_leapfrogs_taken);
+  EXPECT_EQ(j["chains"].size(), 4u);
+  EXPECT_TRUE(j.contains("warmup_seconds"));
+  EXPECT_TRUE(j.contains("sampling_seconds"));
+  EXPECT_TRUE(j["ess_bulk_lp_per_second"].is_number());
+}
+
+TEST(SampleTest, ProgressIsReportedInOrder) {
+  std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 2}});
+  SampleOptions o = Small(2, 30, 50);
+  o.num_chunks = 5;
+  std::vector<SampleProgress> events;
+  o.progress = [&](const SampleProgress& p) { events.push_back(p); };
+  absl::StatusOr<SampleResult> result = Sample(*model, o);
+  ASSERT_TRUE(result.ok()) << result.status();
+  // 30 lock-step warmup iterations, 5 sampling chunks, done.
+  ASSERT_EQ(events.size(), 30u + 5u + 1u);
+  EXPECT_EQ(events[0].phase, SamplePhase::kWarmup);
+  EXPECT_EQ(events[30].phase, SamplePhase::kSampling);
+  EXPECT_EQ(events[30].iteration, 10);
+  EXPECT_EQ(events.back().phase, SamplePhase::kDone);
+  for (size_t i = 1; i < events.size(); ++i) {
+    EXPECT_GE(events[i].total_iteration, events[i - 1].total_iteration);
+    EXPECT_GE(events[i].gradient_evaluations, events[i - 1].gradient_evaluations);
+  }
+  EXPECT_EQ(events.back().total_iteration, 80);
+  EXPECT_EQ(events.back().gradient_evaluations, result->gradient_evaluations);
+  EXPECT_THAT(ProgressPrinter::FormatLine(events[31]), HasSubstr("sampling"));
+  // Plain mode prints about every tenth of the run, plus the end.
+  std::FILE* sink = std::tmpfile();
+  ASSERT_NE(sink, nullptr);
+  ProgressPrinter printer(sink, /*terminal=*/false);
+  for (const SampleProgress& p : events) printer.Report(p);
+  std::rewind(sink);
+  int lines = 0;
+  for (int c = std::fgetc(sink); c != EOF; c = std::fgetc(sink)) lines += c == '\n';
+  std::fclose(sink);
+  EXPECT_GE(lines, 8);
+  EXPECT_LE(lines, 12);
+}
+
+TEST(SampleTest, FixedParametersRwmhAndStacklessVm) {
+  std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 2}});
+  // Adaptation off: warmup is burn-in in chunks; step size and metric kept.
+  SampleOptions fixed = Small(2, 20, 20);
+  fixed.adaptation.engaged = false;
+  fixed.sampler.step_size = 0.7;
+  fixed.num_chunks = 2;
+  absl::StatusOr<SampleResult> stack = Sample(*model, fixed);
+  ASSERT_TRUE(stack.ok()) << stack.status();
+  EXPECT_EQ(stack->chains[1].step_size, 0.7);
+  EXPECT_EQ(stack->vm_calls, 4);
+  EXPECT_EQ(stack->draws[0](0, 2), 0.7);  // stepsize__
+  fixed.call.vm = Vm::kStackless;
+  absl::StatusOr<SampleResult> stackless = Sample(*model, fixed);
+  ASSERT_TRUE(stackless.ok()) << stackless.status();
+  EXPECT_EQ(stack->draws, stackless->draws);
+  // RWMH: no adaptation; burn-in only.
+  SampleOptions rwmh = Small(2, 20, 40);
+  rwmh.algorithm = Algorithm::kRwmh;
+  absl::StatusOr<SampleResult> r = Sample(*model, rwmh);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->draws[0].rows(), 40);
+  // Loaded adaptation: used as the fixed parameters.
+  const std::string path = ::testing::TempDir() + "sample_test_adapt.json";
+  ASSERT_TRUE(SaveAdaptation(path, {0.25, {2.0, 3.0}}).ok());
+  SampleOptions loaded = Small(1, 0, 10);
+  loaded.adaptation.engaged = false;
+  loaded.adaptation.load_path = path;
+  absl::StatusOr<SampleResult> l = Sample(*model, loaded);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->chains[0].step_size, 0.25);
+  EXPECT_EQ(l->chains[0].inv_metric, (std::vector<double>{2.0, 3.0}));
+}
+
+TEST(SampleTest, BadOptionsAreErrors) {
+  std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 2}});
+  SampleOptions o = Small(0, 10, 10);
+  absl::StatusOr<SampleResult> r = Sample(*model, o);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("num_chains"));
+  o = Small(1, 10, 0);
+  EXPECT_THAT(Sample(*model, o).status().message(), HasSubstr("num_samples"));
+  o = Small(1, 0, 10);  // adaptation on without warmup
+  EXPECT_THAT(Sample(*model, o).status().message(), HasSubstr("num_warmup is 0"));
+  o = Small(1, 10, 10);
+  o.adaptation.delta = 1.5;
+  EXPECT_THAT(Sample(*model, o).status().message(), HasSubstr("delta"));
+  o = Small(1, 10, 10);
+  o.sampler.max_depth = 0;
+  EXPECT_THAT(Sample(*model, o).status().message(), HasSubstr("max_depth"));
+  const std::string path = ::testing::TempDir() + "sample_test_adapt3.json";
+  ASSERT_TRUE(SaveAdaptation(path, {0.25, {2.0, 3.0, 4.0}}).ok());
+  o = Small(1, 10, 10);
+  o.adaptation.load_path = path;
+  EXPECT_THAT(Sample(*model, o).status().message(), HasSubstr("dimension"));
+  o.adaptation.load_path = ::testing::TempDir() + "no_such_file.json";
+  EXPECT_EQ(Sample(*model, o).status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace autobatch::mcmc
