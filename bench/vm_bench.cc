@@ -168,13 +168,29 @@ void PeaNuts(const std::vector<int64_t>& batches, const std::vector<int>& thread
     for (int64_t& s : seed) s = static_cast<int64_t>(rng() >> 1);
     std::vector<Tensor> inputs = {*Tensor::FromVector(x, {d}), *Tensor::FromVector(seed),
                                   *Tensor::FromVector(traj)};
-    // Lock-step bound from per-lane trip counts (leaves).
-    std::vector<int64_t> leaves;
-    for (int64_t s : seed) leaves.push_back(samples::PeaNutsLeaves(s, trajectories, max_depth));
-    double mean = 0;
-    for (int64_t l : leaves) mean += static_cast<double>(l);
-    mean /= static_cast<double>(leaves.size());
-    double lock_step = mean / static_cast<double>(*std::max_element(leaves.begin(), leaves.end()));
+    // Utilization bounds of the leaf product from per-lane trip counts.
+    // Free-running: every leaf execution serves every lane that still has
+    // leaves to do: total / (max over lanes of its total * batch).
+    // Lock-step (vmap of the trajectory loop): trajectory t costs the
+    // slowest lane's leaves: total / (sum over t of max over lanes * batch).
+    double total = 0, max_lane = 0, lock_step_cost = 0;
+    for (int64_t s : seed) {
+      double lane = static_cast<double>(samples::PeaNutsLeaves(s, trajectories, max_depth));
+      total += lane;
+      max_lane = std::max(max_lane, lane);
+    }
+    for (int64_t t = 0; t < trajectories; ++t) {
+      int64_t worst = 0;
+      for (int64_t s : seed) {
+        worst = std::max(worst, int64_t{1} << samples::TrajectoryDepth(s, t, max_depth));
+      }
+      lock_step_cost += static_cast<double>(worst);
+    }
+    const double b = static_cast<double>(batch);
+    double free_running = total / (max_lane * b);
+    double lock_step = total / (lock_step_cost * b);
+    std::printf("%-22s %6lld bounds: free-running %.1f%%, lock-step %.1f%%\n", "peanuts",
+                static_cast<long long>(batch), 100 * free_running, 100 * lock_step);
 
     auto matrix = samples::PeaNutsMatrix(d);
     std::vector<double> work = x, scratch(static_cast<size_t>(d));

@@ -64,12 +64,36 @@ class StackVm {
     BlockId block;
   };
 
+  // Global block numbers follow the call graph breadth-first from the entry
+  // (callers before callees), then each function's block order. With the
+  // lowest-index policy a lane back in a caller (e.g. an outer loop that
+  // starts the next trajectory) therefore runs at once and rejoins the lanes
+  // inside the callee, instead of waiting until no lane is left in it: that
+  // is what lets lanes run free instead of in lock step.
   void Setup() {
-    for (size_t f = 0; f < module_.functions.size(); ++f) {
-      fn_offset_.push_back(static_cast<int32_t>(blocks_.size()));
+    const size_t num_functions = module_.functions.size();
+    std::vector<int32_t> order;
+    std::vector<bool> seen(num_functions, false);
+    order.push_back(program_.entry.value);
+    seen[program_.entry.value] = true;
+    for (size_t i = 0; i < order.size(); ++i) {
+      for (const Block& block : module_.functions[order[i]].blocks) {
+        if (const auto* call = std::get_if<PushGoto>(&block.terminator)) {
+          if (!seen[call->callee.value]) {
+            seen[call->callee.value] = true;
+            order.push_back(call->callee.value);
+          }
+        }
+      }
+    }
+    for (size_t f = 0; f < num_functions; ++f) {
+      if (!seen[f]) order.push_back(static_cast<int32_t>(f));
+    }
+    fn_offset_.assign(num_functions, 0);
+    for (int32_t f : order) {
+      fn_offset_[f] = static_cast<int32_t>(blocks_.size());
       for (size_t b = 0; b < module_.functions[f].blocks.size(); ++b) {
-        blocks_.push_back({FunctionId(static_cast<int32_t>(f)),
-                           BlockId(static_cast<int32_t>(b))});
+        blocks_.push_back({FunctionId(f), BlockId(static_cast<int32_t>(b))});
       }
     }
     waiting_.assign(blocks_.size(), {});
