@@ -34,6 +34,20 @@ std::vector<bool> ReachesCall(const Function& function) {
   return reaches;
 }
 
+// Whether the block runs an expensive kernel (a matrix product or a user
+// kernel such as a model's gradient).
+bool IsHeavy(const Block& block) {
+  for (const Op& op : block.ops) {
+    const PrimOp* prim = std::get_if<PrimOp>(&op);
+    if (prim != nullptr &&
+        (prim->prim == Primitive::kMatVec || prim->prim == Primitive::kMatVecBatched ||
+         prim->prim == Primitive::kUserKernel)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<Program> OrderBlocks(Program program) {
@@ -47,8 +61,12 @@ absl::StatusOr<Program> OrderBlocks(Program program) {
     const std::vector<bool> reaches = ReachesCall(function);
     std::vector<int32_t> order = {0};
     for (bool calling : {true, false}) {
-      for (size_t b = 1; b < function.blocks.size(); ++b) {
-        if (reaches[b] == calling) order.push_back(static_cast<int32_t>(b));
+      for (bool heavy : {false, true}) {
+        for (size_t b = 1; b < function.blocks.size(); ++b) {
+          if (reaches[b] == calling && IsHeavy(function.blocks[b]) == heavy) {
+            order.push_back(static_cast<int32_t>(b));
+          }
+        }
       }
     }
     PermuteBlocks(function, order);
