@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "backends/eigen_backend.h"
+#include "backends/threaded_backend.h"
 
 namespace autobatch {
 
@@ -16,13 +17,14 @@ std::string_view ExecModeName(ExecMode mode) {
 }
 
 std::span<const BackendKind> AllBackendKinds() {
-  static constexpr BackendKind kKinds[] = {BackendKind::kEigen};
+  static constexpr BackendKind kKinds[] = {BackendKind::kEigen, BackendKind::kThreaded};
   return kKinds;
 }
 
 std::string_view BackendKindName(BackendKind kind) {
   switch (kind) {
     case BackendKind::kEigen: return "eigen";
+    case BackendKind::kThreaded: return "threaded";
   }
   return "?";
 }
@@ -43,17 +45,37 @@ std::vector<std::string> KnownBackendNames() {
 std::unique_ptr<Backend> MakeBackend(BackendKind kind) {
   switch (kind) {
     case BackendKind::kEigen: return std::make_unique<EigenBackend>();
+    case BackendKind::kThreaded: return std::make_unique<ThreadedBackend>();
   }
   AB_CHECK(false, "MakeBackend: unknown BackendKind");
   return nullptr;
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name) {
+  constexpr std::string_view kThreadedPrefix = "threaded:";
+  if (name.substr(0, kThreadedPrefix.size()) == kThreadedPrefix) {
+    const std::string_view digits = name.substr(kThreadedPrefix.size());
+    // Parsed by hand: at most 3 digits, so no overflow and no sign or spaces.
+    int threads = 0;
+    bool ok = !digits.empty() && digits.size() <= 3;
+    for (char ch : digits) {
+      ok = ok && ch >= '0' && ch <= '9';
+      threads = threads * 10 + (ch - '0');
+    }
+    if (!ok || threads < 1 || threads > ThreadedBackend::kMaxThreads) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "backend '", std::string(name), "': the thread count after 'threaded:' must be ",
+          "an integer from 1 to ", ThreadedBackend::kMaxThreads,
+          " (e.g. 'threaded:4'); use 'threaded' for one thread per hardware thread"));
+    }
+    return std::unique_ptr<Backend>(
+        std::make_unique<ThreadedBackend>(ThreadedBackendOptions{.num_threads = threads}));
+  }
   std::optional<BackendKind> kind = BackendKindFromName(name);
   if (!kind) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown backend '", std::string(name), "'; known backends: ",
-        absl::StrJoin(KnownBackendNames(), ", ")));
+        absl::StrJoin(KnownBackendNames(), ", "), " (and threaded:N for N threads)"));
   }
   return MakeBackend(*kind);
 }

@@ -142,15 +142,19 @@ class Backend {
                           const LaneSet& lanes, LaneSet* out) = 0;
 };
 
-// The available backends.
-enum class BackendKind : uint8_t { kEigen };
+// The available backends: eigen (single-threaded) and threaded (eigen's
+// kernels with lanes split over a thread pool; backends/threaded_backend.h).
+enum class BackendKind : uint8_t { kEigen, kThreaded };
 std::span<const BackendKind> AllBackendKinds();
-std::string_view BackendKindName(BackendKind kind);  // "eigen"
+std::string_view BackendKindName(BackendKind kind);  // "eigen", "threaded"
 std::optional<BackendKind> BackendKindFromName(std::string_view name);
 std::vector<std::string> KnownBackendNames();  // in AllBackendKinds() order
 
+// kThreaded uses the default thread count (the hardware concurrency).
 std::unique_ptr<Backend> MakeBackend(BackendKind kind);
-// An unknown name is InvalidArgument listing the known names.
+// A known name, or "threaded:N" for the threaded backend with N threads
+// (1 <= N <= 256, decimal). An unknown name, or a bad N, is InvalidArgument
+// saying what is accepted.
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name);
 
 }  // namespace autobatch

@@ -1,13 +1,16 @@
-// The backend conformance suite: every backend in KnownBackendNames() must
-// run every primitive, for every dtype its type rule allows, in dense and
+// The backend conformance suite: every backend in KnownBackendNames() (and
+// the threaded backend at several thread counts, splitting every op; see
+// backends_under_test.h) must run every primitive, for every dtype its type rule allows, in dense and
 // compact mode, exactly like RunPrimitive on each lane alone; and must move,
 // stack and query lanes as the Backend contract says.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -16,188 +19,29 @@
 #include "backends/kernels.h"
 #include "backends/lane_set.h"
 #include "backends/tensor.h"
+#include "backends/threaded_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/backends/backends_under_test.h"
+#include "tests/backends/op_cases.h"
 #include "tests/backends/test_util.h"
 
 namespace autobatch {
 namespace {
 
+using ::autobatch::testing::AllCases;
+using ::autobatch::testing::BackendParamName;
+using ::autobatch::testing::BackendsUnderTest;
 using ::autobatch::testing::LaneHex;
+using ::autobatch::testing::LaneSetKind;
+using ::autobatch::testing::MakeBackendUnderTest;
+using ::autobatch::testing::MakeLanes;
 using ::autobatch::testing::MakeOp;
+using ::autobatch::testing::OpCase;
+using ::autobatch::testing::SumAndProduct;
+using ::autobatch::testing::SumAndProductSignature;
 using ::autobatch::testing::ValueGen;
 using ::testing::HasSubstr;
-
-constexpr DType kNumeric[] = {DType::kF64, DType::kF32, DType::kI64, DType::kI32, DType::kU64};
-constexpr DType kFloats[] = {DType::kF64, DType::kF32};
-
-// One op to test: the op, its operand types and its result types.
-struct OpCase {
-  std::string name;
-  PrimOp op;
-  std::vector<TensorType> inputs;
-  std::vector<TensorType> outputs;
-};
-
-std::string Name(const PrimOp& op, const std::vector<TensorType>& inputs) {
-  std::string name(op.prim == Primitive::kUserKernel ? op.attrs.kernel : PrimitiveName(op.prim));
-  for (const TensorType& t : inputs) absl::StrAppend(&name, " ", t.ToString());
-  return name;
-}
-
-void Add(std::vector<OpCase>& cases, PrimOp op, std::vector<TensorType> inputs,
-         TensorType output) {
-  std::string name = Name(op, inputs);
-  cases.push_back({std::move(name), std::move(op), std::move(inputs), {std::move(output)}});
-}
-
-Literal LiteralFor(DType d, int64_t n) {
-  Literal lit{TensorType{d, n == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{n}}, {}, {}};
-  for (int64_t i = 0; i < n; ++i) {
-    if (IsFloat(d)) {
-      lit.floats.push_back(i % 2 ? -0.1 * static_cast<double>(i) : 1.5);
-    } else {
-      lit.ints.push_back(i % 2 ? -3 - i : 7);
-    }
-  }
-  return lit;
-}
-
-// Every primitive, for every dtype its type rule allows, with the shape
-// combinations its rule allows (scalar, vector, scalar broadcast).
-std::vector<OpCase> AllCases() {
-  std::vector<OpCase> cases;
-  const std::vector<int64_t> kS = {};
-  const std::vector<int64_t> kV = {3};
-  auto shape_pairs = [&](DType d) {
-    const TensorType s{d, kS}, v{d, kV};
-    return std::vector<std::pair<TensorType, TensorType>>{{s, s}, {v, v}, {s, v}, {v, s}};
-  };
-  auto out_shape = [](const TensorType& a, const TensorType& b) {
-    return a.IsScalar() ? b.shape : a.shape;
-  };
-  for (DType d : kAllDTypes) {
-    const TensorType s{d, kS}, v{d, kV};
-    for (int64_t n : {1, 3}) {
-      Attributes attrs;
-      attrs.literal = LiteralFor(d, n);
-      Add(cases, MakeOp(Primitive::kConstant, 0, attrs), {}, attrs.literal->type);
-    }
-    for (DType lit : {DType::kF64, DType::kI64, DType::kBool}) {
-      Attributes attrs;
-      attrs.literal = LiteralFor(lit, 1);
-      Add(cases, MakeOp(Primitive::kFillLike, 1, attrs), {v}, v);
-    }
-    Add(cases, MakeOp(Primitive::kCopy, 1), {v}, v);
-    Add(cases, MakeOp(Primitive::kCopy, 1), {s}, s);
-    const TensorType cs = Scalar(DType::kBool), cv = Vector(DType::kBool, 3);
-    Add(cases, MakeOp(Primitive::kSelect, 3), {cs, s, s}, s);
-    Add(cases, MakeOp(Primitive::kSelect, 3), {cs, v, v}, v);
-    Add(cases, MakeOp(Primitive::kSelect, 3), {cv, v, v}, v);
-    for (DType to : kAllDTypes) {
-      Attributes attrs;
-      attrs.dtype = to;
-      Add(cases, MakeOp(Primitive::kCast, 1, attrs), {v}, TensorType{to, kV});
-    }
-    Attributes bshape;
-    bshape.ints = {2, 3};
-    Add(cases, MakeOp(Primitive::kBroadcast, 1, bshape), {s}, TensorType{d, {2, 3}});
-    Attributes slice;
-    slice.ints = {1, 3};
-    Add(cases, MakeOp(Primitive::kSlice, 1, slice), {TensorType{d, {5}}}, TensorType{d, kV});
-    Add(cases, MakeOp(Primitive::kConcat, 3), {s, TensorType{d, {2}}, v}, TensorType{d, {6}});
-    Add(cases, MakeOp(Primitive::kConcat, 1), {s}, TensorType{d, {1}});
-    for (Primitive p : {Primitive::kLt, Primitive::kLe, Primitive::kGt, Primitive::kGe,
-                        Primitive::kEq, Primitive::kNe}) {
-      for (const auto& [a, b] : shape_pairs(d)) {
-        Add(cases, MakeOp(p, 2), {a, b}, TensorType{DType::kBool, out_shape(a, b)});
-      }
-    }
-  }
-  for (DType d : kNumeric) {
-    const TensorType s{d, kS}, v{d, kV}, w{d, {4}};
-    for (Primitive p : {Primitive::kAdd, Primitive::kSub, Primitive::kMul, Primitive::kDiv,
-                        Primitive::kMod, Primitive::kMin, Primitive::kMax}) {
-      for (const auto& [a, b] : shape_pairs(d)) {
-        Add(cases, MakeOp(p, 2), {a, b}, TensorType{d, out_shape(a, b)});
-      }
-    }
-    for (Primitive p : {Primitive::kNeg, Primitive::kAbs}) {
-      Add(cases, MakeOp(p, 1), {v}, v);
-      Add(cases, MakeOp(p, 1), {s}, s);
-    }
-    Add(cases, MakeOp(Primitive::kReduceSum, 1), {w}, s);
-    Add(cases, MakeOp(Primitive::kReduceSum, 1), {s}, s);
-    Add(cases, MakeOp(Primitive::kSquaredNorm, 1), {w}, s);
-    Add(cases, MakeOp(Primitive::kDot, 2), {w, w}, s);
-  }
-  for (DType d : kFloats) {
-    const TensorType s{d, kS}, v{d, kV};
-    for (Primitive p : {Primitive::kExp, Primitive::kLog, Primitive::kLog1p, Primitive::kExpm1,
-                        Primitive::kSqrt, Primitive::kTanh, Primitive::kFloor}) {
-      Add(cases, MakeOp(p, 1), {v}, v);
-      Add(cases, MakeOp(p, 1), {s}, s);
-    }
-    for (const auto& [a, b] : shape_pairs(d)) {
-      Add(cases, MakeOp(Primitive::kPow, 2), {a, b}, TensorType{d, out_shape(a, b)});
-    }
-    auto m = std::make_shared<DenseMatrix>();
-    m->rows = 4;
-    m->cols = 3;
-    for (int i = 0; i < 12; ++i) m->data.push_back(0.25 * i - 1.3);
-    Attributes attrs;
-    attrs.matrix = m;
-    Add(cases, MakeOp(Primitive::kMatVec, 1, attrs), {v}, TensorType{d, {4}});
-    Add(cases, MakeOp(Primitive::kMatVecBatched, 1, attrs), {v}, TensorType{d, {4}});
-  }
-  {
-    const TensorType s = Scalar(DType::kBool), v = Vector(DType::kBool, 3);
-    for (Primitive p : {Primitive::kAnd, Primitive::kOr}) {
-      for (const auto& [a, b] : shape_pairs(DType::kBool)) {
-        Add(cases, MakeOp(p, 2), {a, b}, TensorType{DType::kBool, out_shape(a, b)});
-      }
-    }
-    Add(cases, MakeOp(Primitive::kNot, 1), {v}, v);
-    Add(cases, MakeOp(Primitive::kNot, 1), {s}, s);
-  }
-  const TensorType u64 = Scalar(DType::kU64);
-  for (Primitive p : {Primitive::kRandomUniform, Primitive::kRandomNormal}) {
-    for (std::vector<int64_t> shape : {std::vector<int64_t>{}, std::vector<int64_t>{5}}) {
-      Attributes attrs;
-      attrs.ints = shape;
-      Add(cases, MakeOp(p, 2, attrs), {u64, u64}, TensorType{DType::kF64, shape});
-    }
-  }
-  // A user kernel with two inputs and two outputs that skips inactive lanes.
-  Attributes kernel;
-  kernel.kernel = "sum_and_product";
-  PrimOp op = MakeOp(Primitive::kUserKernel, 2, kernel);
-  op.outputs.push_back(VarId(3));
-  cases.push_back({"sum_and_product", op, {Scalar(DType::kF64), Vector(DType::kF64, 2)},
-                   {Vector(DType::kF64, 2), Vector(DType::kF64, 2)}});
-  return cases;
-}
-
-KernelSignature SumAndProductSignature() {
-  return {{Scalar(DType::kF64), Vector(DType::kF64, 2)},
-          {Vector(DType::kF64, 2), Vector(DType::kF64, 2)},
-          true};
-}
-
-absl::Status SumAndProduct(const KernelCall& call) {
-  const double* a = reinterpret_cast<const double*>(call.inputs[0].data);
-  const double* b = reinterpret_cast<const double*>(call.inputs[1].data);
-  double* sum = reinterpret_cast<double*>(call.outputs[0].data);
-  double* product = reinterpret_cast<double*>(call.outputs[1].data);
-  for (int64_t l = 0; l < call.num_lanes; ++l) {
-    if (!call.IsActive(l)) continue;
-    for (int j = 0; j < 2; ++j) {
-      sum[2 * l + j] = a[l] + b[2 * l + j];
-      product[2 * l + j] = a[l] * b[2 * l + j];
-    }
-  }
-  return absl::OkStatus();
-}
 
 // Checks that every primitive case is present: a new primitive in
 // ir/primitives.def must be added to AllCases.
@@ -209,32 +53,10 @@ TEST(ConformanceCasesTest, EveryPrimitiveAndDTypeIsCovered) {
   }
 }
 
-enum class LaneSetKind { kHalf, kSparse, kFull, kEmpty, kSingle };
-
-LaneSet MakeLanes(LaneSetKind kind, int64_t batch, std::mt19937_64& rng) {
-  switch (kind) {
-    case LaneSetKind::kFull: return LaneSet::All(batch);
-    case LaneSetKind::kEmpty: return LaneSet(batch);
-    case LaneSetKind::kSingle: {
-      LaneSet set(batch);
-      set.Append(static_cast<int64_t>(rng() % static_cast<uint64_t>(batch)));
-      return set;
-    }
-    case LaneSetKind::kHalf:
-    case LaneSetKind::kSparse: {
-      const uint64_t modulus = kind == LaneSetKind::kHalf ? 2 : 10;
-      std::vector<uint8_t> mask(static_cast<size_t>(batch));
-      for (auto& m : mask) m = rng() % modulus == 0;
-      return LaneSet::FromMask(mask);
-    }
-  }
-  return LaneSet(batch);
-}
-
 class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend(GetParam());
+    absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackendUnderTest(GetParam());
     ASSERT_TRUE(backend.ok()) << backend.status();
     backend_ = *std::move(backend);
     ASSERT_TRUE(registry_.Register("sum_and_product", SumAndProductSignature(), SumAndProduct).ok());
@@ -415,15 +237,27 @@ TEST_P(BackendConformanceTest, ErrorsLeaveOutputsUntouched) {
 }
 
 TEST_P(BackendConformanceTest, DenseModePassesTheMaskToUserKernels) {
+  // A backend may split the lanes into several calls (on several threads).
   KernelRegistry registry;
+  std::mutex mu;
   std::vector<std::pair<int64_t, bool>> calls;  // (num_lanes, had mask)
   ASSERT_TRUE(registry
                   .Register("probe", {{Scalar(DType::kF64)}, {Scalar(DType::kF64)}, true},
                             [&](const KernelCall& call) {
+                              std::lock_guard<std::mutex> lock(mu);
                               calls.push_back({call.num_lanes, call.active != nullptr});
                               return absl::OkStatus();
                             })
                   .ok());
+  auto lanes_and_masks = [&] {
+    std::pair<int64_t, int64_t> total{0, 0};  // (lanes, calls with a mask)
+    for (const auto& [num_lanes, masked] : calls) {
+      total.first += num_lanes;
+      total.second += masked ? 1 : 0;
+    }
+    calls.clear();
+    return total;
+  };
   Attributes attrs;
   attrs.kernel = "probe";
   Tensor x = backend_->Allocate(Scalar(DType::kF64), 10);
@@ -433,11 +267,13 @@ TEST_P(BackendConformanceTest, DenseModePassesTheMaskToUserKernels) {
   const LaneSet lanes = LaneSet::FromIndices(10, std::vector<int64_t>{2, 5, 7});
   ASSERT_TRUE(backend_->RunOp(MakeOp(Primitive::kUserKernel, 1, attrs), ins, outs, lanes,
                               ExecMode::kCompact, &registry).ok());
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(lanes_and_masks(), (std::pair<int64_t, int64_t>{3, 0}));
   ASSERT_TRUE(backend_->RunOp(MakeOp(Primitive::kUserKernel, 1, attrs), ins, outs, lanes,
                               ExecMode::kDense, &registry).ok());
-  ASSERT_EQ(calls.size(), 2u);
-  EXPECT_EQ(calls[0], (std::pair<int64_t, bool>{3, false}));
-  EXPECT_EQ(calls[1], (std::pair<int64_t, bool>{10, true}));
+  const int64_t dense_calls = static_cast<int64_t>(calls.size());
+  ASSERT_GT(dense_calls, 0);
+  EXPECT_EQ(lanes_and_masks(), (std::pair<int64_t, int64_t>{10, dense_calls}));
 }
 
 // ---------------------------------------------------------------------------
@@ -619,9 +455,9 @@ TEST_P(BackendConformanceTest, LaneQueries) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, BackendConformanceTest,
-                         ::testing::ValuesIn(KnownBackendNames()),
+                         ::testing::ValuesIn(BackendsUnderTest()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
+                           return BackendParamName(info.param);
                          });
 
 TEST(MakeBackendTest, KnownAndUnknownNames) {
@@ -636,6 +472,34 @@ TEST(MakeBackendTest, KnownAndUnknownNames) {
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(), HasSubstr("'cuda'"));
   EXPECT_THAT(bad.status().message(), HasSubstr("eigen"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("threaded"));
+}
+
+TEST(MakeBackendTest, ThreadedTakesAThreadCount) {
+  for (int n : {1, 2, 3, 8, 256}) {
+    const std::string name = "threaded:" + std::to_string(n);
+    absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend(name);
+    ASSERT_TRUE(backend.ok()) << backend.status();
+    EXPECT_EQ((*backend)->name(), name);
+    auto* threaded = dynamic_cast<ThreadedBackend*>(backend->get());
+    ASSERT_NE(threaded, nullptr);
+    EXPECT_EQ(threaded->num_threads(), n);
+  }
+  absl::StatusOr<std::unique_ptr<Backend>> by_kind = MakeBackend(BackendKind::kThreaded);
+  auto* threaded = dynamic_cast<ThreadedBackend*>(by_kind->get());
+  ASSERT_NE(threaded, nullptr);
+  EXPECT_EQ(threaded->num_threads(),
+            std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+  for (const char* bad : {"threaded:", "threaded:0", "threaded:-1", "threaded:+2", "threaded:x",
+                          "threaded:2x", "threaded: 2", "threaded:257", "threaded:1000",
+                          "threaded:99999999999999999999"}) {
+    absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend(bad);
+    EXPECT_EQ(backend.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(backend.status().message(), HasSubstr(std::string("'") + bad + "'"));
+    EXPECT_THAT(backend.status().message(), HasSubstr("from 1 to 256"));
+  }
+  EXPECT_FALSE(BackendKindFromName("threaded:2").has_value());
+  EXPECT_EQ(MakeBackend("eigen:2").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

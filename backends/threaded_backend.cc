@@ -1,0 +1,421 @@
+// ThreadedBackend: lane-range chunks of RunPrimitive on an Eigen::ThreadPool.
+#include "backends/threaded_backend.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include <unsupported/Eigen/CXX11/ThreadPool>
+
+#include "absl/strings/str_cat.h"
+#include "backends/kernel_registry.h"
+#include "ir/status.h"
+
+namespace autobatch {
+
+// The split threshold: the least estimated work (LaneCost units) per chunk.
+// Measured with bench/threaded_bench.cc on the 2-core development machine,
+// which was shared (load average 4-6 during every run), so a second core was
+// rarely free: 1 vs 2 threads never crossed over reliably (add_f64 2 threads
+// won only at 65536 lanes in one run of three; matvec_8x8 from 16384 lanes in
+// one run). The bench's "break-even" lines (split overhead 5.6-11.6 us for
+// small ops, divided by the one-thread time per cost unit, 0.2-0.45 ns)
+// gave a median break-even of 25638 and 29723 units per chunk in two runs;
+// we round up to 32768 (rounding up is the safe side: a split too late loses
+// at most the second core's share, a split too early pays the overhead on
+// every small op). Re-measure on the target machine; see
+// docs/BENCHMARKS.md.
+const double ThreadedBackend::kDefaultMinChunkCost = 32768;
+
+namespace {
+
+// Per-element cost factors of LaneCost relative to an f64 add (cost 3: two
+// operands and one result), measured single-threaded with
+// bench/threaded_bench.cc ("cost factors" table; three runs on the 2-core
+// development machine, under load, gave exp 8.3 / 16.1 / 10.5, pow 36 / 79 /
+// 52, random_normal 137 / 158 / 106, matvec 8x8 3.1 / 5.5 / 2.8 and 32x32
+// 5.3 / 5.1 / 2.3; these are rounded middles).
+constexpr double kTranscendentalFactor = 10;  // exp, log, log1p, expm1, tanh
+constexpr double kPowFactor = 50;
+constexpr double kRandomFactor = 130;  // per variate: Philox, log, sqrt, sin/cos
+constexpr double kMatVecFactor = 4;    // per rows * cols
+// A user kernel's cost is unknown; assume its elements are as expensive as
+// transcendental ones (a kernel cheaper than that is rare enough not to
+// matter: splitting it too early costs a few microseconds per op).
+constexpr double kUserKernelFactor = kTranscendentalFactor;
+
+// dst[i] = src[i] for the lanes i in [begin, end) with mask[i] != 0.
+void MaskedCopyRange(const std::byte* src, std::byte* dst, int64_t lane_bytes,
+                     const uint8_t* mask, int64_t begin, int64_t end) {
+  auto blend = [&](auto zero) {
+    using W = decltype(zero);
+    const W* s = reinterpret_cast<const W*>(src);
+    W* d = reinterpret_cast<W*>(dst);
+    for (int64_t i = begin; i < end; ++i) d[i] = mask[i] != 0 ? s[i] : d[i];
+  };
+  if (lane_bytes == 8) return blend(uint64_t{});
+  if (lane_bytes == 4) return blend(uint32_t{});
+  if (lane_bytes == 1) return blend(uint8_t{});
+  for (int64_t i = begin; i < end; ++i) {
+    if (mask[i] != 0) {
+      std::memcpy(dst + i * lane_bytes, src + i * lane_bytes,
+                  static_cast<size_t>(lane_bytes));
+    }
+  }
+}
+
+// dst[i] = src[lanes[i]] for every i.
+void GatherRange(const std::byte* src, std::byte* dst, int64_t lane_bytes,
+                 std::span<const int64_t> lanes) {
+  if (lane_bytes == 8) {
+    const uint64_t* s = reinterpret_cast<const uint64_t*>(src);
+    uint64_t* d = reinterpret_cast<uint64_t*>(dst);
+    for (size_t i = 0; i < lanes.size(); ++i) d[i] = s[lanes[i]];
+    return;
+  }
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    std::memcpy(dst + static_cast<int64_t>(i) * lane_bytes, src + lanes[i] * lane_bytes,
+                static_cast<size_t>(lane_bytes));
+  }
+}
+
+// dst[lanes[i]] = src[i] for every i.
+void ScatterRange(const std::byte* src, std::byte* dst, int64_t lane_bytes,
+                  std::span<const int64_t> lanes) {
+  if (lane_bytes == 8) {
+    const uint64_t* s = reinterpret_cast<const uint64_t*>(src);
+    uint64_t* d = reinterpret_cast<uint64_t*>(dst);
+    for (size_t i = 0; i < lanes.size(); ++i) d[lanes[i]] = s[i];
+    return;
+  }
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    std::memcpy(dst + lanes[i] * lane_bytes, src + static_cast<int64_t>(i) * lane_bytes,
+                static_cast<size_t>(lane_bytes));
+  }
+}
+
+int ThreadCount(const ThreadedBackendOptions& options) {
+  AB_CHECK(options.num_threads >= 0 && options.num_threads <= ThreadedBackend::kMaxThreads,
+           "ThreadedBackend: thread count out of range");
+  if (options.num_threads > 0) return options.num_threads;
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(std::min<unsigned>(n, ThreadedBackend::kMaxThreads));
+}
+
+}  // namespace
+
+struct ThreadedBackend::Pool {
+  explicit Pool(int workers) : pool(workers) {}
+  Eigen::ThreadPool pool;
+};
+
+ThreadedBackend::ThreadedBackend(ThreadedBackendOptions options)
+    : num_threads_(ThreadCount(options)),
+      min_chunk_cost_(options.min_chunk_cost < 0 ? kDefaultMinChunkCost
+                                                 : options.min_chunk_cost),
+      name_(options.num_threads == 0 ? "threaded"
+                                     : absl::StrCat("threaded:", options.num_threads)),
+      slots_(static_cast<size_t>(num_threads_)) {
+  if (num_threads_ > 1) pool_ = std::make_unique<Pool>(num_threads_ - 1);
+}
+
+ThreadedBackend::~ThreadedBackend() = default;
+
+double ThreadedBackend::LaneCost(const PrimOp& op, std::span<const Tensor* const> inputs,
+                                 std::span<Tensor* const> outputs) {
+  double in = 0, out = 0;
+  for (const Tensor* t : inputs) in += static_cast<double>(t->lane_elements());
+  for (const Tensor* t : outputs) out += static_cast<double>(t->lane_elements());
+  const double base = in + out;
+  double cost = base;
+  using P = Primitive;
+  switch (op.prim) {
+    case P::kConstant: case P::kFillLike: case P::kCopy: case P::kSelect:
+    case P::kCast: case P::kBroadcast: case P::kSlice: case P::kConcat:
+    case P::kAdd: case P::kSub: case P::kMul: case P::kDiv: case P::kMod:
+    case P::kMin: case P::kMax: case P::kNeg: case P::kAbs: case P::kSqrt:
+    case P::kFloor: case P::kLt: case P::kLe: case P::kGt: case P::kGe:
+    case P::kEq: case P::kNe: case P::kAnd: case P::kOr: case P::kNot:
+    case P::kReduceSum: case P::kDot: case P::kSquaredNorm:
+      break;
+    case P::kExp: case P::kLog: case P::kLog1p: case P::kExpm1: case P::kTanh:
+      cost = base + kTranscendentalFactor * out;
+      break;
+    case P::kPow:
+      cost = base + kPowFactor * out;
+      break;
+    case P::kRandomUniform: case P::kRandomNormal:
+      cost = base + kRandomFactor * out;
+      break;
+    case P::kMatVec: case P::kMatVecBatched:
+      if (op.attrs.matrix != nullptr) {
+        cost = base + kMatVecFactor * static_cast<double>(op.attrs.matrix->rows) *
+                          static_cast<double>(op.attrs.matrix->cols);
+      }
+      break;
+    case P::kUserKernel:
+      cost = kUserKernelFactor * base;
+      break;
+  }
+  return std::max(cost, 1.0);
+}
+
+int ThreadedBackend::NumChunks(int64_t lanes, double lane_cost) const {
+  if (num_threads_ < 2 || lanes < 2) return 1;
+  int64_t k = std::min<int64_t>(num_threads_, lanes);
+  if (min_chunk_cost_ > 0) {
+    const double fit = static_cast<double>(lanes) * lane_cost / min_chunk_cost_;
+    if (fit < static_cast<double>(k)) k = static_cast<int64_t>(fit);
+  }
+  return static_cast<int>(std::max<int64_t>(k, 1));
+}
+
+void ThreadedBackend::ChunkRange(int64_t items, int num_chunks, int chunk,
+                                 int64_t* begin, int64_t* end) {
+  *begin = items * chunk / num_chunks;
+  *end = items * (chunk + 1) / num_chunks;
+}
+
+template <typename Body>
+void ThreadedBackend::ParallelFor(int num_chunks, Body& body) {
+  AB_DCHECK(num_chunks >= 1 && num_chunks <= num_threads_);
+  if (num_chunks == 1) {
+    body(0);
+    return;
+  }
+  Eigen::Barrier barrier(static_cast<unsigned>(num_chunks - 1));
+  struct Context {
+    Body* body;
+    Eigen::Barrier* barrier;
+  };
+  Context context{&body, &barrier};
+  const Context* ctx = &context;
+  for (int c = 1; c < num_chunks; ++c) {
+    // Two words: std::function keeps it inline, so scheduling does not
+    // allocate.
+    pool_->pool.Schedule([ctx, c] {
+      (*ctx->body)(c);
+      ctx->barrier->Notify();
+    });
+  }
+  body(0);
+  barrier.Wait();
+}
+
+Tensor ThreadedBackend::Allocate(const TensorType& type, int64_t batch) {
+  return serial_.Allocate(type, batch);
+}
+
+LaneStack ThreadedBackend::AllocateStack(const TensorType& type, int64_t batch,
+                                         int64_t initial_capacity) {
+  return serial_.AllocateStack(type, batch, initial_capacity);
+}
+
+absl::Status ThreadedBackend::RunOp(const PrimOp& op,
+                                    std::span<const Tensor* const> inputs,
+                                    std::span<Tensor* const> outputs,
+                                    const LaneSet& lanes, ExecMode mode,
+                                    const KernelRegistry* kernels) {
+  const int64_t batch = lanes.batch();
+  bool aliased = false;
+  for (const Tensor* in : inputs) {
+    AB_CHECK(in != nullptr && in->batch() == batch, "RunOp: input batch mismatch");
+  }
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    AB_CHECK(outputs[k] != nullptr && outputs[k]->batch() == batch,
+             "RunOp: output batch mismatch");
+    for (size_t j = 0; j < k; ++j) {
+      AB_CHECK(outputs[j] != outputs[k], "RunOp: an output is listed twice");
+    }
+    for (const Tensor* in : inputs) aliased = aliased || in == outputs[k];
+  }
+  const bool compact = mode == ExecMode::kCompact && !lanes.full();
+  const int64_t items = compact ? lanes.size() : lanes.batch();
+  int num_chunks = lanes.empty() ? 1 : NumChunks(items, LaneCost(op, inputs, outputs));
+  if (num_chunks > 1 && op.prim == Primitive::kUserKernel) {
+    const UserKernel* kernel = kernels == nullptr ? nullptr : kernels->Find(op.attrs.kernel);
+    if (kernel == nullptr || !kernel->signature.bit_stable) num_chunks = 1;
+  }
+  // One chunk is exactly the eigen backend.
+  if (num_chunks == 1) return serial_.RunOp(op, inputs, outputs, lanes, mode, kernels);
+
+  job_ = Job{.op = &op,
+             .inputs = inputs,
+             .outputs = outputs,
+             .lanes = &lanes,
+             .kernels = kernels,
+             .compact = compact,
+             .direct = !compact && lanes.full() && !aliased,
+             .items = items,
+             .num_chunks = num_chunks};
+  auto body = [this](int chunk) { RunChunk(chunk); };
+  ParallelFor(num_chunks, body);
+  job_.op = nullptr;
+  absl::Status first_error;
+  for (int c = 0; c < num_chunks; ++c) {
+    absl::Status status = std::exchange(slots_[static_cast<size_t>(c)].status, absl::OkStatus());
+    if (first_error.ok()) first_error = std::move(status);
+  }
+  return first_error;
+}
+
+void ThreadedBackend::RunChunk(int chunk) {
+  const Job& job = job_;
+  Slot& slot = slots_[static_cast<size_t>(chunk)];
+  int64_t begin, end;
+  ChunkRange(job.items, job.num_chunks, chunk, &begin, &end);
+  const int64_t n = end - begin;
+  const size_t num_in = job.inputs.size(), num_out = job.outputs.size();
+  // Slots only grow, so the views' shape vectors keep their capacity and
+  // steady-state steps do not allocate.
+  if (slot.scratch.size() < num_in + num_out) slot.scratch.resize(num_in + num_out);
+  if (slot.in_views.size() < num_in) slot.in_views.resize(num_in);
+  if (slot.out_views.size() < num_out) slot.out_views.resize(num_out);
+  const std::span<const ConstLanesView> in_views(slot.in_views.data(), num_in);
+  const std::span<const LanesView> out_views(slot.out_views.data(), num_out);
+
+  if (job.compact) {
+    const std::span<const int64_t> indices =
+        job.lanes->indices().subspan(static_cast<size_t>(begin), static_cast<size_t>(n));
+    for (size_t i = 0; i < num_in; ++i) {
+      const Tensor& in = *job.inputs[i];
+      std::byte* buffer = slot.scratch[i].Get(static_cast<size_t>(n * in.lane_bytes()));
+      GatherRange(in.bytes(), buffer, in.lane_bytes(), indices);
+      slot.in_views[i].type = in.type();
+      slot.in_views[i].data = buffer;
+    }
+    for (size_t k = 0; k < num_out; ++k) {
+      slot.out_views[k].type = job.outputs[k]->type();
+      slot.out_views[k].data = slot.scratch[num_in + k].Get(
+          static_cast<size_t>(n * job.outputs[k]->lane_bytes()));
+    }
+    slot.status = RunPrimitive(*job.op, in_views, out_views, n, job.kernels);
+    if (!slot.status.ok()) return;
+    for (size_t k = 0; k < num_out; ++k) {
+      ScatterRange(slot.out_views[k].data, job.outputs[k]->bytes(),
+                   job.outputs[k]->lane_bytes(), indices);
+    }
+    return;
+  }
+
+  for (size_t i = 0; i < num_in; ++i) {
+    const Tensor& in = *job.inputs[i];
+    slot.in_views[i].type = in.type();
+    slot.in_views[i].data = in.bytes() + begin * in.lane_bytes();
+  }
+  for (size_t k = 0; k < num_out; ++k) {
+    Tensor& out = *job.outputs[k];
+    slot.out_views[k].type = out.type();
+    slot.out_views[k].data =
+        job.direct ? out.bytes() + begin * out.lane_bytes()
+                   : slot.scratch[num_in + k].Get(static_cast<size_t>(n * out.lane_bytes()));
+  }
+  const bool full = job.lanes->full();
+  slot.status = RunPrimitive(*job.op, in_views, out_views, n, job.kernels,
+                             full ? nullptr : job.lanes->mask().data() + begin);
+  if (!slot.status.ok() || job.direct) return;
+  for (size_t k = 0; k < num_out; ++k) {
+    Tensor& out = *job.outputs[k];
+    const int64_t lane_bytes = out.lane_bytes();
+    std::byte* dst = out.bytes() + begin * lane_bytes;
+    if (full) {
+      std::memcpy(dst, slot.out_views[k].data, static_cast<size_t>(n * lane_bytes));
+    } else {
+      MaskedCopyRange(slot.out_views[k].data, dst, lane_bytes,
+                      job.lanes->mask().data() + begin, 0, n);
+    }
+  }
+}
+
+void ThreadedBackend::MaskedUpdate(const Tensor& src, const LaneSet& lanes, Tensor* dst) {
+  const int num_chunks =
+      &src == dst ? 1 : NumChunks(lanes.batch(), static_cast<double>(src.lane_elements()));
+  if (num_chunks == 1 || lanes.empty()) return serial_.MaskedUpdate(src, lanes, dst);
+  AB_CHECK(src.batch() == lanes.batch(), "MaskedUpdate: src batch mismatch");
+  AB_CHECK(dst->batch() == lanes.batch(), "MaskedUpdate: dst batch mismatch");
+  AB_CHECK(src.type() == dst->type(), "MaskedUpdate: types differ");
+  const int64_t lane_bytes = src.lane_bytes();
+  auto body = [&](int chunk) {
+    int64_t begin, end;
+    ChunkRange(lanes.batch(), num_chunks, chunk, &begin, &end);
+    if (lanes.full()) {
+      std::memcpy(dst->bytes() + begin * lane_bytes, src.bytes() + begin * lane_bytes,
+                  static_cast<size_t>((end - begin) * lane_bytes));
+    } else {
+      MaskedCopyRange(src.bytes(), dst->bytes(), lane_bytes, lanes.mask().data(), begin,
+                      end);
+    }
+  };
+  ParallelFor(num_chunks, body);
+}
+
+void ThreadedBackend::Gather(const Tensor& src, const LaneSet& lanes, Tensor* dst) {
+  const int num_chunks = NumChunks(lanes.size(), static_cast<double>(src.lane_elements()));
+  if (num_chunks == 1) return serial_.Gather(src, lanes, dst);
+  AB_CHECK(src.batch() == lanes.batch(), "Gather: src batch mismatch");
+  AB_CHECK(src.type() == dst->type(), "Gather: types differ");
+  AB_CHECK(dst->batch() >= lanes.size() && &src != dst, "Gather: bad destination");
+  auto body = [&](int chunk) {
+    int64_t begin, end;
+    ChunkRange(lanes.size(), num_chunks, chunk, &begin, &end);
+    GatherRange(src.bytes(), dst->lane_bytes_ptr(begin), src.lane_bytes(),
+                lanes.indices().subspan(static_cast<size_t>(begin),
+                                        static_cast<size_t>(end - begin)));
+  };
+  ParallelFor(num_chunks, body);
+}
+
+void ThreadedBackend::Scatter(const Tensor& src, const LaneSet& lanes, Tensor* dst) {
+  const int num_chunks = NumChunks(lanes.size(), static_cast<double>(src.lane_elements()));
+  if (num_chunks == 1) return serial_.Scatter(src, lanes, dst);
+  AB_CHECK(dst->batch() == lanes.batch(), "Scatter: dst batch mismatch");
+  AB_CHECK(src.type() == dst->type(), "Scatter: types differ");
+  AB_CHECK(src.batch() >= lanes.size() && &src != dst, "Scatter: bad source");
+  auto body = [&](int chunk) {
+    int64_t begin, end;
+    ChunkRange(lanes.size(), num_chunks, chunk, &begin, &end);
+    ScatterRange(src.lane_bytes_ptr(begin), dst->bytes(), src.lane_bytes(),
+                 lanes.indices().subspan(static_cast<size_t>(begin),
+                                         static_cast<size_t>(end - begin)));
+  };
+  ParallelFor(num_chunks, body);
+}
+
+void ThreadedBackend::CopyLanes(const Tensor& src, std::span<const int64_t> src_lanes,
+                                Tensor* dst, std::span<const int64_t> dst_lanes) {
+  serial_.CopyLanes(src, src_lanes, dst, dst_lanes);
+}
+
+void ThreadedBackend::FillLanes(int64_t value, const LaneSet& lanes, Tensor* dst) {
+  serial_.FillLanes(value, lanes, dst);
+}
+
+absl::Status ThreadedBackend::Push(const LaneSet& lanes, int64_t max_depth,
+                                   LaneStack* stack) {
+  return serial_.Push(lanes, max_depth, stack);
+}
+
+absl::Status ThreadedBackend::Pop(const LaneSet& lanes, LaneStack* stack) {
+  return serial_.Pop(lanes, stack);
+}
+
+bool ThreadedBackend::Any(const Tensor& cond, const LaneSet& lanes) {
+  return serial_.Any(cond, lanes);
+}
+
+std::optional<int64_t> ThreadedBackend::Min(const Tensor& values, const LaneSet& lanes) {
+  return serial_.Min(values, lanes);
+}
+
+void ThreadedBackend::Split(const Tensor& cond, const LaneSet& lanes, LaneSet* if_true,
+                            LaneSet* if_false) {
+  serial_.Split(cond, lanes, if_true, if_false);
+}
+
+void ThreadedBackend::LanesEqual(const Tensor& values, int64_t value,
+                                 const LaneSet& lanes, LaneSet* out) {
+  serial_.LanesEqual(values, value, lanes, out);
+}
+
+}  // namespace autobatch
