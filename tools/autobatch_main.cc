@@ -6,6 +6,7 @@
 //                 [--vm stack|stackless|reference] [--backend eigen|...]
 //                 [--max-steps N] [--timeout S] [--max-stack-depth N]
 //                 [--profile]
+//   autobatch sample --target NAME [...]   (tools/sample_command.h)
 //
 // Errors print one clear message and exit with status 1 (2 for bad usage);
 // never a signal.
@@ -26,6 +27,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
+#include "tools/sample_command.h"
 #include "tools/sample_programs.h"
 #include "tools/tensor_json.h"
 #include "vm/run.h"
@@ -251,12 +253,16 @@ int Main(int argc, char** argv) {
   run_cmd->add_flag("--profile", run.profile,
                     "time primitives; print per-block and per-primitive tables to stderr");
 
+  SampleArgs sample;
+  CLI::App* sample_cmd = AddSampleCommand(app, sample);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (*ir_cmd) return RunIr(ir);
+  if (*sample_cmd) return RunSampleCommand(sample);
   return RunRun(run);
 }
 

@@ -26,11 +26,11 @@ struct Tree {
   Value valid;  // bool
   Value lsw;    // log sum of the subtree's weights
   Value prop_q, prop_logp, prop_grad, prop_energy;
-  Value rho, p_beg, p_sharp_beg, p_sharp_end;
+  Value rho, p_beg;
   Walk walk;
 };
 AUTOBATCH_STRUCT(Tree, end, valid, lsw, prop_q, prop_logp, prop_grad, prop_energy, rho,
-                 p_beg, p_sharp_beg, p_sharp_end, walk)
+                 p_beg, walk)
 
 // U(minus, plus, r) = dot(plus, r) > 0 && dot(minus, r) > 0.
 Value NoUTurn(const Value& sharp_minus, const Value& sharp_plus, const Value& rho) {
@@ -59,13 +59,16 @@ BatchFunction DefineNutsTransition(Context& ctx, const Kernel& log_density, int6
   const double jitter = config.step_size_jitter;
   const int64_t d = dimension;
 
-  // Function order matters on the stack VM: it numbers blocks in function
-  // order and runs the lowest-numbered block that has lanes. Callers come
-  // first and the leaf (the only model evaluation) LAST, so every lane that
-  // is not finished — unwinding a subtree, merging, starting its next
-  // doubling or its next transition — reaches the leaf before it runs:
-  // each model-kernel execution serves every unfinished chain (the
-  // free-running bound), and no chain waits for another's trajectory.
+  // The leaf (the only model evaluation) is a function of its own, called
+  // only by build_tree: the stack VM numbers blocks callers first (and
+  // functions in registration order) and runs the lowest-numbered block that
+  // has lanes, so the leaf's block comes LAST. Every lane that is not
+  // finished — unwinding a subtree, merging, starting its next doubling or
+  // its next transition — therefore reaches the leaf before it runs: each
+  // model-kernel execution serves every unfinished chain (the free-running
+  // bound), and no chain waits for another's trajectory. (A leaf block inside
+  // build_tree would come before the merge blocks, and lanes unwinding would
+  // miss leaf executions.)
   FunctionOptions transition_options;
   transition_options.param_names = TransitionParamNames();
   BatchFunction transition = ctx.Declare("nuts_transition", transition_options);
@@ -80,14 +83,13 @@ BatchFunction DefineNutsTransition(Context& ctx, const Kernel& log_density, int6
                                               Walk walk) -> Tree {
     PhasePoint end = EmitLeapfrog(log_density, m, e, start);
     Value n_leapfrog = walk.n_leapfrog + 1;
-    Value p_sharp;
+    Value p_sharp;  // recomputed by the merges as m * p (the same bits)
     Value h = EmitNanToInf(EmitEnergy(m, end.p, end.logp, &p_sharp));
     Value divergent = walk.divergent || h - h0 > max_delta_h;
     Value w = h0 - h;
     Value sum_prob = walk.sum_prob + EmitMetropolisProb(w);
-    return Tree{end,     !divergent, w,       end.q,
-                end.logp, end.grad,  h,       end.p,
-                end.p,    p_sharp,   p_sharp, Walk{walk.counter, n_leapfrog, sum_prob, divergent}};
+    return Tree{end,   !divergent, w,     end.q, end.logp, end.grad, h,
+                end.p, end.p,      Walk{walk.counter, n_leapfrog, sum_prob, divergent}};
   });
 
   ctx.Batch(build_tree)([build_tree, leaf](Builder& b, Value depth, PhasePoint start, Value e,
@@ -106,8 +108,8 @@ BatchFunction DefineNutsTransition(Context& ctx, const Kernel& log_density, int6
     Value counter = last.walk.counter + 1;
     Value take_last = u < exp(last.lsw - lsw);
     Value rho;
-    Value valid = MergeChecks(init.p_sharp_beg, last.p_sharp_end, init.p_sharp_end,
-                              last.p_sharp_beg, init.rho, last.rho, init.end.p, last.p_beg, &rho);
+    Value valid = MergeChecks(m * init.p_beg, m * last.end.p, m * init.end.p, m * last.p_beg,
+                              init.rho, last.rho, init.end.p, last.p_beg, &rho);
     return Tree{last.end,
                 valid,
                 lsw,
@@ -117,8 +119,6 @@ BatchFunction DefineNutsTransition(Context& ctx, const Kernel& log_density, int6
                 select(take_last, last.prop_energy, init.prop_energy),
                 rho,
                 init.p_beg,
-                init.p_sharp_beg,
-                last.p_sharp_end,
                 Walk{counter, last.walk.n_leapfrog, last.walk.sum_prob, last.walk.divergent}};
   });
 
@@ -183,14 +183,16 @@ BatchFunction DefineNutsTransition(Context& ctx, const Kernel& log_density, int6
           bck_p = select(forward, bck_p, t.end.p);
           bck_grad = select(forward, bck_grad, t.end.grad);
           bck_logp = select(forward, bck_logp, t.end.logp);
+          Value sharp_beg = m * t.p_beg;
+          Value sharp_end = m * t.end.p;
           p_fwd_bck = select(forward, t.p_beg, p_fwd_bck);
-          sharp_fwd_bck = select(forward, t.p_sharp_beg, sharp_fwd_bck);
+          sharp_fwd_bck = select(forward, sharp_beg, sharp_fwd_bck);
           p_fwd_fwd = select(forward, t.end.p, p_fwd_fwd);
-          sharp_fwd_fwd = select(forward, t.p_sharp_end, sharp_fwd_fwd);
+          sharp_fwd_fwd = select(forward, sharp_end, sharp_fwd_fwd);
           p_bck_fwd = select(forward, p_bck_fwd, t.p_beg);
-          sharp_bck_fwd = select(forward, sharp_bck_fwd, t.p_sharp_beg);
+          sharp_bck_fwd = select(forward, sharp_bck_fwd, sharp_beg);
           p_bck_bck = select(forward, p_bck_bck, t.end.p);
-          sharp_bck_bck = select(forward, sharp_bck_bck, t.p_sharp_end);
+          sharp_bck_bck = select(forward, sharp_bck_bck, sharp_end);
 
           // An invalid subtree ends the transition with no further draw; the
           // values computed below are then discarded by the selects (or

@@ -9,11 +9,12 @@
 //                   walk: (counter u64, n_leapfrog i64, sum_prob f64,
 //                          divergent bool))
 //     -> tree: end point (q, p, grad, logp), valid, lsw, proposal (q, logp,
-//              grad, energy), rho, p_beg, p_sharp_beg, p_sharp_end, walk
-//   depth 0 is one leapfrog (a call of the model kernel); depth k calls
-//   itself for the first half, returns at once if it is invalid, calls itself
-//   again from where the first half ended, returns if that is invalid, then
-//   draws the multinomial uniform and runs the three U-turn checks. The
+//              grad, energy), rho, p_beg, walk
+//   depth 0 calls nuts_leaf: one leapfrog (a call of the model kernel; the
+//   only place the model is evaluated). Depth k calls itself for the first
+//   half, returns at once if it is invalid, calls itself again from where
+//   the first half ended, returns if that is invalid, then draws the
+//   multinomial uniform and runs the three U-turn checks. The
 //   walk (counter, n_leapfrog, sum_prob, divergent) is threaded through the
 //   calls in leapfrog order, so sum_prob is summed in the scalar order.
 //
@@ -23,10 +24,16 @@
 //   branched on, so every lane reaches the same call site), biased
 //   progressive sampling and the U-turn checks across the whole trajectory.
 //
-// The end of a tree's last point is its `end.p` (scalar_nuts.h's p_end).
-// Out-of-date values of invalid subtrees are never used, as in the scalar
-// sampler. Reads config.max_depth, max_delta_h and step_size_jitter; the
-// step size and metric are per-chain inputs of the transition.
+// A tree's last momentum is its `end.p` (scalar_nuts.h's p_end); the
+// p_sharp vectors are recomputed where needed as m * p (elementwise, so the
+// same bits) rather than carried through every call and return. Values of
+// invalid subtrees are never used, as in the scalar sampler. On the stack VM
+// every model-kernel execution serves every unfinished chain (see the
+// function order in batched_nuts.cc); the stackless VM, which recurses on
+// the host, runs each transition in lock step.
+//
+// Reads config.max_depth, max_delta_h and step_size_jitter; the step size
+// and metric are per-chain inputs of the transition.
 #ifndef AUTOBATCH_SAMPLES_MCMC_BATCHED_NUTS_H_
 #define AUTOBATCH_SAMPLES_MCMC_BATCHED_NUTS_H_
 
@@ -37,8 +44,8 @@
 
 namespace autobatch::mcmc {
 
-// Registers nuts_build_tree and nuts_transition on `ctx` and returns the
-// transition. `log_density` is the model kernel (model_kernel.h) of a model
+// Registers nuts_transition, nuts_build_tree and nuts_leaf on `ctx` (in that
+// order) and returns the transition. `log_density` is the model kernel (model_kernel.h) of a model
 // of `dimension` coordinates. Requires config.Validate(dimension).ok()
 // (checked).
 BatchFunction DefineNutsTransition(Context& ctx, const Kernel& log_density, int64_t dimension,

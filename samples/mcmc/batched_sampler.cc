@@ -44,10 +44,10 @@ BatchFunction DefineChainProgram(Context& ctx, Algorithm algorithm, const Kernel
                                  const Kernel& record_draw, int64_t dimension,
                                  const SamplerConfig& config) {
   AB_CHECK(config.Validate(dimension).ok(), "DefineChainProgram needs a valid config");
-  // Declared first: the stack VM runs the lowest-numbered block first and
-  // numbers functions in registration order, so lanes back in the chain loop
-  // start their next transition at once (free-running) rather than wait
-  // until every lane has left the transition.
+  // Declared first (the stack VM numbers callers before callees, and runs
+  // the lowest-numbered block first): lanes back in the chain loop start
+  // their next transition at once (free-running) rather than wait until
+  // every lane has left the transition.
   BatchFunction chain = ctx.Declare("chain", {.param_names = {"state", "key", "counter_in",
                                                               "step_size", "inv_metric", "slot",
                                                               "num_draws"}});

@@ -39,8 +39,8 @@ inline constexpr char kLogDensityKernelName[] = "log_density_gradient";
 KernelSignature ModelKernelSignature(const Model& model);
 
 // The kernel's batched implementation: Model::LogDensityGradientBatch over
-// the call's lanes, honouring `active` (inactive lanes, which may hold junk,
-// are not evaluated and their outputs are left as they are). InvalidArgument
+// the call's lanes with the call's `active` mask (inactive lanes may hold
+// junk; the default implementation does not evaluate them). InvalidArgument
 // if the call's views do not have the signature's shapes (a wiring bug, never
 // memory corruption).
 absl::Status RunModelKernel(const Model& model, const KernelCall& call);

@@ -100,7 +100,9 @@ class Runner {
 
   absl::Status Warmup();
   absl::Status Sampling();
-  void ReportDone() { Report(SamplePhase::kDone, options_.num_samples, 1.0); }
+  void ReportDone() {
+    Report(SamplePhase::kDone, options_.num_samples, sampling_.utilization());
+  }
   std::vector<BatchedChain>& chains() { return chains_; }
 
  private:
@@ -155,6 +157,7 @@ absl::Status Runner::Warmup() {
   const AdaptationOptions& a = options_.adaptation;
   const bool adapts = a.engaged && (a.adapt_step_size || a.adapt_metric) &&
                       options_.algorithm != Algorithm::kRwmh;
+  result_.warmup_lock_step = adapts;
   const absl::Status status = adapts ? AdaptiveWarmup() : BurnIn();
   result_.warmup_seconds = SecondsSince(t);
   result_.warmup_leapfrogs_taken = warmup_.taken;
@@ -311,6 +314,18 @@ absl::Status Runner::Sampling() {
   return absl::OkStatus();
 }
 
+// Whether MCSE, ESS and R-hat mean something for a column (see sample.h).
+bool HasChainDiagnostics(std::string_view name, const Eigen::MatrixXd& column) {
+  if (name == "accept_stat__" || name == "stepsize__" || name == "treedepth__" ||
+      name == "n_leapfrog__" || name == "divergent__") {
+    return false;
+  }
+  for (Eigen::Index k = 0; k < column.cols(); ++k) {
+    if ((column.col(k).array() != column(0, k)).any()) return true;
+  }
+  return false;  // every chain constant (possibly at different values)
+}
+
 nlohmann::json Number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -407,7 +422,13 @@ absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& opt
     result.chains[k].ebfmi = ebfmi(static_cast<Eigen::Index>(k));
   }
   for (Eigen::Index c = 0; c < static_cast<Eigen::Index>(result.column_names.size()); ++c) {
-    result.summary.push_back(Summarize(result.Column(c)));
+    const Eigen::MatrixXd column = result.Column(c);
+    SummaryRow row = Summarize(column);
+    if (!HasChainDiagnostics(result.column_names[static_cast<size_t>(c)], column)) {
+      row.mcse = row.ess_bulk = row.ess_tail = row.rhat =
+          std::numeric_limits<double>::quiet_NaN();
+    }
+    result.summary.push_back(row);
   }
   runner.ReportDone();
   return result;
@@ -614,10 +635,11 @@ std::string FormatSummary(const SampleResult& r) {
                         Cell(f.ess_per_gradient, "%.4g"));
   absl::StrAppendFormat(&out,
                         "Batch utilization (leapfrogs taken / computed): sampling %.1f%% "
-                        "(%d / %d, free-running), warmup %.1f%% (%d / %d, lock-step)\n",
+                        "(%d / %d, free-running), warmup %.1f%% (%d / %d, %s)\n",
                         100.0 * r.sampling_utilization, r.sampling_leapfrogs_taken,
                         r.sampling_leapfrogs_computed, 100.0 * r.warmup_utilization,
-                        r.warmup_leapfrogs_taken, r.warmup_leapfrogs_computed);
+                        r.warmup_leapfrogs_taken, r.warmup_leapfrogs_computed,
+                        r.warmup_lock_step ? "lock-step" : "free-running");
   return out;
 }
 
@@ -671,6 +693,7 @@ nlohmann::json SummaryJson(const SampleResult& r) {
                              {"sampling", r.sampling_leapfrogs_computed}};
   j["utilization"] = {{"warmup", Number(r.warmup_utilization)},
                       {"sampling", Number(r.sampling_utilization)}};
+  j["warmup_lock_step"] = r.warmup_lock_step;
   j["warmup_seconds"] = r.warmup_seconds;
   j["sampling_seconds"] = r.sampling_seconds;
   j["vm_calls"] = r.vm_calls;

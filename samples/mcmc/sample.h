@@ -110,8 +110,12 @@ struct SampleResult {
   // One per chain (chain ids 0..M-1 in order): num_samples x columns.
   std::vector<Eigen::MatrixXd> draws;
   std::vector<ChainSummary> chains;
-  // One row per column (Summarize over all chains' draws of that column;
-  // MCSE / ESS / R-hat are NaN for constant columns, e.g. divergent__).
+  // One row per column: Summarize over all chains' draws of that column.
+  // MCSE, ESS and R-hat are NaN (not computed) for the sampler statistics
+  // accept_stat__, stepsize__, treedepth__, n_leapfrog__ and divergent__ —
+  // they differ between chains because each chain has its own step size and
+  // metric, which is not a convergence failure — and for any column in which
+  // every chain is constant. lp__ and energy__ get every column.
   std::vector<SummaryRow> summary;
   // Run figures. Gradient evaluations: leapfrogs (one per model
   // evaluation) plus step-size heuristic trials, over all chains.
@@ -127,6 +131,11 @@ struct SampleResult {
   // taken / computed (1 when nothing was computed).
   double warmup_utilization = 1.0;
   double sampling_utilization = 1.0;
+  // Whether warmup ran in lock-step (adaptation on) or free-running
+  // (burn-in only).
+  bool warmup_lock_step = false;
+  // Wall time of each phase; the first VM call compiles the program, so
+  // warmup_seconds includes compilation.
   double warmup_seconds = 0;
   double sampling_seconds = 0;
   int64_t vm_calls = 0;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -147,12 +148,25 @@ TEST(SampleTest, IidGaussianMomentsAndConvergence) {
   const SummaryRow& divergent = result->summary[result->ColumnIndex("divergent__")];
   EXPECT_EQ(divergent.mean, 0);
   EXPECT_TRUE(std::isnan(divergent.rhat));  // constant column
-  EXPECT_EQ(result->total_divergences(), 0);
+  // Per-chain step sizes differ: no R-hat for stepsize__ (nor treedepth__),
+  // but lp__ has every diagnostic.
+  const SummaryRow& stepsize = result->summary[result->ColumnIndex("stepsize__")];
+  EXPECT_GT(stepsize.mean, 0);
+  EXPECT_TRUE(std::isnan(stepsize.rhat));
+  EXPECT_TRUE(std::isnan(result->summary[result->ColumnIndex("treedepth__")].ess_bulk));
+  const SummaryRow& lp = result->summary[0];
+  EXPECT_LT(lp.rhat, 1.05);
+  EXPECT_GT(lp.ess_bulk, 100);
+  // Early warmup (step sizes still far too large) may diverge; sampling
+  // on N(0, I) with an adapted step size must not.
   for (const ChainSummary& c : result->chains) {
+    EXPECT_EQ(c.sampling_divergences, 0);
     EXPECT_GT(c.step_size, 0.3);
     EXPECT_GT(c.ebfmi, 0.3);
     ASSERT_EQ(c.inv_metric.size(), 2u);
-    EXPECT_NEAR(c.inv_metric[0], 1.0, 0.6);
+    // The last window has 50 draws: a variance estimate, not exactly 1.
+    EXPECT_GT(c.inv_metric[0], 0.3);
+    EXPECT_LT(c.inv_metric[0], 3.0);
   }
   EXPECT_EQ(result->gradient_evaluations,
             result->warmup_gradient_evaluations + result->sampling_gradient_evaluations);
@@ -288,6 +302,20 @@ TEST(SampleTest, ProgressIsReportedInOrder) {
   std::fclose(sink);
   EXPECT_GE(lines, 8);
   EXPECT_LE(lines, 12);
+  // Terminal mode redraws one line with '\r' and ends it at kDone.
+  sink = std::tmpfile();
+  ASSERT_NE(sink, nullptr);
+  ProgressPrinter bar(sink, /*terminal=*/true, /*min_redraw_seconds=*/0);
+  for (const SampleProgress& p : events) bar.Report(p);
+  std::rewind(sink);
+  int returns = 0, newlines = 0;
+  for (int c = std::fgetc(sink); c != EOF; c = std::fgetc(sink)) {
+    returns += c == '\r';
+    newlines += c == '\n';
+  }
+  std::fclose(sink);
+  EXPECT_EQ(returns, static_cast<int>(events.size()));
+  EXPECT_EQ(newlines, 1);
 }
 
 TEST(SampleTest, FixedParametersRwmhAndStacklessVm) {

@@ -1,0 +1,136 @@
+// `autobatch sample` run as a user would: summary on stdout, CSV files,
+// summary JSON, adaptation files, and exit status 1 with a message on errors.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace autobatch {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Result {
+  int exit_code = -1;  // -1: killed by a signal
+  std::string out;     // stdout and stderr together
+};
+
+Result RunCli(const std::string& args) {
+  std::string command = std::string(AUTOBATCH_CLI) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  Result result;
+  std::array<char, 4096> buffer;
+  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) {
+    result.out.append(buffer.data(), n);
+  }
+  int status = pclose(pipe);
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  return result;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string TempDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(SampleCliTest, RunsAndWritesCsvAndSummaryJson) {
+  const std::string dir = TempDir("sample_cli_run");
+  Result r = RunCli("sample --target iid_gaussian --target-params dimension=2 --chains 4 "
+                    "--warmup 100 --samples 100 --output-dir " + dir + "/out --summary-json " +
+                    dir + "/s.json --save-adaptation " + dir + "/adapt.json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* text : {"Mean", "MCSE", "StdDev", "MAD", "5%", "50%", "95%", "ESS_bulk",
+                           "ESS_tail", "R_hat", "lp__", "x.2", "Divergences:",
+                           "Gradient evaluations:", "Batch utilization"}) {
+    EXPECT_THAT(r.out, HasSubstr(text));
+  }
+  // Not a terminal: plain progress lines, no carriage returns.
+  EXPECT_THAT(r.out, HasSubstr("grad/s"));
+  EXPECT_THAT(r.out, Not(HasSubstr("\r")));
+  for (int k = 1; k <= 4; ++k) {
+    const std::string csv = ReadFile(dir + "/out/output_" + std::to_string(k) + ".csv");
+    EXPECT_THAT(csv, HasSubstr("lp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,"
+                               "divergent__,energy__,x.1,x.2"));
+    EXPECT_THAT(csv, HasSubstr("# Step size = "));
+    EXPECT_THAT(csv, HasSubstr("# Diagonal elements of inverse mass matrix:"));
+    EXPECT_THAT(csv, HasSubstr("Elapsed Time"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out/.autobatch_write_probe"));
+  const nlohmann::json j = nlohmann::json::parse(ReadFile(dir + "/s.json"));
+  ASSERT_EQ(j["columns"].size(), 9u);
+  const nlohmann::json& x1 = j["columns"][7];
+  EXPECT_EQ(x1["name"], "x.1");
+  ASSERT_TRUE(x1["rhat"].is_number());
+  EXPECT_LT(x1["rhat"].get<double>(), 1.1);
+  EXPECT_GT(x1["ess_bulk"].get<double>(), 50);
+  EXPECT_TRUE(x1["ess_tail"].is_number());
+  EXPECT_GT(j["gradient_evaluations"].get<int64_t>(), 0);
+  EXPECT_EQ(j["num_chains"], 4);
+
+  // The saved adaptation runs again without adaptation.
+  Result again = RunCli("sample --target iid_gaussian --target-params '{\"dimension\": 2}' "
+                        "--chains 2 --warmup 10 --samples 20 --no-progress --load-adaptation " +
+                        dir + "/adapt.json --summary-json " + dir + "/s2.json");
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_THAT(again.out, Not(HasSubstr("grad/s")));  // --no-progress
+  const nlohmann::json adapt = nlohmann::json::parse(ReadFile(dir + "/adapt.json"));
+  const nlohmann::json j2 = nlohmann::json::parse(ReadFile(dir + "/s2.json"));
+  EXPECT_EQ(j2["chains"][1]["step_size"], adapt["step_size"]);
+  EXPECT_EQ(j2["chains"][1]["inv_metric"], adapt["inv_metric"]);
+}
+
+TEST(SampleCliTest, ErrorsExitOneWithAMessage) {
+  const std::string dir = TempDir("sample_cli_errors");
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  { std::ofstream(dir + "/file") << "x"; }
+  const Case cases[] = {
+      {"--target no_such_target", "eight_schools"},  // lists the known names
+      {"--target iid_gaussian --chains 0", "--chains"},
+      {"--target iid_gaussian --chains many", "--chains 'many'"},
+      {"--target iid_gaussian --warmup -5", "--warmup"},
+      {"--target iid_gaussian --samples 1e3x", "--samples"},
+      {"--target iid_gaussian --seed -1", "--seed"},
+      {"--target iid_gaussian --delta 1.5", "--delta"},
+      {"--target iid_gaussian --max-depth 99", "--max-depth"},
+      {"--target iid_gaussian --algorithm gibbs", "--algorithm"},
+      {"--target iid_gaussian --vm gpu", "--vm"},
+      {"--target iid_gaussian --target-params dimension=-3", "dimension"},
+      {"--target iid_gaussian --target-params nokey=1", "nokey"},
+      {"--target iid_gaussian --warmup 0", "--no-adapt"},
+      {"--target iid_gaussian --load-adaptation " + dir + "/missing.json", "missing.json"},
+      {"--target iid_gaussian --output-dir " + dir + "/file/sub", "--output-dir"},
+      {"--target iid_gaussian --summary-json " + dir + "/no/such/dir/s.json", "--summary-json"},
+  };
+  for (const Case& c : cases) {
+    // Every case fails before any sampling starts.
+    Result r = RunCli("sample " + c.args);
+    SCOPED_TRACE(c.args);
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("error"));
+    EXPECT_THAT(r.out, HasSubstr(c.message));
+  }
+}
+
+}  // namespace
+}  // namespace autobatch

@@ -1,0 +1,238 @@
+// The `autobatch sample` subcommand: option parsing, output checks, the run
+// and its outputs.
+#include "tools/sample_command.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "ir/status.h"
+#include "samples/mcmc/progress.h"
+#include "samples/mcmc/sample.h"
+#include "samples/mcmc/targets/registry.h"
+
+namespace autobatch {
+namespace {
+
+using mcmc::Algorithm;
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "autobatch sample: error: %s\n", std::string(status.message()).c_str());
+  return 1;
+}
+
+absl::StatusOr<int64_t> ParseInt(const std::string& option, const std::string& text,
+                                 int64_t min, int64_t max) {
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value) || value < min || value > max) {
+    return absl::InvalidArgumentError(absl::StrCat(option, " '", text,
+                                                   "' is not an integer in [", min, ", ",
+                                                   max, "]"));
+  }
+  return value;
+}
+
+absl::StatusOr<uint64_t> ParseSeed(const std::string& text) {
+  uint64_t value = 0;
+  if (text.empty() || text[0] == '-' || !absl::SimpleAtoi(text, &value)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--seed '", text, "' is not an integer in [0, 18446744073709551615]"));
+  }
+  return value;
+}
+
+absl::StatusOr<double> ParsePositive(const std::string& option, const std::string& text) {
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value) || !std::isfinite(value) || !(value > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(option, " '", text, "' is not a finite number > 0"));
+  }
+  return value;
+}
+
+// Fails now, before a long run, if `path` cannot be written later.
+absl::Status CheckWritableFile(const std::string& option, const std::string& path) {
+  const bool existed = std::filesystem::exists(path);
+  {
+    std::ofstream probe(path, std::ios::app);
+    if (!probe) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(option, ": cannot write '", path,
+                       "' (does its directory exist, and may it be written?)"));
+    }
+  }
+  if (!existed) std::filesystem::remove(path);
+  return absl::OkStatus();
+}
+
+absl::Status CheckOutputDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--output-dir: cannot create directory '", dir, "'",
+                     ec ? ": " + ec.message() : std::string()));
+  }
+  return CheckWritableFile("--output-dir",
+                           (std::filesystem::path(dir) / ".autobatch_write_probe").string());
+}
+
+absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mcmc::Model& model) {
+  mcmc::SampleOptions o;
+  if (args.algorithm == "nuts") {
+    o.algorithm = Algorithm::kNuts;
+  } else if (args.algorithm == "hmc") {
+    o.algorithm = Algorithm::kHmc;
+  } else if (args.algorithm == "rwmh") {
+    o.algorithm = Algorithm::kRwmh;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--algorithm '", args.algorithm, "' is not one of nuts, hmc, rwmh"));
+  }
+  if (args.vm == "stack") {
+    o.call.vm = Vm::kStack;
+  } else if (args.vm == "stackless") {
+    o.call.vm = Vm::kStackless;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--vm '", args.vm, "' is not one of stack, stackless"));
+  }
+  o.call.backend = args.backend;
+  constexpr int64_t kMaxIterations = (int64_t{1} << 31) - 1;
+  AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, int64_t{1} << 24));
+  AB_ASSIGN_OR_RETURN(o.num_warmup, ParseInt("--warmup", args.warmup, 0, kMaxIterations));
+  AB_ASSIGN_OR_RETURN(o.num_samples, ParseInt("--samples", args.samples, 1, kMaxIterations));
+  AB_ASSIGN_OR_RETURN(o.seed, ParseSeed(args.seed));
+  AB_ASSIGN_OR_RETURN(const int64_t depth,
+                      ParseInt("--max-depth", args.max_depth, 1, mcmc::kMaxTreeDepth));
+  o.sampler.max_depth = static_cast<int>(depth);
+  AB_ASSIGN_OR_RETURN(o.sampler.step_size, ParsePositive("--step-size", args.step_size));
+  AB_ASSIGN_OR_RETURN(o.adaptation.delta, ParsePositive("--delta", args.delta));
+  if (!(o.adaptation.delta < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--delta '", args.delta, "' must be in (0, 1)"));
+  }
+  o.adaptation.engaged = !args.no_adapt && args.load_adaptation.empty();
+  if (!args.load_adaptation.empty()) {
+    // Read here for a clear message naming the option.
+    absl::StatusOr<mcmc::AdaptedParameters> loaded =
+        mcmc::LoadAdaptation(args.load_adaptation, model.dimension());
+    if (!loaded.ok()) {
+      return absl::Status(loaded.status().code(),
+                          absl::StrCat("--load-adaptation: ", loaded.status().message()));
+    }
+    o.adaptation.load_path = args.load_adaptation;
+  }
+  if (o.num_warmup == 0 && o.adaptation.engaged && o.algorithm != Algorithm::kRwmh) {
+    return absl::InvalidArgumentError(
+        "--warmup 0 needs adaptation off: add --no-adapt (and --step-size) or "
+        "--load-adaptation FILE");
+  }
+  return o;
+}
+
+}  // namespace
+
+CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "sample", "run MCMC chains of a known target in one batch; print the summary");
+  std::string targets;
+  for (const std::string& name : mcmc::TargetNames()) {
+    absl::StrAppend(&targets, targets.empty() ? "" : ", ", name);
+  }
+  cmd->add_option("--target", args.target, "target name: " + targets)->required();
+  cmd->add_option("--target-params", args.target_params,
+                  "target parameters: JSON object or k=v,k=v (e.g. dimension=50)");
+  cmd->add_option("--chains", args.chains, "number of chains (default 4)");
+  cmd->add_option("--warmup", args.warmup, "warmup iterations per chain (default 1000)");
+  cmd->add_option("--samples", args.samples, "sampling iterations per chain (default 1000)");
+  cmd->add_option("--seed", args.seed, "random seed (default 1)");
+  cmd->add_option("--delta", args.delta, "adaptation target acceptance (default 0.8)");
+  cmd->add_option("--max-depth", args.max_depth, "NUTS maximum tree depth (default 10)");
+  cmd->add_option("--step-size", args.step_size,
+                  "initial (or, with --no-adapt, fixed) step size (default 1)");
+  cmd->add_flag("--no-adapt", args.no_adapt,
+                "no adaptation: warmup is burn-in with the given step size and unit metric");
+  cmd->add_option("--algorithm", args.algorithm, "nuts, hmc or rwmh (default nuts)");
+  cmd->add_option("--vm", args.vm, "stack or stackless (default stack)");
+  cmd->add_option("--backend", args.backend, "backend name (default eigen)");
+  cmd->add_option("--output-dir", args.output_dir,
+                  "write one Stan CSV file per chain there (output_<id+1>.csv)");
+  cmd->add_option("--sig-figs", args.sig_figs, "significant digits in the CSV files (default 6)");
+  cmd->add_option("--summary-json", args.summary_json, "write the summary as JSON to FILE");
+  cmd->add_option("--save-adaptation", args.save_adaptation,
+                  "write chain 0's adapted step size and metric to FILE (JSON)");
+  cmd->add_option("--load-adaptation", args.load_adaptation,
+                  "use the step size and metric in FILE for every chain; no adaptation");
+  cmd->add_flag("--no-progress", args.no_progress, "print no progress to stderr");
+  return cmd;
+}
+
+int RunSampleCommand(const SampleArgs& args) {
+  absl::StatusOr<nlohmann::json> params = mcmc::ParseTargetParams(args.target_params);
+  if (!params.ok()) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--target-params: ", params.status().message())));
+  }
+  absl::StatusOr<std::unique_ptr<mcmc::Target>> target = mcmc::MakeTarget(args.target, *params);
+  if (!target.ok()) return Fail(target.status());
+  absl::StatusOr<mcmc::SampleOptions> options = MakeOptions(args, **target);
+  if (!options.ok()) return Fail(options.status());
+  absl::StatusOr<int64_t> sig_figs =
+      ParseInt("--sig-figs", args.sig_figs, 1, mcmc::kStanCsvMaxSigFigs);
+  if (!sig_figs.ok()) return Fail(sig_figs.status());
+
+  if (!args.output_dir.empty()) {
+    if (absl::Status s = CheckOutputDir(args.output_dir); !s.ok()) return Fail(s);
+  }
+  if (!args.summary_json.empty()) {
+    if (absl::Status s = CheckWritableFile("--summary-json", args.summary_json); !s.ok()) {
+      return Fail(s);
+    }
+  }
+  if (!args.save_adaptation.empty()) {
+    if (absl::Status s = CheckWritableFile("--save-adaptation", args.save_adaptation);
+        !s.ok()) {
+      return Fail(s);
+    }
+  }
+
+  mcmc::ProgressPrinter printer(stderr, isatty(fileno(stderr)) != 0);
+  if (!args.no_progress) options->progress = printer.AsCallback();
+  absl::StatusOr<mcmc::SampleResult> result = mcmc::Sample(**target, *options);
+  if (!result.ok()) return Fail(result.status());
+
+  if (!args.output_dir.empty()) {
+    absl::StatusOr<std::vector<std::string>> paths =
+        mcmc::WriteChainCsvFiles(*result, args.output_dir, static_cast<int>(*sig_figs));
+    if (!paths.ok()) return Fail(paths.status());
+  }
+  if (!args.summary_json.empty()) {
+    std::ofstream out(args.summary_json, std::ios::trunc);
+    out << mcmc::SummaryJson(*result).dump(2) << "\n";
+    out.close();
+    if (!out) {
+      return Fail(absl::FailedPreconditionError(
+          absl::StrCat("--summary-json: writing '", args.summary_json, "' failed")));
+    }
+  }
+  if (!args.save_adaptation.empty()) {
+    const mcmc::ChainSummary& chain0 = result->chains.front();
+    absl::Status saved =
+        mcmc::SaveAdaptation(args.save_adaptation, {chain0.step_size, chain0.inv_metric});
+    if (!saved.ok()) return Fail(saved);
+  }
+  std::fputs(mcmc::FormatSummary(*result).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace autobatch

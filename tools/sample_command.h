@@ -1,0 +1,60 @@
+// The `autobatch sample` subcommand: runs many MCMC chains of a known target
+// on the batched VM and prints CmdStan's summary table.
+//
+//   autobatch sample --target eight_schools [--target-params JSON-or-k=v]
+//       [--chains 4] [--warmup 1000] [--samples 1000] [--seed 1]
+//       [--delta 0.8] [--max-depth 10] [--algorithm nuts|hmc|rwmh]
+//       [--step-size 1] [--no-adapt] [--vm stack|stackless] [--backend eigen]
+//       [--output-dir DIR] [--sig-figs 6] [--summary-json FILE]
+//       [--save-adaptation FILE] [--load-adaptation FILE] [--no-progress]
+//
+// Progress goes to stderr: a bar redrawn with '\r' when stderr is a
+// terminal, a plain line every ~10% otherwise. The summary table goes to
+// stdout at the end. --load-adaptation starts every chain from the file's
+// step size and metric and turns adaptation off (warmup is then burn-in);
+// --save-adaptation writes chain 0's adapted step size and metric.
+// Errors (unknown target, bad numbers, unwritable outputs, sampler
+// failures) print one message and exit with status 1.
+#ifndef AUTOBATCH_TOOLS_SAMPLE_COMMAND_H_
+#define AUTOBATCH_TOOLS_SAMPLE_COMMAND_H_
+
+#include <string>
+
+#include "CLI/CLI.hpp"
+
+namespace autobatch {
+
+// Option values as text: numbers are parsed (and range-checked) by
+// RunSampleCommand so that bad numbers are exit-1 errors with a message.
+struct SampleArgs {
+  std::string target;
+  std::string target_params;
+  std::string chains = "4";
+  std::string warmup = "1000";
+  std::string samples = "1000";
+  std::string seed = "1";
+  std::string delta = "0.8";
+  std::string max_depth = "10";
+  std::string step_size = "1";
+  std::string algorithm = "nuts";
+  std::string vm = "stack";
+  std::string backend = "eigen";
+  std::string output_dir;
+  std::string sig_figs = "6";
+  std::string summary_json;
+  std::string save_adaptation;
+  std::string load_adaptation;
+  bool no_adapt = false;
+  bool no_progress = false;
+};
+
+// Adds the subcommand to `app`, binding its options to `args` (which must
+// outlive parsing). Returns the subcommand.
+CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args);
+
+// Runs it; returns the process exit status (0 or 1).
+int RunSampleCommand(const SampleArgs& args);
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_TOOLS_SAMPLE_COMMAND_H_
