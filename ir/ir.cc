@@ -108,6 +108,18 @@ std::vector<VarId> OpWrites(const Op& op) {
                     op);
 }
 
+bool RunsExpensiveKernel(const Block& block) {
+  for (const Op& op : block.ops) {
+    const PrimOp* prim = std::get_if<PrimOp>(&op);
+    if (prim != nullptr && (prim->prim == Primitive::kMatVec ||
+                            prim->prim == Primitive::kMatVecBatched ||
+                            prim->prim == Primitive::kUserKernel)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::vector<BlockId> Successors(const Terminator& t) {
   return std::visit(
       Overloaded{

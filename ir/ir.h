@@ -248,6 +248,10 @@ struct Program {
 // Visits every variable an op reads / writes (in order).
 std::vector<VarId> OpReads(const Op& op);
 std::vector<VarId> OpWrites(const Op& op);
+// Whether the block runs an expensive kernel: a matrix product or a user
+// kernel (e.g. a model's gradient). The cost hint order_blocks and the VMs'
+// dense/compact choice use.
+bool RunsExpensiveKernel(const Block& block);
 // Successor blocks of a terminator inside its own function (PushGoto's
 // return_to counts as a successor: control comes back there).
 std::vector<BlockId> Successors(const Terminator& t);

@@ -34,20 +34,6 @@ std::vector<bool> ReachesCall(const Function& function) {
   return reaches;
 }
 
-// Whether the block runs an expensive kernel (a matrix product or a user
-// kernel such as a model's gradient).
-bool IsHeavy(const Block& block) {
-  for (const Op& op : block.ops) {
-    const PrimOp* prim = std::get_if<PrimOp>(&op);
-    if (prim != nullptr &&
-        (prim->prim == Primitive::kMatVec || prim->prim == Primitive::kMatVecBatched ||
-         prim->prim == Primitive::kUserKernel)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 absl::StatusOr<Program> OrderBlocks(Program program) {
@@ -63,7 +49,7 @@ absl::StatusOr<Program> OrderBlocks(Program program) {
     for (bool calling : {true, false}) {
       for (bool heavy : {false, true}) {
         for (size_t b = 1; b < function.blocks.size(); ++b) {
-          if (reaches[b] == calling && IsHeavy(function.blocks[b]) == heavy) {
+          if (reaches[b] == calling && RunsExpensiveKernel(function.blocks[b]) == heavy) {
             order.push_back(static_cast<int32_t>(b));
           }
         }

@@ -37,6 +37,10 @@ struct CallOptions {
   // lanes, keep the active results). Measured by bench/dense_compact_bench;
   // see docs/BENCHMARKS.md. Both modes give identical bits.
   double dense_fraction = 0.5;
+  // The same for blocks that run an expensive kernel (a matrix product or a
+  // user kernel): gathering pays off for them up to a much larger share of
+  // active lanes (measured crossover about 0.9 for a 100x100 matvec).
+  double dense_fraction_heavy = 0.85;
   // Time every primitive execution (Profile::primitives[...].nanoseconds).
   bool profile_timing = false;
 };

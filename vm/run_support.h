@@ -47,12 +47,15 @@ class Budget {
   std::chrono::steady_clock::time_point deadline_;
 };
 
-// Whether a block should run compact for `active` of `batch` lanes:
-// compact when active < options.dense_fraction * batch.
-inline ExecMode ChooseMode(int64_t active, int64_t batch,
+// Whether a block should run compact for `active` of `batch` lanes: compact
+// when active < fraction * batch, with options.dense_fraction_heavy for
+// heavy blocks (RunsExpensiveKernel, ir/ir.h) and options.dense_fraction for
+// the others.
+inline ExecMode ChooseMode(int64_t active, int64_t batch, bool heavy,
                            const CallOptions& options) {
-  return static_cast<double>(active) <
-                 options.dense_fraction * static_cast<double>(batch)
+  const double fraction =
+      heavy ? options.dense_fraction_heavy : options.dense_fraction;
+  return static_cast<double>(active) < fraction * static_cast<double>(batch)
              ? ExecMode::kCompact
              : ExecMode::kDense;
 }

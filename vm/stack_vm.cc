@@ -97,6 +97,9 @@ class StackVm {
       }
     }
     waiting_.assign(blocks_.size(), {});
+    for (const BlockRef& ref : blocks_) {
+      heavy_.push_back(RunsExpensiveKernel(module_.function(ref.fn).blocks[ref.block.value]));
+    }
     nonempty_.assign((blocks_.size() + 63) / 64, 0);
     values_.resize(module_.variables.size());
     stacks_.resize(module_.variables.size());
@@ -211,7 +214,7 @@ class StackVm {
     const Block& block = fn.blocks[block_id.value];
     Take(gid);  // the lanes waiting here all run now
 
-    ExecMode mode = ChooseMode(lanes_.size(), batch_, options_);
+    ExecMode mode = ChooseMode(lanes_.size(), batch_, heavy_[gid], options_);
     BlockCounters& counters = profile_.blocks[fn_id.value][block_id.value];
     ++counters.executions;
     counters.active_lanes += lanes_.size();
@@ -354,6 +357,7 @@ class StackVm {
   int64_t batch_ = 0;
   std::vector<int32_t> fn_offset_;
   std::vector<BlockRef> blocks_;
+  std::vector<bool> heavy_;  // per global block: the dense/compact cost hint
   std::vector<Tensor> values_;     // non-Full variables
   std::vector<LaneStack> stacks_;  // Full variables
   std::vector<std::vector<int32_t>> pc_stack_;  // per lane: return addresses

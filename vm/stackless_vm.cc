@@ -121,7 +121,7 @@ class StacklessVm {
                         Activation& a, int64_t depth) {
     const Block& block = fn.blocks[b.value];
     const LaneSet& lanes = a.running;
-    ExecMode mode = ChooseMode(lanes.size(), batch_, options_);
+    ExecMode mode = ChooseMode(lanes.size(), batch_, RunsExpensiveKernel(block), options_);
     BlockCounters& counters = profile_.blocks[f.value][b.value];
     ++counters.executions;
     counters.active_lanes += lanes.size();

@@ -142,8 +142,8 @@ TEST_P(BothVmsTest, DenseAndCompactExecutionGiveIdenticalBits) {
                                 *Tensor::FromVector(seed),
                                 *Tensor::FromVector(traj)};
   CallOptions dense = Options(), compact = Options();
-  dense.dense_fraction = 0.0;    // never compact
-  compact.dense_fraction = 2.0;  // always compact
+  dense.dense_fraction = dense.dense_fraction_heavy = 0.0;      // never compact
+  compact.dense_fraction = compact.dense_fraction_heavy = 2.0;  // always compact
   Profile dense_profile, compact_profile;
   absl::StatusOr<Program> program = ctx.Program(peanuts);
   ASSERT_TRUE(program.ok());
