@@ -5,9 +5,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <span>
 #include <vector>
 
+#include "Eigen/Core"
 #include "absl/status/statusor.h"
 #include "ir/status.h"
 #include "ir/types.h"
@@ -31,6 +34,17 @@ class Tensor {
   // Copies out all lanes as a flat vector; T must match the dtype exactly.
   template <typename T>
   std::vector<T> ToVector() const;
+
+  // Lanes from an Eigen matrix, one row per lane: batch = rows. The event
+  // shape is `event_shape` (its element count must equal cols), or by default
+  // a scalar when cols == 1 and a vector [cols] otherwise.
+  template <typename Derived>
+  static absl::StatusOr<Tensor> FromEigen(const Eigen::MatrixBase<Derived>& m,
+                                          std::optional<std::vector<int64_t>> event_shape = {});
+  // All lanes as a batch x lane_elements() matrix (row = lane); T must match
+  // the dtype exactly.
+  template <typename T>
+  Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> ToEigen() const;
 
   const TensorType& type() const { return type_; }
   DType dtype() const { return type_.dtype; }
@@ -98,6 +112,35 @@ std::vector<T> Tensor::ToVector() const {
   AB_CHECK(DTypeOf<T>::value == type_.dtype, "Tensor::ToVector: wrong dtype");
   const T* p = data<T>();
   return std::vector<T>(p, p + batch_ * lane_elements_);
+}
+
+template <typename Derived>
+absl::StatusOr<Tensor> Tensor::FromEigen(const Eigen::MatrixBase<Derived>& m,
+                                         std::optional<std::vector<int64_t>> event_shape) {
+  using T = typename Derived::Scalar;
+  std::vector<int64_t> shape = event_shape ? *event_shape
+                               : m.cols() == 1 ? std::vector<int64_t>{}
+                                               : std::vector<int64_t>{m.cols()};
+  TensorType type{DTypeOf<T>::value, shape};
+  if (type.NumElements() != m.cols()) {
+    return absl::InvalidArgumentError(
+        "Tensor::FromEigen: the matrix has " + std::to_string(m.cols()) +
+        " columns but the event type " + type.ToString() + " has " +
+        std::to_string(type.NumElements()) + " elements");
+  }
+  Tensor t(type, m.rows());
+  T* out = t.data<T>();
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    for (Eigen::Index c = 0; c < m.cols(); ++c) out[r * m.cols() + c] = m(r, c);
+  }
+  return t;
+}
+
+template <typename T>
+Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> Tensor::ToEigen() const {
+  AB_CHECK(DTypeOf<T>::value == type_.dtype, "Tensor::ToEigen: wrong dtype");
+  return Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+      data<T>(), batch_, lane_elements_);
 }
 
 }  // namespace autobatch
