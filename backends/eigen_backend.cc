@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "backends/lane_copy.h"
 
 namespace autobatch {
 namespace {
@@ -34,34 +35,6 @@ void MaskedCopyBytes(const std::byte* src, std::byte* dst, int64_t lane_bytes,
   if (dense && lane_bytes == 1) return blend(uint8_t{});
   for (int64_t lane : lanes.indices()) {
     std::memcpy(dst + lane * lane_bytes, src + lane * lane_bytes,
-                static_cast<size_t>(lane_bytes));
-  }
-}
-
-void GatherBytes(const std::byte* src, std::byte* dst, int64_t lane_bytes,
-                 std::span<const int64_t> lanes) {
-  if (lane_bytes == 8) {
-    const uint64_t* s = reinterpret_cast<const uint64_t*>(src);
-    uint64_t* d = reinterpret_cast<uint64_t*>(dst);
-    for (size_t i = 0; i < lanes.size(); ++i) d[i] = s[lanes[i]];
-    return;
-  }
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    std::memcpy(dst + static_cast<int64_t>(i) * lane_bytes, src + lanes[i] * lane_bytes,
-                static_cast<size_t>(lane_bytes));
-  }
-}
-
-void ScatterBytes(const std::byte* src, std::byte* dst, int64_t lane_bytes,
-                  std::span<const int64_t> lanes) {
-  if (lane_bytes == 8) {
-    const uint64_t* s = reinterpret_cast<const uint64_t*>(src);
-    uint64_t* d = reinterpret_cast<uint64_t*>(dst);
-    for (size_t i = 0; i < lanes.size(); ++i) d[lanes[i]] = s[i];
-    return;
-  }
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    std::memcpy(dst + lanes[i] * lane_bytes, src + static_cast<int64_t>(i) * lane_bytes,
                 static_cast<size_t>(lane_bytes));
   }
 }
@@ -143,7 +116,7 @@ absl::Status EigenBackend::RunOp(const PrimOp& op,
     for (size_t i = 0; i < num_in; ++i) {
       const Tensor& in = *inputs[i];
       std::byte* buffer = scratch_[i].Get(static_cast<size_t>(n * in.lane_bytes()));
-      GatherBytes(in.bytes(), buffer, in.lane_bytes(), lanes.indices());
+      GatherLaneBytes(in.bytes(), buffer, in.lane_bytes(), lanes.indices());
       in_views_[i].type = in.type();
       in_views_[i].data = buffer;
     }
@@ -154,7 +127,7 @@ absl::Status EigenBackend::RunOp(const PrimOp& op,
     }
     AB_RETURN_IF_ERROR(RunPrimitive(op, in_views, out_views, n, kernels));
     for (size_t k = 0; k < outputs.size(); ++k) {
-      ScatterBytes(out_views_[k].data, outputs[k]->bytes(), outputs[k]->lane_bytes(),
+      ScatterLaneBytes(out_views_[k].data, outputs[k]->bytes(), outputs[k]->lane_bytes(),
                    lanes.indices());
     }
     return absl::OkStatus();
@@ -195,14 +168,14 @@ void EigenBackend::Gather(const Tensor& src, const LaneSet& lanes, Tensor* dst) 
   AB_CHECK(src.batch() == lanes.batch(), "Gather: src batch mismatch");
   AB_CHECK(src.type() == dst->type(), "Gather: types differ");
   AB_CHECK(dst->batch() >= lanes.size() && &src != dst, "Gather: bad destination");
-  GatherBytes(src.bytes(), dst->bytes(), src.lane_bytes(), lanes.indices());
+  GatherLaneBytes(src.bytes(), dst->bytes(), src.lane_bytes(), lanes.indices());
 }
 
 void EigenBackend::Scatter(const Tensor& src, const LaneSet& lanes, Tensor* dst) {
   AB_CHECK(dst->batch() == lanes.batch(), "Scatter: dst batch mismatch");
   AB_CHECK(src.type() == dst->type(), "Scatter: types differ");
   AB_CHECK(src.batch() >= lanes.size() && &src != dst, "Scatter: bad source");
-  ScatterBytes(src.bytes(), dst->bytes(), src.lane_bytes(), lanes.indices());
+  ScatterLaneBytes(src.bytes(), dst->bytes(), src.lane_bytes(), lanes.indices());
 }
 
 void EigenBackend::CopyLanes(const Tensor& src, std::span<const int64_t> src_lanes,

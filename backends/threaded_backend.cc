@@ -9,6 +9,7 @@
 #include <unsupported/Eigen/CXX11/ThreadPool>
 
 #include "absl/strings/str_cat.h"
+#include "backends/lane_copy.h"
 #include "backends/kernel_registry.h"
 #include "ir/status.h"
 
@@ -62,36 +63,6 @@ void MaskedCopyRange(const std::byte* src, std::byte* dst, int64_t lane_bytes,
       std::memcpy(dst + i * lane_bytes, src + i * lane_bytes,
                   static_cast<size_t>(lane_bytes));
     }
-  }
-}
-
-// dst[i] = src[lanes[i]] for every i.
-void GatherRange(const std::byte* src, std::byte* dst, int64_t lane_bytes,
-                 std::span<const int64_t> lanes) {
-  if (lane_bytes == 8) {
-    const uint64_t* s = reinterpret_cast<const uint64_t*>(src);
-    uint64_t* d = reinterpret_cast<uint64_t*>(dst);
-    for (size_t i = 0; i < lanes.size(); ++i) d[i] = s[lanes[i]];
-    return;
-  }
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    std::memcpy(dst + static_cast<int64_t>(i) * lane_bytes, src + lanes[i] * lane_bytes,
-                static_cast<size_t>(lane_bytes));
-  }
-}
-
-// dst[lanes[i]] = src[i] for every i.
-void ScatterRange(const std::byte* src, std::byte* dst, int64_t lane_bytes,
-                  std::span<const int64_t> lanes) {
-  if (lane_bytes == 8) {
-    const uint64_t* s = reinterpret_cast<const uint64_t*>(src);
-    uint64_t* d = reinterpret_cast<uint64_t*>(dst);
-    for (size_t i = 0; i < lanes.size(); ++i) d[lanes[i]] = s[i];
-    return;
-  }
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    std::memcpy(dst + lanes[i] * lane_bytes, src + static_cast<int64_t>(i) * lane_bytes,
-                static_cast<size_t>(lane_bytes));
   }
 }
 
@@ -281,7 +252,7 @@ void ThreadedBackend::RunChunk(int chunk) {
     for (size_t i = 0; i < num_in; ++i) {
       const Tensor& in = *job.inputs[i];
       std::byte* buffer = slot.scratch[i].Get(static_cast<size_t>(n * in.lane_bytes()));
-      GatherRange(in.bytes(), buffer, in.lane_bytes(), indices);
+      GatherLaneBytes(in.bytes(), buffer, in.lane_bytes(), indices);
       slot.in_views[i].type = in.type();
       slot.in_views[i].data = buffer;
     }
@@ -293,7 +264,7 @@ void ThreadedBackend::RunChunk(int chunk) {
     slot.status = RunPrimitive(*job.op, in_views, out_views, n, job.kernels);
     if (!slot.status.ok()) return;
     for (size_t k = 0; k < num_out; ++k) {
-      ScatterRange(slot.out_views[k].data, job.outputs[k]->bytes(),
+      ScatterLaneBytes(slot.out_views[k].data, job.outputs[k]->bytes(),
                    job.outputs[k]->lane_bytes(), indices);
     }
     return;
@@ -359,7 +330,7 @@ void ThreadedBackend::Gather(const Tensor& src, const LaneSet& lanes, Tensor* ds
   auto body = [&](int chunk) {
     int64_t begin, end;
     ChunkRange(lanes.size(), num_chunks, chunk, &begin, &end);
-    GatherRange(src.bytes(), dst->lane_bytes_ptr(begin), src.lane_bytes(),
+    GatherLaneBytes(src.bytes(), dst->lane_bytes_ptr(begin), src.lane_bytes(),
                 lanes.indices().subspan(static_cast<size_t>(begin),
                                         static_cast<size_t>(end - begin)));
   };
@@ -375,7 +346,7 @@ void ThreadedBackend::Scatter(const Tensor& src, const LaneSet& lanes, Tensor* d
   auto body = [&](int chunk) {
     int64_t begin, end;
     ChunkRange(lanes.size(), num_chunks, chunk, &begin, &end);
-    ScatterRange(src.lane_bytes_ptr(begin), dst->bytes(), src.lane_bytes(),
+    ScatterLaneBytes(src.lane_bytes_ptr(begin), dst->bytes(), src.lane_bytes(),
                  lanes.indices().subspan(static_cast<size_t>(begin),
                                          static_cast<size_t>(end - begin)));
   };
