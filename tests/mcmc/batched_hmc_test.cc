@@ -19,74 +19,13 @@
 
 #include "nlohmann/json.hpp"
 #include "samples/mcmc/batched_sampler.h"
+#include "tests/mcmc/batched_test_util.h"
 #include "samples/mcmc/scalar_nuts.h"
 #include "samples/mcmc/targets/registry.h"
 
 namespace autobatch::mcmc {
 namespace {
 
-bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
-
-std::unique_ptr<Target> MakeOrDie(const std::string& name, const nlohmann::json& params) {
-  absl::StatusOr<std::unique_ptr<Target>> t = MakeTarget(name, params);
-  EXPECT_TRUE(t.ok()) << t.status();
-  return t.ok() ? *std::move(t) : nullptr;
-}
-
-// Every draw, statistic, final state and stream position, bit for bit.
-void ExpectSameChain(const ScalarChainResult& batched, const ScalarChainResult& scalar,
-                     const std::string& where) {
-  SCOPED_TRACE(where + ", chain id " + std::to_string(scalar.chain_id));
-  ASSERT_EQ(batched.chain_id, scalar.chain_id);
-  ASSERT_EQ(batched.dimension, scalar.dimension);
-  ASSERT_EQ(batched.draws.size(), scalar.draws.size());
-  ASSERT_EQ(batched.stats.size(), scalar.stats.size());
-  for (size_t i = 0; i < scalar.draws.size(); ++i) {
-    ASSERT_TRUE(SameBits(batched.draws[i], scalar.draws[i]))
-        << "draw " << i / scalar.dimension << " coordinate " << i % scalar.dimension << ": "
-        << batched.draws[i] << " vs " << scalar.draws[i];
-  }
-  for (size_t n = 0; n < scalar.stats.size(); ++n) {
-    const auto a = DrawStatValues(batched.stats[n]);
-    const auto b = DrawStatValues(scalar.stats[n]);
-    for (int s = 0; s < kNumDrawStats; ++s) {
-      ASSERT_TRUE(SameBits(a[s], b[s]))
-          << "draw " << n << " " << kDrawStatNames[s] << ": " << a[s] << " vs " << b[s];
-    }
-  }
-  ASSERT_EQ(batched.final_state.q.size(), scalar.final_state.q.size());
-  for (size_t i = 0; i < scalar.final_state.q.size(); ++i) {
-    EXPECT_TRUE(SameBits(batched.final_state.q[i], scalar.final_state.q[i]));
-    EXPECT_TRUE(SameBits(batched.final_state.grad[i], scalar.final_state.grad[i]));
-  }
-  EXPECT_TRUE(SameBits(batched.final_state.logp, scalar.final_state.logp));
-  EXPECT_EQ(batched.final_rng.key, scalar.final_rng.key);
-  EXPECT_EQ(batched.final_rng.counter, scalar.final_rng.counter);
-}
-
-std::vector<uint64_t> ChainIds(int n) {
-  std::vector<uint64_t> ids;
-  for (int i = 0; i < n; ++i) ids.push_back(static_cast<uint64_t>(i) * 7919 % 1009 + 3);
-  return ids;
-}
-
-std::map<uint64_t, ScalarChainResult> ByChainId(std::vector<ScalarChainResult> results) {
-  std::map<uint64_t, ScalarChainResult> out;
-  for (ScalarChainResult& r : results) out.emplace(r.chain_id, std::move(r));
-  return out;
-}
-
-struct VmCase {
-  const char* name;
-  CallOptions options;
-};
-std::vector<VmCase> BatchedVms() {
-  CallOptions stack;
-  stack.vm = Vm::kStack;
-  CallOptions stackless;
-  stackless.vm = Vm::kStackless;
-  return {{"stack", stack}, {"stackless", stackless}};
-}
 
 // Every chain used num_leapfrog_steps model evaluations per draw, and the
 // kernel evaluated exactly those.
