@@ -60,6 +60,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name) {
     bool ok = !digits.empty() && digits.size() <= 3;
     for (char ch : digits) {
       ok = ok && ch >= '0' && ch <= '9';
+      if (!ok) break;
       threads = threads * 10 + (ch - '0');
     }
     if (!ok || threads < 1 || threads > ThreadedBackend::kMaxThreads) {

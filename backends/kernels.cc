@@ -15,7 +15,9 @@
 // intrinsics Eigen inlines; the state that counts is the one in force where
 // those headers are read.
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
 #pragma GCC diagnostic pop

@@ -12,8 +12,9 @@ Tensor::Tensor(TensorType type, int64_t batch)
 
 bool operator==(const Tensor& a, const Tensor& b) {
   if (a.type_ != b.type_ || a.batch_ != b.batch_) return false;
-  return a.storage_.empty() ||
-         std::memcmp(a.storage_.data(), b.storage_.data(), a.storage_.size()) == 0;
+  return a.size_bytes() == 0 ||
+         std::memcmp(a.storage_.data(), b.storage_.data(),
+                     static_cast<size_t>(a.size_bytes())) == 0;
 }
 
 }  // namespace autobatch

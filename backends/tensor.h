@@ -76,6 +76,16 @@ class Tensor {
     std::memcpy(lane_bytes_ptr(dst_lane), src.lane_bytes_ptr(src_lane),
                 lane_bytes());
   }
+  // Makes this a tensor of `batch` lanes, keeping the first min(old, new)
+  // lanes; the values of new lanes are unspecified. Never allocates (nor
+  // writes) once the tensor has held `batch` lanes, so a VM can reuse one
+  // tensor as scratch for lane sets of any size without touching the heap.
+  void SetBatch(int64_t batch) {
+    AB_DCHECK(batch >= 0);
+    batch_ = batch;
+    const size_t bytes = static_cast<size_t>(batch * lane_bytes());
+    if (bytes > storage_.size()) storage_.resize(bytes);
+  }
   // Bitwise equality of type, batch and contents.
   friend bool operator==(const Tensor& a, const Tensor& b);
 

@@ -4,7 +4,8 @@
 //
 // Usage: nuts_bench [--draws N] [--chains-list 1,64,256,1024]
 //                   [--targets ar1,ar1_batched,eight_schools] [--quick]
-//                   [--json FILE]
+//                   [--backends eigen,threaded:2] [--json FILE]
+//                   [--profile FILE]   (the VM profile of the last batched run)
 // Prints one row per (target, chains, executor): wall seconds, gradient
 // evaluations taken (sum of n_leapfrog__), useful gradients per second, the
 // speedup in useful gradients per second over the scalar loop, bulk ESS of
@@ -188,6 +189,9 @@ std::unique_ptr<Target> Make(const std::string& name, const nlohmann::json& para
   return *std::move(t);
 }
 
+// Where --profile writes the VM profile of each batched run (the last wins).
+std::string profile_path;
+
 void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int64_t draws,
            const std::vector<std::string>& backends) {
   std::unique_ptr<Target> scalar_model = Make(bt.scalar, bt.params);
@@ -289,6 +293,14 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
         row.bits = SameDraws(scalar, run->chains) ? "(equal)" : "(differ)";
       }
       Print(row);
+      if (!profile_path.empty()) {
+        // Once more with per-block and per-primitive timing.
+        CallOptions timed = options;
+        timed.profile_timing = true;
+        absl::StatusOr<BatchedRunResult> profiled = (*sampler)->Run(*starts, draws, timed);
+        if (!profiled.ok()) Die(bt.name + " profiled run", profiled.status());
+        std::ofstream(profile_path) << profiled->profile.ToJson().dump(1) << "\n";
+      }
     }
   }
 }
@@ -308,7 +320,8 @@ std::vector<std::string> SplitList(const std::string& text) {
 [[noreturn]] void Usage(const char* problem) {
   std::fprintf(stderr,
                "nuts_bench: %s\nusage: nuts_bench [--draws N] [--chains-list 1,64,256,1024] "
-               "[--targets ar1,ar1_batched,eight_schools] [--quick] [--json FILE]\n",
+               "[--targets ar1,ar1_batched,eight_schools] [--backends eigen,threaded:2] "
+               "[--quick] [--json FILE] [--profile FILE]\n",
                problem);
   std::exit(2);
 }
@@ -328,6 +341,7 @@ int Main(int argc, char** argv) {
   int64_t draws = -1;
   std::vector<int64_t> chain_counts;
   std::vector<std::string> target_names = {"ar1", "ar1_batched", "eight_schools"};
+  std::vector<std::string> backends = {"eigen", "threaded:2"};
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (!std::strcmp(argv[i], "--json") && has_value) {
@@ -342,6 +356,10 @@ int Main(int argc, char** argv) {
       }
     } else if (!std::strcmp(argv[i], "--targets") && has_value) {
       target_names = SplitList(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--backends") && has_value) {
+      backends = SplitList(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--profile") && has_value) {
+      profile_path = argv[++i];
     } else {
       Usage((std::string("unknown or incomplete argument '") + argv[i] + "'").c_str());
     }
@@ -363,7 +381,6 @@ int Main(int argc, char** argv) {
       Usage(("unknown target '" + name + "' (ar1, ar1_batched, eight_schools)").c_str());
     }
   }
-  const std::vector<std::string> backends = {"eigen", "threaded:2"};
 
   std::printf("NUTS, identity metric, no warmup, seed %llu, %lld draws per chain\n",
               static_cast<unsigned long long>(kSeed), static_cast<long long>(draws));

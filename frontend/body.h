@@ -4,14 +4,16 @@
 #define AUTOBATCH_FRONTEND_BODY_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
-#include <tuple>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <source_location>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -194,22 +196,39 @@ struct KernelEntry {
   SourceLoc loc;
 };
 
+// The state of a Context. Every member is guarded by mu(): the public entry
+// points (context.cc) lock it, and everything that runs inside them (body
+// building, Body, Builder, Value) runs with it held on the same thread.
 class ContextImpl {
  public:
   explicit ContextImpl(Context& ctx, ContextOptions options)
       : ctx_(ctx), options_(options) {}
 
+  // Recursive: body lambdas run with it held and may call back into the
+  // Context (register functions, name handles). A std:: mutex, not
+  // absl::Mutex, because Debian's Abseil is not built with ThreadSanitizer
+  // annotations, so TSan cannot see absl::Mutex's synchronization.
+  std::recursive_mutex& mu() { return mu_; }
+
   Context& ctx() { return ctx_; }
-  std::vector<FunctionEntry>& functions() { return functions_; }
-  std::vector<KernelEntry>& kernels() { return kernels_; }
+  // A deque: references to entries stay valid while bodies register more.
+  std::deque<FunctionEntry>& functions() { return functions_; }
+  std::deque<KernelEntry>& kernels() { return kernels_; }
   KernelRegistry& registry() { return registry_; }
+  // A copy of registry() for runs, which read it without the lock; the same
+  // copy until the next registration.
+  std::shared_ptr<const KernelRegistry> RegistrySnapshot();
   const ContextOptions& options() const { return options_; }
 
   // Records an error (the first one wins).
   void RecordError(absl::Status status);
   const absl::Status& first_error() const { return first_error_; }
-  // Something was registered: cached programs are stale.
-  void Touch() { ++generation_; }
+  // Something was registered: cached programs (and the registry snapshot)
+  // are stale.
+  void Touch() {
+    ++generation_;
+    registry_snapshot_.reset();
+  }
 
   int AddFunction(std::string name, FunctionOptions options, const SourceLoc& loc);
   // Builds every defined body not built yet.
@@ -218,28 +237,32 @@ class ContextImpl {
   absl::StatusOr<autobatch::Module> Assemble(const std::vector<int>& functions);
   // Context indices of the functions reachable from `entry`, in order.
   absl::StatusOr<std::vector<int>> Reachable(int entry);
-  // The program of `entry`, cached until the next registration.
-  absl::StatusOr<const autobatch::Program*> CachedProgram(int entry);
+  // The program of `entry`, cached until the next registration. Shared so
+  // that a run keeps its program alive after the lock is released.
+  absl::StatusOr<std::shared_ptr<const autobatch::Program>> CachedProgram(int entry);
   // The program of `entry` compiled (lowered = false: CompileProgram, for
   // the stackless VM; true: LowerProgram, for the stack VM) for
   // `input_types`, cached per (entry, signature) until the next registration.
-  absl::StatusOr<const autobatch::Program*> CachedCompiled(
+  absl::StatusOr<std::shared_ptr<const autobatch::Program>> CachedCompiled(
       int entry, const std::vector<TensorType>& input_types, bool lowered);
   // The name of the body with this id, if it belongs to this context.
   std::optional<std::string> BodyName(uint64_t id) const;
 
  private:
+  std::recursive_mutex mu_;
   Context& ctx_;
   ContextOptions options_;
-  std::vector<FunctionEntry> functions_;
-  std::vector<KernelEntry> kernels_;
+  std::deque<FunctionEntry> functions_;
+  std::deque<KernelEntry> kernels_;
   KernelRegistry registry_;
+  std::shared_ptr<const KernelRegistry> registry_snapshot_;  // null: stale
   absl::Status first_error_;
   int64_t generation_ = 0;
-  std::map<int, std::pair<int64_t, autobatch::Program>> program_cache_;
+  using CachedEntry = std::pair<int64_t, std::shared_ptr<const autobatch::Program>>;
+  // entry -> (generation, program).
+  std::map<int, CachedEntry> program_cache_;
   // (entry, lowered, signature) -> (generation, program).
-  std::map<std::tuple<int, bool, std::string>, std::pair<int64_t, autobatch::Program>>
-      compiled_cache_;
+  std::map<std::tuple<int, bool, std::string>, CachedEntry> compiled_cache_;
 };
 
 }  // namespace autobatch::frontend_internal

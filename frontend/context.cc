@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <utility>
 
@@ -262,29 +264,36 @@ absl::StatusOr<autobatch::Module> ContextImpl::Assemble(const std::vector<int>& 
   return module;
 }
 
-absl::StatusOr<const autobatch::Program*> ContextImpl::CachedProgram(int entry) {
-  auto it = program_cache_.find(entry);
-  if (it != program_cache_.end() && it->second.first == generation_) return &it->second.second;
-  AB_ASSIGN_OR_RETURN(autobatch::Program program, ctx_.Program(BatchFunction(&ctx_, entry)));
-  auto& slot = program_cache_[entry];
-  slot = {generation_, std::move(program)};
-  return &slot.second;
+std::shared_ptr<const KernelRegistry> ContextImpl::RegistrySnapshot() {
+  if (registry_snapshot_ == nullptr) {
+    registry_snapshot_ = std::make_shared<const KernelRegistry>(registry_);
+  }
+  return registry_snapshot_;
 }
 
-absl::StatusOr<const autobatch::Program*> ContextImpl::CachedCompiled(
+absl::StatusOr<std::shared_ptr<const autobatch::Program>> ContextImpl::CachedProgram(int entry) {
+  auto it = program_cache_.find(entry);
+  if (it != program_cache_.end() && it->second.first == generation_) return it->second.second;
+  AB_ASSIGN_OR_RETURN(autobatch::Program program, ctx_.Program(BatchFunction(&ctx_, entry)));
+  auto shared = std::make_shared<const autobatch::Program>(std::move(program));
+  program_cache_[entry] = {generation_, shared};
+  return shared;
+}
+
+absl::StatusOr<std::shared_ptr<const autobatch::Program>> ContextImpl::CachedCompiled(
     int entry, const std::vector<TensorType>& input_types, bool lowered) {
   std::string signature;
   for (const TensorType& t : input_types) absl::StrAppend(&signature, t.ToString(), ";");
   auto key = std::make_tuple(entry, lowered, signature);
   auto it = compiled_cache_.find(key);
-  if (it != compiled_cache_.end() && it->second.first == generation_) return &it->second.second;
-  AB_ASSIGN_OR_RETURN(const autobatch::Program* untyped, CachedProgram(entry));
+  if (it != compiled_cache_.end() && it->second.first == generation_) return it->second.second;
+  AB_ASSIGN_OR_RETURN(std::shared_ptr<const autobatch::Program> untyped, CachedProgram(entry));
   AB_ASSIGN_OR_RETURN(autobatch::Program compiled,
                       lowered ? LowerProgram(*untyped, input_types)
                               : CompileProgram(*untyped, input_types));
-  auto& slot = compiled_cache_[key];
-  slot = {generation_, std::move(compiled)};
-  return &slot.second;
+  auto shared = std::make_shared<const autobatch::Program>(std::move(compiled));
+  compiled_cache_[key] = {generation_, shared};
+  return shared;
 }
 
 }  // namespace frontend_internal
@@ -294,7 +303,10 @@ absl::StatusOr<const autobatch::Program*> Context::CompiledProgram(
   if (entry.ctx_ != this) {
     return absl::InvalidArgumentError("CompiledProgram: the handle belongs to another Context");
   }
-  return impl_->CachedCompiled(entry.index_, input_types, /*lowered=*/false);
+  std::lock_guard lock(impl_->mu());
+  AB_ASSIGN_OR_RETURN(std::shared_ptr<const autobatch::Program> program,
+                      impl_->CachedCompiled(entry.index_, input_types, /*lowered=*/false));
+  return program.get();  // the cache keeps it alive until the next registration
 }
 
 absl::StatusOr<const autobatch::Program*> Context::LoweredProgram(
@@ -302,7 +314,10 @@ absl::StatusOr<const autobatch::Program*> Context::LoweredProgram(
   if (entry.ctx_ != this) {
     return absl::InvalidArgumentError("LoweredProgram: the handle belongs to another Context");
   }
-  return impl_->CachedCompiled(entry.index_, input_types, /*lowered=*/true);
+  std::lock_guard lock(impl_->mu());
+  AB_ASSIGN_OR_RETURN(std::shared_ptr<const autobatch::Program> program,
+                      impl_->CachedCompiled(entry.index_, input_types, /*lowered=*/true));
+  return program.get();  // the cache keeps it alive until the next registration
 }
 
 // --- Context --------------------------------------------------------------------
@@ -313,6 +328,7 @@ Context::Context(ContextOptions options)
 Context::~Context() = default;
 
 BatchFunction Context::Declare(std::string name, FunctionOptions options, std::source_location loc) {
+  std::lock_guard lock(impl_->mu());
   int index = impl_->AddFunction(std::move(name), std::move(options), ToSourceLoc(loc));
   return BatchFunction(this, index);
 }
@@ -323,6 +339,7 @@ Definer Context::Batch(std::string name, FunctionOptions options, std::source_lo
 
 Definer Context::Batch(const BatchFunction& declared, std::source_location loc) {
   if (declared.ctx_ != this) {
+    std::lock_guard lock(impl_->mu());
     impl_->RecordError(absl::InvalidArgumentError(absl::StrCat(
         ToSourceLoc(loc).ToString(), ": Batch(function): the handle ",
         declared.ctx_ == nullptr ? "was never registered (default-constructed)"
@@ -336,6 +353,7 @@ Definer Context::Batch(const BatchFunction& declared, std::source_location loc) 
 void Definer::Define(frontend_internal::BodyDefinition def) {
   if (!function_.valid()) return;
   ContextImpl& impl = *function_.ctx_->impl_;
+  std::lock_guard lock(impl.mu());
   FunctionEntry& entry = impl.functions().at(function_.index_);
   const SourceLoc loc = ToSourceLoc(loc_);
   if (entry.defined) {
@@ -357,6 +375,7 @@ void Definer::Define(frontend_internal::BodyDefinition def) {
 Kernel Context::RegisterKernel(std::string name, KernelSignature signature, KernelFn fn,
                                std::source_location loc) {
   const SourceLoc where = ToSourceLoc(loc);
+  std::lock_guard lock(impl_->mu());
   if (!fn) {
     impl_->RecordError(absl::InvalidArgumentError(absl::StrCat(
         where.ToString(), ": RegisterKernel('", name, "'): the implementation is empty")));
@@ -372,6 +391,7 @@ absl::StatusOr<autobatch::Module> Context::Module() {
   if (CurrentBody() != nullptr) {
     return absl::FailedPreconditionError("Context::Module() called while a body is being built");
   }
+  std::lock_guard lock(impl_->mu());
   impl_->BuildBodies();
   AB_RETURN_IF_ERROR(impl_->first_error());
   std::vector<int> all;
@@ -398,6 +418,7 @@ absl::StatusOr<autobatch::Program> Context::Program(const BatchFunction& entry) 
   if (CurrentBody() != nullptr) {
     return absl::FailedPreconditionError("Context::Program() called while a body is being built");
   }
+  std::lock_guard lock(impl_->mu());
   impl_->BuildBodies();
   AB_RETURN_IF_ERROR(impl_->first_error());
   AB_ASSIGN_OR_RETURN(std::vector<int> functions, impl_->Reachable(entry.index_));
@@ -446,7 +467,9 @@ CallResult BatchFunction::operator()(AUTOBATCH_ARG_PARAMS_NO_DEFAULTS) const {
 
 const std::string& BatchFunction::name() const {
   static const std::string kNone;
-  return ctx_ != nullptr ? ctx_->impl_->functions().at(index_).name : kNone;
+  if (ctx_ == nullptr) return kNone;
+  std::lock_guard lock(ctx_->impl_->mu());
+  return ctx_->impl_->functions().at(index_).name;  // entries never move or change name
 }
 
 absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> inputs,
@@ -459,15 +482,25 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
     return absl::FailedPreconditionError(absl::StrCat(
         "BatchFunction::Run('", name(), "') called while a body is being built"));
   }
-  AB_ASSIGN_OR_RETURN(const autobatch::Program* program, ctx_->impl_->CachedProgram(index_));
-  AB_RETURN_IF_ERROR(CheckInputs(*program, inputs));
+  // Compiling needs the lock; the run does not (it only reads the shared
+  // program and registry snapshot), so runs on several threads overlap.
+  std::shared_ptr<const autobatch::Program> program, compiled;
+  std::shared_ptr<const KernelRegistry> kernels;
+  {
+    std::lock_guard lock(ctx_->impl_->mu());
+    AB_ASSIGN_OR_RETURN(program, ctx_->impl_->CachedProgram(index_));
+    AB_RETURN_IF_ERROR(CheckInputs(*program, inputs));
+    if (!options.dry_run) {
+      std::vector<TensorType> types;
+      for (const Tensor& t : inputs) types.push_back(t.type());
+      AB_ASSIGN_OR_RETURN(compiled,
+                          ctx_->impl_->CachedCompiled(index_, types,
+                                                      /*lowered=*/options.vm == Vm::kStack));
+    }
+    kernels = ctx_->impl_->RegistrySnapshot();
+  }
   if (!options.dry_run) {
-    std::vector<TensorType> types;
-    for (const Tensor& t : inputs) types.push_back(t.type());
-    AB_ASSIGN_OR_RETURN(const autobatch::Program* compiled,
-                        ctx_->impl_->CachedCompiled(index_, types,
-                                                    /*lowered=*/options.vm == Vm::kStack));
-    return RunProgram(*compiled, std::move(inputs), &ctx_->kernels(), options);
+    return RunProgram(*compiled, std::move(inputs), kernels.get(), options);
   }
   ReferenceOptions reference;
   reference.max_depth = options.max_stack_depth;
@@ -483,9 +516,9 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
     std::vector<TensorType> types;
     for (const Tensor& t : inputs) types.push_back(t.type());
     AB_ASSIGN_OR_RETURN(autobatch::Program typed, InferTypes(*program, types));
-    return RunReferenceBatch(typed, std::move(inputs), &ctx_->kernels(), reference);
+    return RunReferenceBatch(typed, std::move(inputs), kernels.get(), reference);
   }
-  return RunReferenceBatch(*program, std::move(inputs), &ctx_->kernels(), reference);
+  return RunReferenceBatch(*program, std::move(inputs), kernels.get(), reference);
 }
 
 absl::StatusOr<Tensor> BatchFunction::operator()(const Tensor& input, const CallOptions& options) const {
@@ -516,7 +549,9 @@ CallResult Kernel::operator()(AUTOBATCH_ARG_PARAMS_NO_DEFAULTS) const {
 
 const std::string& Kernel::name() const {
   static const std::string kNone;
-  return ctx_ != nullptr ? ctx_->impl_->kernels().at(index_).name : kNone;
+  if (ctx_ == nullptr) return kNone;
+  std::lock_guard lock(ctx_->impl_->mu());
+  return ctx_->impl_->kernels().at(index_).name;  // entries never move or change name
 }
 
 }  // namespace autobatch

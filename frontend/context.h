@@ -44,8 +44,25 @@
 // the user's source location. By default the IR is tidied (frontend/tidy.h)
 // so assignments do not leave needless copies.
 //
-// A Context is not thread-safe and must outlive its handles' use. It owns a
-// KernelRegistry for the user kernels it registers.
+// Threads. A Context may be used from several threads at once: every
+// member function, and every handle's Run / operator() / name(), may be
+// called concurrently (and several Contexts are independent). They are
+// serialized by one lock per Context while they register, build bodies,
+// assemble or compile (the first call for an input signature compiles and
+// caches the program; a concurrent first call waits for it); the batched
+// runs themselves only read the shared compiled program and run in
+// parallel, each on its own VM and backend. Results never depend on what
+// other threads do. Body lambdas run with the lock held, on the thread
+// whose call needed them: they may use this Context (register, call
+// handles) but must not wait for another thread that uses it. User kernels
+// may be called from several threads at once (one call per run, or per
+// chunk on the threaded backend). Two things are not synchronized: reading
+// kernels() races with a RegisterKernel on another thread, and the programs
+// CompiledProgram / LoweredProgram point to stay valid only until the next
+// registration on any thread (Run holds its own reference).
+//
+// A Context must outlive its handles' use. It owns a KernelRegistry for the
+// user kernels it registers.
 #ifndef AUTOBATCH_FRONTEND_CONTEXT_H_
 #define AUTOBATCH_FRONTEND_CONTEXT_H_
 
@@ -303,7 +320,8 @@ class Context {
   absl::StatusOr<const autobatch::Program*> LoweredProgram(
       const BatchFunction& entry, const std::vector<TensorType>& input_types);
 
-  // The user kernels registered so far.
+  // The user kernels registered so far. Reading it races with a
+  // RegisterKernel on another thread (runs use their own snapshot).
   const KernelRegistry& kernels() const;
 
  private:

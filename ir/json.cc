@@ -800,6 +800,13 @@ absl::StatusOr<Program> LoadProgramJson(std::string_view text) {
   try {
     json = Json::parse(text);
   } catch (const Json::parse_error& e) {
+    // The parser reports the end of the text as byte size + 1.
+    if (e.byte > text.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "malformed autobatch IR JSON: the text ends (after ", text.size(),
+          " bytes) before the JSON does; the file looks truncated, write it again in full (",
+          e.what(), ")"));
+    }
     return absl::InvalidArgumentError(absl::StrCat(
         "malformed autobatch IR JSON at byte ", e.byte, " (the text has ", text.size(),
         " bytes): ", e.what()));

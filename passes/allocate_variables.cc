@@ -40,7 +40,7 @@ absl::StatusOr<Program> AllocateVariables(Program program) {
       crosses.UnionWith(liveness.blocks[b].live_in);
       crosses.UnionWith(liveness.blocks[b].live_out);
       for (const Op& op : block.ops) read.insert_all(OpReads(op));
-      read.insert_all(TerminatorReads(fn, is_entry, block.terminator));
+      read.insert_all(TerminatorReads(program, fid, block.terminator));
     }
     for (const CallLiveness& call : LiveAcrossCalls(program, fid, liveness)) {
       crosses.UnionWith(call.live_across);

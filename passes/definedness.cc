@@ -93,7 +93,12 @@ absl::Status CheckDefinedBeforeUse(const Program& program) {
         }
       }
       const bool returns = !std::holds_alternative<Branch>(block.terminator);
-      for (VarId v : TerminatorReads(function, is_entry, block.terminator)) {
+      // A Halt outside the entry reads the entry's results, which only the
+      // entry defines: nothing to check within this function.
+      const bool foreign_halt = !is_entry && std::holds_alternative<Halt>(block.terminator);
+      for (VarId v : foreign_halt ? std::vector<VarId>{}
+                                  : TerminatorReads(program, FunctionId(static_cast<int32_t>(f)),
+                                                    block.terminator)) {
         check(defined, v, b, block.loc,
               returns ? "returned as a result" : "read by the branch");
       }

@@ -75,8 +75,9 @@ std::vector<VarId> VarSet::Vars() const {
   return out;
 }
 
-std::vector<VarId> TerminatorReads(const Function& function, bool is_entry,
+std::vector<VarId> TerminatorReads(const Program& program, FunctionId function_id,
                                    const Terminator& terminator) {
+  const Function& function = program.module.function(function_id);
   return std::visit(
       Overloaded{
           [](const Branch& t) { return std::vector<VarId>{t.cond}; },
@@ -84,9 +85,7 @@ std::vector<VarId> TerminatorReads(const Function& function, bool is_entry,
           [&](const Return&) { return function.results; },
           [](const PushGoto&) { return std::vector<VarId>{}; },
           [&](const IndirectGoto&) { return function.results; },
-          [&](const Halt&) {
-            return is_entry ? function.results : std::vector<VarId>{};
-          },
+          [&](const Halt&) { return program.entry_function().results; },
       },
       terminator);
 }
@@ -94,7 +93,6 @@ std::vector<VarId> TerminatorReads(const Function& function, bool is_entry,
 FunctionLiveness ComputeLiveness(const Program& program, FunctionId function_id) {
   const Function& function = program.module.function(function_id);
   const size_t num_vars = program.module.variables.size();
-  const bool is_entry = function_id == program.entry;
   const size_t n = function.blocks.size();
 
   FunctionLiveness result;
@@ -109,7 +107,7 @@ FunctionLiveness ComputeLiveness(const Program& program, FunctionId function_id)
   auto transfer = [&](size_t b, BlockLiveness& info, bool record) {
     const Block& block = function.blocks[b];
     VarSet live = info.live_out;
-    live.insert_all(TerminatorReads(function, is_entry, block.terminator));
+    live.insert_all(TerminatorReads(program, function_id, block.terminator));
     if (record) {
       info.live_before_terminator = live;
       info.live_after_op.assign(block.ops.size(), VarSet());

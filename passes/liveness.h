@@ -60,9 +60,10 @@ class VarSet {
   std::vector<uint64_t> words_;
 };
 
-// The variables a terminator reads in `function` (see the semantics above);
-// `is_entry` says whether `function` is the program's entry.
-std::vector<VarId> TerminatorReads(const Function& function, bool is_entry,
+// The variables a terminator of `function` reads (see the semantics above).
+// Halt reads the entry's results in every function (the verifier's rule A6):
+// a lane halting inside a callee returns the entry's current results.
+std::vector<VarId> TerminatorReads(const Program& program, FunctionId function,
                                    const Terminator& terminator);
 
 struct BlockLiveness {

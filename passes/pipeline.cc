@@ -10,6 +10,7 @@
 #include "ir/status.h"
 #include "ir/verifier.h"
 #include "passes/allocate_variables.h"
+#include "passes/coalesce_copies.h"
 #include "passes/fuse_pop_push.h"
 #include "passes/infer_types.h"
 #include "passes/lower_calls.h"
@@ -99,6 +100,9 @@ absl::StatusOr<Program> LowerProgram(Program untyped, std::vector<TensorType> in
   AB_RETURN_IF_ERROR(Compile(runner, input_types));
   AB_RETURN_IF_ERROR(runner.Run("lower_calls", LowerCalls));
   if (options.fuse_pop_push) AB_RETURN_IF_ERROR(runner.Run("fuse_pop_push", FusePopPush));
+  if (options.coalesce_copies) {
+    AB_RETURN_IF_ERROR(runner.Run("coalesce_copies", CoalesceCopies));
+  }
   if (options.order_blocks) AB_RETURN_IF_ERROR(runner.Run("order_blocks", OrderBlocks));
   return runner.Take();
 }

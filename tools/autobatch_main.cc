@@ -195,7 +195,13 @@ int RunRun(const RunArgs& args) {
   if (!named.ok()) return Fail(named.status());
   const Program& program = named->program;
   absl::Status bound = ctx.kernels().CheckBound(program.module);
-  if (!bound.ok()) return Fail(bound);
+  if (!bound.ok()) {
+    return Fail(absl::Status(
+        bound.code(),
+        absl::StrCat(args.program, ": ", bound.message(),
+                     "\n(the command line has only the kernels of its samples; run a program "
+                     "with other kernels from C++, through RunProgram with your KernelRegistry)")));
+  }
 
   std::vector<std::optional<TensorType>> expected;
   for (VarId p : program.entry_function().params) expected.push_back(program.module.var(p).type);

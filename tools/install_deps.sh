@@ -2,7 +2,10 @@
 # Installs the Debian packages autobatch needs, only those that are missing.
 set -euo pipefail
 packages=(cmake g++ make libeigen3-dev libabsl-dev nlohmann-json3-dev
-          libgtest-dev libbenchmark-dev librandom123-dev libcli11-dev)
+          libgtest-dev libbenchmark-dev librandom123-dev libcli11-dev
+          # The fuzzer (tools/fuzz.sh): libFuzzer; clang-14 lacks
+          # std::source_location with this libstdc++.
+          clang-16 libclang-rt-16-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

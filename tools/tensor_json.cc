@@ -71,6 +71,35 @@ absl::StatusOr<double> ToDouble(const nlohmann::json& j, const std::string& wher
       where, ": expected a number or \"nan\"/\"inf\"/\"-inf\", got ", j.dump()));
 }
 
+// Parses nothing: records the parser's description of the first syntax error
+// (its position and what it expected), which a parse without exceptions does
+// not give.
+class SyntaxErrorFinder final : public nlohmann::json::json_sax_t {
+ public:
+  using Json = nlohmann::json;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(Json::number_integer_t) override { return true; }
+  bool number_unsigned(Json::number_unsigned_t) override { return true; }
+  bool number_float(Json::number_float_t, const Json::string_t&) override { return true; }
+  bool string(Json::string_t&) override { return true; }
+  bool binary(Json::binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(Json::string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&,
+                   const nlohmann::detail::exception& error) override {
+    message_ = error.what();
+    return false;
+  }
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string message_;
+};
+
 }  // namespace
 
 nlohmann::json TensorToJson(const Tensor& tensor) {
@@ -215,8 +244,11 @@ absl::StatusOr<std::vector<Tensor>> ReadInputsFile(
   nlohmann::json json = nlohmann::json::parse(text.str(), nullptr,
                                               /*allow_exceptions=*/false);
   if (json.is_discarded()) {
+    SyntaxErrorFinder finder;
+    nlohmann::json::sax_parse(text.str(), &finder);
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": not valid JSON; expected {\"inputs\": [[lane values...], ...]}"));
+        path, ": not valid JSON (", finder.message(),
+        "); expected {\"inputs\": [[lane values...], ...]}"));
   }
   const nlohmann::json* list = &json;
   if (json.is_object()) {

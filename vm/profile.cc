@@ -72,7 +72,7 @@ nlohmann::json Profile::ToJson() const {
     for (size_t b = 0; b < blocks[f].size(); ++b) {
       const BlockCounters& c = blocks[f][b];
       if (c.executions == 0) continue;
-      block_list.push_back({
+      nlohmann::json entry = {
           {"function", function_names[f]},
           {"block", b},
           {"label", block_labels[f][b]},
@@ -84,7 +84,10 @@ nlohmann::json Profile::ToJson() const {
                                      : static_cast<double>(c.active_lanes) /
                                            (static_cast<double>(c.executions) *
                                             static_cast<double>(batch))},
-      });
+          {"ops", c.ops},
+      };
+      if (timing) entry["seconds"] = static_cast<double>(c.nanoseconds) * 1e-9;
+      block_list.push_back(std::move(entry));
     }
   }
   out["blocks"] = std::move(block_list);

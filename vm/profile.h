@@ -17,6 +17,8 @@ struct BlockCounters {
   int64_t active_lanes = 0;  // sum over executions of lanes that ran it
   int64_t dense = 0;         // executions in dense mode
   int64_t compact = 0;       // executions in compact mode
+  int64_t ops = 0;           // ops run (primitives and pops), all executions
+  int64_t nanoseconds = 0;   // only when timing is on (stack VM)
 };
 
 struct PrimitiveCounters {

@@ -237,12 +237,15 @@ absl::StatusOr<std::vector<LaneValue>> ReferenceInterpreter::Run(
       return absl::ResourceExhaustedError(absl::StrCat(
           "step budget exhausted: ", options.max_steps, " blocks executed, at ",
           Where(module, f.function, block, -2),
-          "; the program may not terminate (raise max_steps if it is just long)"));
+          "; raise max_steps (CallOptions::max_steps, --max-steps) if the program is just "
+          "long, or look for a loop that never ends"));
     }
     if (options.deadline && (steps & 1023) == 0 &&
         std::chrono::steady_clock::now() > *options.deadline) {
       return absl::DeadlineExceededError(absl::StrCat(
-          "deadline exceeded after ", steps, " blocks, at ", Where(module, f.function, block, -2)));
+          "deadline exceeded after ", steps, " blocks, at ", Where(module, f.function, block, -2),
+          "; raise the time budget (CallOptions::timeout_seconds, --timeout) if the program is "
+          "just long, or look for a loop that never ends"));
     }
     return absl::OkStatus();
   };
@@ -335,8 +338,8 @@ absl::StatusOr<std::vector<LaneValue>> ReferenceInterpreter::Run(
           return absl::ResourceExhaustedError(absl::StrCat(
               "recursion depth limit of ", options.max_depth, " activations exceeded by the call of '",
               callee.name, "' at ", Where(module, frame.function, frame.block, frame.op),
-              "; raise max_depth (CallOptions::max_stack_depth) if the recursion is meant "
-              "to go deeper"));
+              "; raise max_depth (CallOptions::max_stack_depth, --max-stack-depth) if the "
+              "recursion is meant to go deeper, or check for unbounded recursion"));
         }
         Frame next = new_frame(call->callee.value);
         for (size_t i = 0; i < call->args.size(); ++i) {

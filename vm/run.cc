@@ -44,6 +44,12 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
       return absl::InvalidArgumentError(
           "dry_run runs unlowered programs; this one is lowered");
     }
+    if (program.stage == Stage::kUntyped && !inputs.empty() && inputs[0].batch() == 0) {
+      // No lane runs, so only inference can give the outputs their types.
+      AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
+      AB_ASSIGN_OR_RETURN(Program typed, CompileProgram(program, TypesOf(inputs)));
+      return RunReferenceBatch(typed, std::move(inputs), kernels, ToReferenceOptions(options));
+    }
     return RunReferenceBatch(program, std::move(inputs), kernels,
                              ToReferenceOptions(options));
   }

@@ -35,10 +35,10 @@ absl::Status RunCountedOp(Backend& backend, const PrimOp& op,
                           std::span<Tensor* const> outputs,
                           const LaneSet& lanes, ExecMode mode,
                           const KernelRegistry* kernels, Profile& profile,
-                          const Function& fn) {
+                          const Function& fn, int64_t active) {
   PrimitiveCounters& counters = profile.CountersFor(op);
   ++counters.executions;
-  counters.active_lanes += lanes.size();
+  counters.active_lanes += active >= 0 ? active : lanes.size();
   absl::Status status;
   if (profile.timing) {
     auto start = std::chrono::steady_clock::now();

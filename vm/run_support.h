@@ -16,9 +16,10 @@
 
 namespace autobatch {
 
-// The batch size of checked inputs (CheckInputs, vm/inputs.h); 0 if none.
+// The batch size of checked inputs (CheckInputs, vm/inputs.h). A program
+// without inputs runs for one example, as on the reference interpreter.
 inline int64_t BatchOf(std::span<const Tensor> inputs) {
-  return inputs.empty() ? 0 : inputs.front().batch();
+  return inputs.empty() ? 1 : inputs.front().batch();
 }
 
 // Counts VM steps against CallOptions::max_steps and checks the wall-clock
@@ -60,14 +61,17 @@ inline ExecMode ChooseMode(int64_t active, int64_t batch, bool heavy,
              : ExecMode::kDense;
 }
 
-// Runs one PrimOp through the backend, counting it in `profile`. Errors get
-// the function name and the op's source location prepended.
+// Runs one PrimOp through the backend for `lanes`, counting it in `profile`
+// as `active` useful lanes (lanes.size() when negative; a VM that runs an op
+// over more lanes than need it, or over a compacted copy, passes the real
+// count). Errors get the function name and the op's source location
+// prepended.
 absl::Status RunCountedOp(Backend& backend, const PrimOp& op,
                           std::span<const Tensor* const> inputs,
                           std::span<Tensor* const> outputs,
                           const LaneSet& lanes, ExecMode mode,
                           const KernelRegistry* kernels, Profile& profile,
-                          const Function& fn);
+                          const Function& fn, int64_t active = -1);
 
 }  // namespace autobatch
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <span>
 
 #include "absl/strings/str_cat.h"
@@ -113,7 +114,15 @@ class StackVm {
         values_[v] = backend_.Allocate(*var.type, batch_);
       }
     }
+    compact_.resize(module_.variables.size());
+    for (size_t v = 0; v < module_.variables.size(); ++v) {
+      compact_[v] = backend_.Allocate(*module_.variables[v].type, 0);
+    }
+    compact_epoch_.assign(module_.variables.size(), -1);
+    dirty_epoch_.assign(module_.variables.size(), -1);
+    written_.reserve(module_.variables.size());
     pc_stack_.assign(static_cast<size_t>(batch_), {});
+    all_lanes_ = LaneSet::All(batch_);
     lanes_.Reset(batch_);
     if_true_.Reset(batch_);
     if_false_.Reset(batch_);
@@ -163,16 +172,21 @@ class StackVm {
   void Take(int32_t gid) {
     Waiting& w = waiting_[gid];
     std::vector<int64_t>& v = w.lanes;
-    // Merge adjacent sorted runs pairwise until one is left.
+    // Merge adjacent sorted runs pairwise until one is left, through a
+    // scratch buffer that only grows (std::inplace_merge would allocate).
     while (w.run_starts.size() > 1) {
       merged_starts_.clear();
+      if (merge_buffer_.size() < v.size()) merge_buffer_.resize(v.size());
       for (size_t r = 0; r < w.run_starts.size(); r += 2) {
         merged_starts_.push_back(w.run_starts[r]);
+        const auto at = [&](size_t i) { return v.begin() + static_cast<std::ptrdiff_t>(i); };
+        const size_t begin = w.run_starts[r];
+        const size_t end = r + 2 < w.run_starts.size() ? w.run_starts[r + 2] : v.size();
         if (r + 1 < w.run_starts.size()) {
-          size_t end = r + 2 < w.run_starts.size() ? w.run_starts[r + 2] : v.size();
-          std::inplace_merge(v.begin() + static_cast<std::ptrdiff_t>(w.run_starts[r]),
-                             v.begin() + static_cast<std::ptrdiff_t>(w.run_starts[r + 1]),
-                             v.begin() + static_cast<std::ptrdiff_t>(end));
+          std::merge(at(begin), at(w.run_starts[r + 1]), at(w.run_starts[r + 1]), at(end),
+                     merge_buffer_.begin() + static_cast<std::ptrdiff_t>(begin));
+          std::copy(merge_buffer_.begin() + static_cast<std::ptrdiff_t>(begin),
+                    merge_buffer_.begin() + static_cast<std::ptrdiff_t>(end), at(begin));
         }
       }
       w.run_starts.swap(merged_starts_);
@@ -214,44 +228,155 @@ class StackVm {
     const Block& block = fn.blocks[block_id.value];
     Take(gid);  // the lanes waiting here all run now
 
-    ExecMode mode = ChooseMode(lanes_.size(), batch_, heavy_[gid], options_);
+    const ExecMode mode = ChooseMode(lanes_.size(), batch_, heavy_[gid], options_);
     BlockCounters& counters = profile_.blocks[fn_id.value][block_id.value];
     ++counters.executions;
     counters.active_lanes += lanes_.size();
     ++(mode == ExecMode::kDense ? counters.dense : counters.compact);
+    counters.ops += static_cast<int64_t>(block.ops.size());
     ++profile_.steps;
+    std::chrono::steady_clock::time_point start;
+    if (profile_.timing) start = std::chrono::steady_clock::now();
 
-    for (const Op& op : block.ops) {
-      AB_RETURN_IF_ERROR(std::visit(
-          Overloaded{
-              [&](const PrimOp& o) { return RunPrim(o, mode, fn); },
-              [&](const PopOp& o) { return RunPop(o, fn); },
-              [&](const CallOp& o) {
-                return absl::InternalError(absl::StrCat(
-                    "CallOp at ", o.loc.ToString(), " in lowered function '",
-                    fn.name, "'; the verifier should have rejected it"));
-              },
-          },
-          op));
+    if (mode == ExecMode::kCompact && !lanes_.full()) {  // full: dense is the same
+      AB_RETURN_IF_ERROR(RunCompact(block, fn));
+    } else {
+      for (const Op& op : block.ops) {
+        AB_RETURN_IF_ERROR(std::visit(
+            Overloaded{
+                [&](const PrimOp& o) { return RunDense(o, fn); },
+                [&](const PopOp& o) { return RunPop(o, fn); },
+                [&](const CallOp& o) { return CallInLoweredProgram(o, fn); },
+            },
+            op));
+      }
     }
-    return RunTerminator(block, fn_id, fn);
+    AB_RETURN_IF_ERROR(RunTerminator(block, fn_id, fn));
+    if (profile_.timing) {
+      counters.nanoseconds += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count();
+    }
+    return absl::OkStatus();
   }
 
-  absl::Status RunPrim(const PrimOp& op, ExecMode mode, const Function& fn) {
+  absl::Status CallInLoweredProgram(const CallOp& op, const Function& fn) {
+    return absl::InternalError(absl::StrCat(
+        "CallOp at ", op.loc.ToString(), " in lowered function '", fn.name,
+        "'; the verifier should have rejected it"));
+  }
+
+  // Whether the values of `v` in lanes outside the running set are dead:
+  // temporaries live within one block and null variables are never read, so
+  // an op may leave junk there.
+  bool BlockLocal(VarId v) const {
+    const StorageClass storage = module_.var(v).storage;
+    return storage == StorageClass::kTemporary || storage == StorageClass::kNull;
+  }
+
+  bool PushesFrame(const PrimOp& op, VarId output) const {
+    return module_.var(output).storage == StorageClass::kFull &&
+           std::find(op.in_place.begin(), op.in_place.end(), output) ==
+               op.in_place.end();
+  }
+
+  // Dense: the op runs over the whole batch in place. An op whose outputs are
+  // all block-local skips the masked blend and writes every lane (inactive
+  // ones get junk, which nothing reads) — except user kernels, which may have
+  // side effects and so only ever see the running lanes.
+  absl::Status RunDense(const PrimOp& op, const Function& fn) {
     in_ptrs_.clear();
     out_ptrs_.clear();
+    bool outputs_local = op.prim != Primitive::kUserKernel;
     for (VarId v : op.inputs) in_ptrs_.push_back(Storage(v));
     for (VarId v : op.outputs) {
-      const Variable& var = module_.var(v);
-      if (var.storage == StorageClass::kFull &&
-          std::find(op.in_place.begin(), op.in_place.end(), v) ==
-              op.in_place.end()) {
-        AB_RETURN_IF_ERROR(Push(v, fn));
-      }
+      if (PushesFrame(op, v)) AB_RETURN_IF_ERROR(Push(v, fn));
+      outputs_local = outputs_local && BlockLocal(v);
       out_ptrs_.push_back(Storage(v));
     }
-    return RunCountedOp(backend_, op, in_ptrs_, out_ptrs_, lanes_, mode,
-                        kernels_, profile_, fn);
+    return RunCountedOp(backend_, op, in_ptrs_, out_ptrs_,
+                        outputs_local ? all_lanes_ : lanes_, ExecMode::kDense,
+                        kernels_, profile_, fn, lanes_.size());
+  }
+
+  // Compact: the block runs on contiguous copies of its variables holding
+  // just the running lanes. A variable is gathered the first time the block
+  // reads it and scattered back once at the end if the block wrote it (never
+  // for block-local ones), instead of a gather and a scatter per op. Pushes
+  // and pops act on the full storage, so a written value is scattered before
+  // its frame is pushed, and a pop drops the compact copy.
+  absl::Status RunCompact(const Block& block, const Function& fn) {
+    ++epoch_;
+    const int64_t n = lanes_.size();
+    if (compact_lanes_.batch() != n) {
+      compact_lanes_.Reset(n);
+      compact_lanes_.SetAll();
+    }
+    written_.clear();
+    for (const Op& op : block.ops) {
+      if (const auto* prim = std::get_if<PrimOp>(&op)) {
+        in_ptrs_.clear();
+        out_ptrs_.clear();
+        for (VarId v : prim->inputs) in_ptrs_.push_back(CompactRead(v));
+        for (VarId v : prim->outputs) {
+          if (PushesFrame(*prim, v)) {
+            if (dirty_epoch_[v.value] == epoch_) FlushCompact(v);
+            AB_RETURN_IF_ERROR(Push(v, fn));
+          }
+          out_ptrs_.push_back(CompactWrite(v, n));
+        }
+        AB_RETURN_IF_ERROR(RunCountedOp(backend_, *prim, in_ptrs_, out_ptrs_,
+                                        compact_lanes_, ExecMode::kDense,
+                                        kernels_, profile_, fn));
+      } else if (const auto* pop = std::get_if<PopOp>(&op)) {
+        for (VarId v : pop->vars) {
+          if (module_.var(v).storage != StorageClass::kFull) continue;
+          compact_epoch_[v.value] = -1;
+          dirty_epoch_[v.value] = -1;
+        }
+        AB_RETURN_IF_ERROR(RunPop(*pop, fn));
+      } else {
+        return CallInLoweredProgram(std::get<CallOp>(op), fn);
+      }
+    }
+    for (VarId v : written_) {
+      if (dirty_epoch_[v.value] == epoch_ && !BlockLocal(v)) FlushCompact(v);
+    }
+    if (const auto* branch = std::get_if<Branch>(&block.terminator)) {
+      if (dirty_epoch_[branch->cond.value] == epoch_) FlushCompact(branch->cond);
+    }
+    return absl::OkStatus();
+  }
+
+  // The compact copy of `v` for the running lanes, gathered on first use.
+  Tensor* CompactRead(VarId v) {
+    Tensor& copy = compact_[v.value];
+    if (compact_epoch_[v.value] != epoch_) {
+      copy.SetBatch(lanes_.size());
+      backend_.Gather(*Storage(v), lanes_, &copy);
+      compact_epoch_[v.value] = epoch_;
+    }
+    return &copy;
+  }
+
+  // The compact copy of `v`, about to be overwritten in every running lane.
+  Tensor* CompactWrite(VarId v, int64_t n) {
+    Tensor& copy = compact_[v.value];
+    if (compact_epoch_[v.value] != epoch_) {
+      copy.SetBatch(n);
+      compact_epoch_[v.value] = epoch_;
+    }
+    if (dirty_epoch_[v.value] != epoch_) {
+      dirty_epoch_[v.value] = epoch_;
+      written_.push_back(v);
+    }
+    return &copy;
+  }
+
+  // Writes the compact copy of `v` back to its storage; the copy stays valid.
+  void FlushCompact(VarId v) {
+    backend_.Scatter(compact_[v.value], lanes_, Storage(v));
+    dirty_epoch_[v.value] = -1;
   }
 
   absl::Status Push(VarId v, const Function& fn) {
@@ -364,8 +489,19 @@ class StackVm {
   std::vector<Waiting> waiting_;                // per global block
   std::vector<uint64_t> nonempty_;              // bitset of waiting_ non-empty
   std::vector<size_t> merged_starts_;
+  std::vector<int64_t> merge_buffer_;
   int64_t sweep_ = 0;
   LaneSet lanes_, if_true_, if_false_;
+  LaneSet all_lanes_;      // every lane of the batch
+  LaneSet compact_lanes_;  // every lane of a compact copy (0..n-1)
+  // Compact execution (RunCompact): per variable, a copy holding the running
+  // lanes, valid while compact_epoch_ == epoch_ (one epoch per compact block)
+  // and newer than the variable's storage while dirty_epoch_ == epoch_.
+  std::vector<Tensor> compact_;
+  std::vector<int64_t> compact_epoch_;
+  std::vector<int64_t> dirty_epoch_;
+  std::vector<VarId> written_;
+  int64_t epoch_ = 0;
   std::vector<const Tensor*> in_ptrs_;
   std::vector<Tensor*> out_ptrs_;
 };

@@ -1,10 +1,12 @@
 // The stackless VM: local static batching with host recursion.
 #include "vm/stackless_vm.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "ir/overloaded.h"
+#include "vm/host_stack.h"
 #include "vm/inputs.h"
 #include "vm/run_support.h"
 
@@ -220,9 +222,23 @@ absl::StatusOr<std::vector<Tensor>> RunStacklessVm(
     const Program& program, std::vector<Tensor> inputs,
     const KernelRegistry* kernels, Backend& backend, const CallOptions& options,
     Profile* profile) {
+  if (options.max_stack_depth > kMaxHostRecursionLevels) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "max_stack_depth = ", options.max_stack_depth,
+        " is deeper than the stackless VM can recurse on the host (at most ",
+        kMaxHostRecursionLevels,
+        " levels); lower it, or use the stack VM (--vm stack), whose stacks live on the heap"));
+  }
   Profile local;
   StacklessVm vm(program, kernels, backend, options, profile ? *profile : local);
-  return vm.Run(std::move(inputs));
+  absl::StatusOr<std::vector<Tensor>> result;
+  // The VM recurses on the host once per call level: run it on a stack that
+  // holds max_stack_depth levels, whatever the caller's thread has.
+  AB_RETURN_IF_ERROR(RunWithHostStack(std::max<int64_t>(options.max_stack_depth, 0) + 2, [&] {
+    result = vm.Run(std::move(inputs));
+    return absl::OkStatus();
+  }));
+  return result;
 }
 
 }  // namespace autobatch

@@ -96,14 +96,14 @@ TEST(LivenessTest, LoopCarriesVariablesAroundTheBackEdge) {
 
 TEST(LivenessTest, TerminatorReads) {
   Program p = testing::Typed(testing::MakeFibonacciProgram(), {kI64});
-  const Function& fib = p.module.function(*p.module.FindFunction("fibonacci"));
+  const FunctionId fib = *p.module.FindFunction("fibonacci");
   const VarId ans = FindVar(p, "fibonacci", "ans");
-  EXPECT_EQ(TerminatorReads(fib, false, Return{}), std::vector<VarId>{ans});
-  EXPECT_EQ(TerminatorReads(fib, false, IndirectGoto{}), std::vector<VarId>{ans});
-  // Halt reads the results only in the entry (they are the outputs).
-  EXPECT_EQ(TerminatorReads(fib, true, Halt{}), std::vector<VarId>{ans});
-  EXPECT_TRUE(TerminatorReads(fib, false, Halt{}).empty());
-  EXPECT_TRUE(TerminatorReads(fib, false, Goto{BlockId(1)}).empty());
+  EXPECT_EQ(TerminatorReads(p, fib, Return{}), std::vector<VarId>{ans});
+  EXPECT_EQ(TerminatorReads(p, fib, IndirectGoto{}), std::vector<VarId>{ans});
+  EXPECT_TRUE(TerminatorReads(p, fib, Goto{BlockId(1)}).empty());
+  // Halt reads the ENTRY's results wherever it is (they are the outputs).
+  EXPECT_EQ(TerminatorReads(p, p.entry, Halt{}), p.entry_function().results);
+  EXPECT_EQ(TerminatorReads(p, fib, Halt{}), p.entry_function().results);
 }
 
 }  // namespace

@@ -1,0 +1,139 @@
+// coalesce_copies: removes the copies lowering leaves around block-local
+// temporaries.
+#include "passes/coalesce_copies.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace autobatch {
+namespace {
+
+bool Contains(const std::vector<VarId>& vars, VarId v) {
+  return std::find(vars.begin(), vars.end(), v) != vars.end();
+}
+
+bool Reads(const Op& op, VarId v) { return Contains(OpReads(op), v); }
+bool Writes(const Op& op, VarId v) { return Contains(OpWrites(op), v); }  // pops too
+
+bool TerminatorReads(const Block& block, VarId v) {
+  const auto* branch = std::get_if<Branch>(&block.terminator);
+  return branch != nullptr && branch->cond == v;
+}
+
+const PrimOp* AsCopy(const Op& op) {
+  const auto* prim = std::get_if<PrimOp>(&op);
+  return prim != nullptr && prim->prim == Primitive::kCopy ? prim : nullptr;
+}
+
+class BlockCoalescer {
+ public:
+  BlockCoalescer(const Module& module, Block& block) : module_(module), block_(block) {}
+
+  void Run() {
+    while (Forward() || Backward()) {
+    }
+  }
+
+ private:
+  bool Temporary(VarId v) const {
+    return module_.var(v).storage == StorageClass::kTemporary;
+  }
+
+  int CountReads(VarId v) const {
+    int n = TerminatorReads(block_, v) ? 1 : 0;
+    for (const Op& op : block_.ops) {
+      for (VarId r : OpReads(op)) n += r == v ? 1 : 0;
+    }
+    return n;
+  }
+
+  // "t = f(...); ...; x = copy t" -> "x = f(...)".
+  bool Forward() {
+    std::vector<Op>& ops = block_.ops;
+    for (size_t c = 0; c < ops.size(); ++c) {
+      const PrimOp* copy = AsCopy(ops[c]);
+      if (copy == nullptr) continue;
+      const VarId t = copy->inputs[0];
+      const VarId x = copy->outputs[0];
+      if (t == x || !Temporary(t) || CountReads(t) != 1) continue;
+      // Walk back to t's definition; x must stay untouched on the way.
+      PrimOp* def = nullptr;
+      for (size_t k = c; k-- > 0;) {
+        if (Writes(ops[k], t)) {
+          def = std::get_if<PrimOp>(&ops[k]);
+          break;
+        }
+        if (Reads(ops[k], x) || Writes(ops[k], x)) break;
+      }
+      if (def == nullptr || Contains(def->outputs, x)) continue;
+      for (VarId& out : def->outputs) {
+        if (out == t) out = x;
+      }
+      if (Contains(copy->in_place, x)) {
+        def->in_place.push_back(x);
+        std::sort(def->in_place.begin(), def->in_place.end());
+      }
+      ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(c));
+      return true;
+    }
+    return false;
+  }
+
+  // "t = copy x; ...reads of t..." -> "...reads of x...".
+  bool Backward() {
+    std::vector<Op>& ops = block_.ops;
+    for (size_t c = 0; c < ops.size(); ++c) {
+      const PrimOp* copy = AsCopy(ops[c]);
+      if (copy == nullptr) continue;
+      const VarId x = copy->inputs[0];
+      const VarId t = copy->outputs[0];
+      if (t == x || !Temporary(t)) continue;
+      bool ok = true;
+      size_t last_read = c;  // ops.size() stands for the terminator
+      for (size_t k = 0; k < ops.size() && ok; ++k) {
+        if (k != c && Writes(ops[k], t)) ok = false;
+        if (Reads(ops[k], t)) {
+          if (k < c) ok = false;
+          last_read = k;
+        }
+      }
+      if (!ok) continue;
+      if (TerminatorReads(block_, t)) last_read = ops.size();
+      for (size_t k = c + 1; k < last_read && ok; ++k) ok = !Writes(ops[k], x);
+      if (!ok) continue;
+      for (size_t k = c + 1; k < ops.size(); ++k) {
+        if (auto* prim = std::get_if<PrimOp>(&ops[k])) {
+          std::replace(prim->inputs.begin(), prim->inputs.end(), t, x);
+        }
+      }
+      if (auto* branch = std::get_if<Branch>(&block_.terminator); branch && branch->cond == t) {
+        branch->cond = x;
+      }
+      ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(c));
+      return true;
+    }
+    return false;
+  }
+
+  const Module& module_;
+  Block& block_;
+};
+
+}  // namespace
+
+absl::StatusOr<Program> CoalesceCopies(Program program) {
+  if (program.stage != Stage::kLowered) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "coalesce_copies needs a lowered program (run lower_calls first), got stage ",
+        std::string(StageName(program.stage))));
+  }
+  for (Function& function : program.module.functions) {
+    for (Block& block : function.blocks) BlockCoalescer(program.module, block).Run();
+  }
+  return program;
+}
+
+}  // namespace autobatch

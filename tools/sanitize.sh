@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds and runs the tests under sanitizers: ASan+UBSan (the whole suite) in
+# build-asan/, or TSan (the concurrency tests) in build-tsan/.
+# Usage: tools/sanitize.sh address|thread [extra ctest arguments...]
+#   address  configures build-asan/ with AUTOBATCH_SANITIZE=address,undefined
+#            (-O1 -g, internal checks on, no benchmarks), builds, runs every test.
+#   thread   configures build-tsan/ with AUTOBATCH_SANITIZE=thread, builds only
+#            concurrency_test and threaded_backend_test, and runs the tests
+#            labelled `concurrency` and the ThreadedBackendTest cases.
+# Every sanitizer report aborts its test, so any finding fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-}
+if [[ $# -gt 0 ]]; then shift; fi
+jobs=${AUTOBATCH_JOBS:-2}
+
+configure() {  # configure <build dir> <sanitizers>
+  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DAUTOBATCH_INTERNAL_CHECKS=ON -DAUTOBATCH_WERROR=ON \
+    -DAUTOBATCH_BUILD_BENCH=OFF -DAUTOBATCH_SANITIZE="$2"
+}
+
+# The stackless VM and the reference interpreter recurse on the host up to
+# max_stack_depth (default 10000) frames: about 4 MB in a normal build, but
+# ASan's redzones make each frame several times larger (10000 frames need
+# 32-64 MB), so the deep-recursion tests get a larger stack (threads too:
+# glibc sizes their stacks from this limit).
+raise_stack_limit() {
+  ulimit -S -s 131072 2>/dev/null || ulimit -S -s unlimited 2>/dev/null ||
+    echo "warning: could not raise the stack limit (ulimit -s $(ulimit -s));" \
+         "deep-recursion tests may overflow under ASan" >&2
+}
+
+case "$mode" in
+  address)
+    configure build-asan address,undefined
+    cmake --build build-asan -j"$jobs"
+    raise_stack_limit
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1200 "$@"
+    ;;
+  thread)
+    configure build-tsan thread
+    cmake --build build-tsan -j"$jobs" --target concurrency_test threaded_backend_test
+    export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+    ctest --test-dir build-tsan --no-tests=error --output-on-failure -j"$jobs" --timeout 1200 \
+      -L concurrency "$@"
+    ctest --test-dir build-tsan --no-tests=error --output-on-failure -j"$jobs" --timeout 1200 \
+      -R '^ThreadedBackendTest\.' "$@"
+    ;;
+  *)
+    echo "usage: tools/sanitize.sh address|thread [ctest arguments...]" >&2
+    exit 2
+    ;;
+esac
