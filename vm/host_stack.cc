@@ -2,6 +2,8 @@
 #include "vm/host_stack.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -28,24 +30,38 @@ void* RunJob(void* arg) {
 absl::Status RunWithHostStack(int64_t levels, absl::FunctionRef<absl::Status()> body) {
   AB_CHECK(levels >= 0 && levels <= kMaxHostRecursionLevels,
            "RunWithHostStack: levels out of range");
-  const size_t bytes = static_cast<size_t>(
-      std::max<int64_t>(levels * kHostStackBytesPerLevel + (int64_t{1} << 20), 1 << 22));
-  pthread_attr_t attr;
-  if (pthread_attr_init(&attr) != 0) {
-    return absl::ResourceExhaustedError("could not set up a thread for the host recursion");
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = (static_cast<size_t>(std::max<int64_t>(
+                            levels * kHostStackBytesPerLevel + (int64_t{1} << 20), 1 << 22)) +
+                        page - 1) / page * page;
+  // Our own mapping: reserved, not committed (MAP_NORESERVE), without huge
+  // pages (the kernel would zero 2 MiB for the first touch of each), and a
+  // guard page below it so an overflow faults instead of corrupting memory.
+  void* region = mmap(nullptr, bytes + page, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (region == MAP_FAILED) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "could not reserve a ", bytes >> 20, " MiB host stack for ", levels,
+        " levels of host recursion; lower max_stack_depth, or use the stack VM, whose "
+        "stacks live on the heap"));
   }
-  int error = pthread_attr_setstacksize(&attr, bytes);
+  (void)madvise(region, bytes + page, MADV_NOHUGEPAGE);
+  (void)mprotect(region, page, PROT_NONE);
+  pthread_attr_t attr;
+  int error = pthread_attr_init(&attr);
+  if (error == 0) error = pthread_attr_setstack(&attr, static_cast<char*>(region) + page, bytes);
   Job job{body, absl::OkStatus()};
   pthread_t thread;
   if (error == 0) error = pthread_create(&thread, &attr, RunJob, &job);
   pthread_attr_destroy(&attr);
+  if (error == 0) pthread_join(thread, nullptr);
+  munmap(region, bytes + page);
   if (error != 0) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "could not start a thread with a ", bytes >> 20, " MiB stack for ", levels,
         " levels of host recursion (", std::strerror(error),
         "); lower max_stack_depth, or use the stack VM, whose stacks live on the heap"));
   }
-  pthread_join(thread, nullptr);
   return job.status;
 }
 
