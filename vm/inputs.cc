@@ -1,9 +1,11 @@
 // Checks a batch of input tensors against a program's entry parameters.
 #include "vm/inputs.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "ir/status.h"
 
 namespace autobatch {
 
@@ -50,6 +52,31 @@ absl::Status CheckInputs(const Program& program, std::span<const Tensor> inputs)
           " but input 0 (parameter '", param_name(0), "') has batch size ", inputs[0].batch(),
           "; every input needs the same batch size"));
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckValueSize(const Module& module, VarId variable, const TensorType& type,
+                            int64_t batch, int64_t max_bytes) {
+  const int64_t elements = type.NumElements();
+  const int64_t lanes = std::max<int64_t>(batch, 1);
+  const int64_t dtype_bytes = DTypeSize(type.dtype);
+  // elements * dtype_bytes * lanes > max_bytes, without overflowing.
+  if (elements <= 0 || elements <= max_bytes / dtype_bytes / lanes) return absl::OkStatus();
+  const Variable& var = module.var(variable);
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "variable '", var.name, "' of function '", module.function(var.function).name,
+      "' has type ", type.ToString(), ": ", lanes, " lane(s) of it take more than ",
+      "max_value_bytes = ", max_bytes, " bytes; raise CallOptions::max_value_bytes if the ",
+      "machine has the memory, or make the value smaller"));
+}
+
+absl::Status CheckValueSizes(const Program& program, int64_t batch, int64_t max_bytes) {
+  for (size_t v = 0; v < program.module.variables.size(); ++v) {
+    const Variable& var = program.module.variables[v];
+    if (!var.type) continue;
+    AB_RETURN_IF_ERROR(CheckValueSize(program.module, VarId(static_cast<int32_t>(v)),
+                                      *var.type, batch, max_bytes));
   }
   return absl::OkStatus();
 }

@@ -17,6 +17,15 @@ namespace autobatch {
 // index, the parameter and what is wrong.
 absl::Status CheckInputs(const Program& program, std::span<const Tensor> inputs);
 
+// OK if every typed variable of `program` takes at most `max_bytes` bytes for
+// `batch` lanes (overflow-safe). Otherwise ResourceExhausted naming the
+// variable, its function, its type and the limit (CallOptions::
+// max_value_bytes).
+absl::Status CheckValueSizes(const Program& program, int64_t batch, int64_t max_bytes);
+// The same for one value of `type` written to `variable`.
+absl::Status CheckValueSize(const Module& module, VarId variable, const TensorType& type,
+                            int64_t batch, int64_t max_bytes);
+
 }  // namespace autobatch
 
 #endif  // AUTOBATCH_VM_INPUTS_H_

@@ -43,6 +43,11 @@ struct CallOptions {
   double dense_fraction_heavy = 0.85;
   // Time every primitive execution (Profile::primitives[...].nanoseconds).
   bool profile_timing = false;
+  // The largest value an executor allocates, in bytes: a variable's type
+  // size times the batch (dry_run: times one lane). A program whose types
+  // ask for more (e.g. broadcast to [1e9]) is ResourceExhausted naming the
+  // variable, before anything is allocated, instead of exhausting memory.
+  int64_t max_value_bytes = int64_t{4} << 30;
 };
 
 }  // namespace autobatch

@@ -308,6 +308,10 @@ absl::StatusOr<std::vector<LaneValue>> ReferenceInterpreter::Run(
                 "' is declared ", v.type->ToString(), " but receives a value of type ",
                 type.ToString()));
           }
+          if (absl::Status size = CheckValueSize(module, o, type, 1, options.max_value_bytes);
+              !size.ok()) {
+            return Prefixed(size, Where(module, frame.function, frame.block, frame.op));
+          }
           const int32_t s = slot_[o.value];
           bool in_place = frame.defined[s] && frame.values[s].type() == type &&
                           frame.values[s].batch() == 1;

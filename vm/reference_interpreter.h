@@ -48,6 +48,9 @@ struct ReferenceOptions {
   int64_t max_steps = 100'000'000;
   // Wall-clock deadline, checked every 1024 blocks.
   std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
+  // The largest value (bytes, one lane) an op may produce; larger is
+  // ResourceExhausted naming the variable (CallOptions::max_value_bytes).
+  int64_t max_value_bytes = int64_t{4} << 30;
 };
 
 // A program checked and indexed once, runnable on many lanes. Holds a

@@ -24,6 +24,7 @@ ReferenceOptions ToReferenceOptions(const CallOptions& options) {
   ReferenceOptions ref;
   ref.max_depth = options.max_stack_depth;
   ref.max_steps = options.max_steps;
+  ref.max_value_bytes = options.max_value_bytes;
   if (options.timeout_seconds > 0) {
     ref.deadline = std::chrono::steady_clock::now() +
                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(

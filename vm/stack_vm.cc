@@ -36,6 +36,7 @@ class StackVm {
     }
     AB_RETURN_IF_ERROR(CheckInputs(program_, inputs));
     batch_ = BatchOf(inputs);
+    AB_RETURN_IF_ERROR(CheckValueSizes(program_, batch_, options_.max_value_bytes));
     profile_.Reset(program_, batch_, options_.profile_timing);
     Setup();
     const Function& entry = program_.entry_function();

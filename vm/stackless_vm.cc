@@ -45,6 +45,7 @@ class StacklessVm {
     }
     AB_RETURN_IF_ERROR(CheckInputs(program_, inputs));
     batch_ = BatchOf(inputs);
+    AB_RETURN_IF_ERROR(CheckValueSizes(program_, batch_, options_.max_value_bytes));
     profile_.Reset(program_, batch_, options_.profile_timing);
     local_index_.assign(module_.variables.size(), -1);
     fn_vars_.assign(module_.functions.size(), {});

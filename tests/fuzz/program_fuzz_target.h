@@ -38,8 +38,9 @@ struct FuzzLimits {
   // Inputs or kernel signatures with more elements per lane than this are
   // not run (the fuzzer looks for bugs, not for big allocations we asked for).
   int64_t max_input_elements = 1024;
-  // Programs with a value of more elements per lane than this are not run
-  // (known issue "huge-value": nothing bounds an executor's memory yet).
+  // Values of more elements per lane than this are refused by the executors
+  // (CallOptions::max_value_bytes, ResourceExhausted): the fuzzer looks for
+  // bugs, not for big allocations, and checks that the bound holds.
   int64_t max_value_elements = int64_t{1} << 16;
 };
 

@@ -41,6 +41,35 @@ TEST_P(BothVmsTest, NeverHaltingLoopRunsOutOfSteps) {
   EXPECT_THAT(out.status().message(), HasSubstr("max_steps"));
 }
 
+// A value far bigger than memory is refused before anything is allocated,
+// on every executor, with the variable named and the option to raise.
+TEST_P(BothVmsTest, ValueLargerThanMaxValueBytesIsRefused) {
+  Context ctx;
+  BatchFunction huge = ctx.Batch("huge")([](Builder& b, Value x) {
+    Var wide = b.Local("wide", broadcast(x, {int64_t{1} << 40}));
+    return wide;
+  });
+  for (bool dry_run : {false, true}) {
+    CallOptions options = Options();
+    options.dry_run = dry_run;
+    absl::StatusOr<std::vector<Tensor>> out = huge.Run({I64({1, 2})}, options);
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_THAT(std::string(out.status().message()),
+                ::testing::ContainsRegex("variable '[a-z0-9]+' of function 'huge' has type "
+                                         "i64\\[1099511627776\\]: [12] lane\\(s\\)"));
+    EXPECT_THAT(out.status().message(),
+                HasSubstr("max_value_bytes = 4294967296 bytes; raise CallOptions::max_value_bytes"));
+  }
+  // Within a raised bound the same program is only limited by that bound.
+  CallOptions small = Options();
+  small.max_value_bytes = 1 << 10;
+  BatchFunction ok = ctx.Batch("fits")([](Builder&, Value x) { return broadcast(x, {64}); });
+  EXPECT_TRUE(ok.Run({I64({1, 2})}, small).ok());
+  EXPECT_EQ(ok.Run({I64({1, 2, 3})}, small).status().code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
 TEST_P(BothVmsTest, NeverHaltingLoopRunsOutOfTime) {
   Context ctx;
   BatchFunction spin = ctx.Batch("spin")([](Builder& b, Value x0) {
