@@ -24,30 +24,16 @@ using testing::FindVar;
 const TensorType kI64 = Scalar(DType::kI64);
 
 Program Coalesce(const Program& lowered) {
-  absl::StatusOr<Program> p = CoalesceCopies(lowered);
-  EXPECT_TRUE(p.ok()) << p.status();
-  if (!p.ok()) return {};
-  EXPECT_TRUE(VerifyProgram(*p).ok()) << VerifyProgram(*p);
-  return *std::move(p);
+  return testing::Checked(CoalesceCopies(lowered), "coalesce_copies");
 }
-
 Program Fused(const Program& lowered) {
-  absl::StatusOr<Program> p = FusePopPush(lowered);
-  EXPECT_TRUE(p.ok()) << p.status();
-  return p.ok() ? *std::move(p) : Program{};
+  return testing::Checked(FusePopPush(lowered), "fuse_pop_push");
 }
-
 int CountCopies(const Program& p) {
-  int n = 0;
-  for (const Function& f : p.module.functions) {
-    for (const Block& b : f.blocks) {
-      for (const Op& op : b.ops) {
-        const auto* prim = std::get_if<PrimOp>(&op);
-        n += prim != nullptr && prim->prim == Primitive::kCopy ? 1 : 0;
-      }
-    }
-  }
-  return n;
+  return testing::CountOps(p, [](const Op& op) {
+    const auto* prim = std::get_if<PrimOp>(&op);
+    return prim != nullptr && prim->prim == Primitive::kCopy;
+  });
 }
 
 TEST(CoalesceCopiesTest, FibonacciWritesNDirectly) {

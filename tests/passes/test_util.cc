@@ -56,6 +56,20 @@ int FindBlock(const Program& program, const std::string& function, const std::st
   return -1;
 }
 
+Program Checked(absl::StatusOr<Program> program, const char* pass) {
+  return Check(std::move(program), pass);
+}
+
+int CountOps(const Program& program, const std::function<bool(const Op&)>& counted) {
+  int n = 0;
+  for (const Function& f : program.module.functions) {
+    for (const Block& b : f.blocks) {
+      for (const Op& op : b.ops) n += counted(op) ? 1 : 0;
+    }
+  }
+  return n;
+}
+
 Program Typed(Program program, std::vector<TensorType> inputs) {
   return Check(InferTypes(std::move(program), inputs), "infer_types");
 }

@@ -5,9 +5,11 @@
 #ifndef AUTOBATCH_TESTS_PASSES_TEST_UTIL_H_
 #define AUTOBATCH_TESTS_PASSES_TEST_UTIL_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "ir/ir.h"
 
 namespace autobatch::testing {
@@ -26,6 +28,11 @@ const Function& FindFunction(const Program& program, const std::string& name);
 Program Typed(Program program, std::vector<TensorType> inputs);
 Program Allocated(Program program, std::vector<TensorType> inputs);
 Program Lowered(Program program, std::vector<TensorType> inputs);
+// The result of running `pass` (named for messages); aborts if it failed or
+// does not verify.
+Program Checked(absl::StatusOr<Program> program, const char* pass);
+// The number of ops of the whole program for which `counted` holds.
+int CountOps(const Program& program, const std::function<bool(const Op&)>& counted);
 
 // The text of every op and terminator of one block, one per line, as
 // PrintOp / PrintTerminator show them, with storage classes.
