@@ -11,6 +11,7 @@
 #include "ir/verifier.h"
 #include "passes/allocate_variables.h"
 #include "passes/coalesce_copies.h"
+#include "passes/coalesce_registers.h"
 #include "passes/fuse_pop_push.h"
 #include "passes/infer_types.h"
 #include "passes/lower_calls.h"
@@ -102,6 +103,9 @@ absl::StatusOr<Program> LowerProgram(Program untyped, std::vector<TensorType> in
   if (options.fuse_pop_push) AB_RETURN_IF_ERROR(runner.Run("fuse_pop_push", FusePopPush));
   if (options.coalesce_copies) {
     AB_RETURN_IF_ERROR(runner.Run("coalesce_copies", CoalesceCopies));
+  }
+  if (options.coalesce_registers) {
+    AB_RETURN_IF_ERROR(runner.Run("coalesce_registers", CoalesceRegisters));
   }
   if (options.order_blocks) AB_RETURN_IF_ERROR(runner.Run("order_blocks", OrderBlocks));
   return runner.Take();

@@ -3,7 +3,8 @@
 //   CompileProgram: verify input -> infer_types -> allocate_variables
 //                   (for the reference interpreter and the stackless VM)
 //   LowerProgram:   CompileProgram -> lower_calls -> fuse_pop_push
-//                   -> coalesce_copies -> order_blocks (for the stack VM)
+//                   -> coalesce_copies -> coalesce_registers -> order_blocks
+//                   (for the stack VM)
 #ifndef AUTOBATCH_PASSES_PIPELINE_H_
 #define AUTOBATCH_PASSES_PIPELINE_H_
 
@@ -28,6 +29,7 @@ struct PipelineOptions {
   // Optional optimizations of LowerProgram.
   bool fuse_pop_push = true;
   bool coalesce_copies = true;
+  bool coalesce_registers = true;
   bool order_blocks = true;
 };
 
@@ -41,8 +43,9 @@ absl::StatusOr<Program> CompileProgram(Program untyped,
                                        std::vector<TensorType> input_types,
                                        const PipelineOptions& options = {});
 
-// CompileProgram, then lower_calls, fuse_pop_push, coalesce_copies and
-// order_blocks (the last three unless disabled in `options`). The result (stage kLowered) runs on the
+// CompileProgram, then lower_calls, fuse_pop_push, coalesce_copies,
+// coalesce_registers and order_blocks (the last four unless disabled in
+// `options`). The result (stage kLowered) runs on the
 // stack VM. Errors as CompileProgram.
 absl::StatusOr<Program> LowerProgram(Program untyped,
                                      std::vector<TensorType> input_types,

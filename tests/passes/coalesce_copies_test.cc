@@ -61,12 +61,7 @@ TEST(CoalesceCopiesTest, SamplesStillAgreeWithTheReference) {
     Program fused = Fused(testing::Lowered(untyped, types));
     Program p = Coalesce(fused);
     EXPECT_LE(CountCopies(p), CountCopies(fused));
-    std::vector<testing::Values> inputs;
-    for (int a = 0; a <= 6; ++a) {
-      testing::Values lane(types.size(), static_cast<double>(a));
-      if (lane.size() > 1) lane[1] = 3;
-      inputs.push_back(lane);
-    }
+    const std::vector<testing::Values> inputs = testing::SmallLaneInputs(types.size());
     EXPECT_TRUE(testing::AgreesWithReference(testing::Allocated(untyped, types), p, inputs))
         << PrintProgram(p);
   }

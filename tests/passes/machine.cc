@@ -367,4 +367,14 @@ absl::StatusOr<StackRun> RunStackMachine(const Program& program,
   return ::testing::AssertionSuccess();
 }
 
+std::vector<Values> SmallLaneInputs(size_t num_params) {
+  std::vector<Values> inputs;
+  for (int a = 0; a <= 6; ++a) {
+    Values lane(num_params, static_cast<double>(a));
+    if (lane.size() > 1) lane[1] = 3;
+    inputs.push_back(lane);
+  }
+  return inputs;
+}
+
 }  // namespace autobatch::testing

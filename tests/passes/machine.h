@@ -54,6 +54,10 @@ absl::StatusOr<StackRun> RunStackMachine(const Program& program,
                                                const std::vector<Values>& lane_inputs,
                                                StackRun* run = nullptr);
 
+// Lanes 0..6 for a program with `num_params` params: lane a gives every
+// param a, except the second, which is 3.
+std::vector<Values> SmallLaneInputs(size_t num_params);
+
 }  // namespace autobatch::testing
 
 #endif  // AUTOBATCH_TESTS_PASSES_MACHINE_H_
