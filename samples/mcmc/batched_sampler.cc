@@ -42,7 +42,8 @@ absl::Status ChainError(size_t k, uint64_t chain_id, const std::string& what) {
 
 BatchFunction DefineChainProgram(Context& ctx, Algorithm algorithm, const Kernel& log_density,
                                  const Kernel& record_draw, int64_t dimension,
-                                 const SamplerConfig& config) {
+                                 const SamplerConfig& config,
+                                 std::optional<Kernel> adapt_warmup) {
   AB_CHECK(config.Validate(dimension).ok(), "DefineChainProgram needs a valid config");
   // Declared first (the stack VM numbers callers before callees, and runs
   // the lowest-numbered block first): lanes back in the chain loop start
@@ -64,10 +65,13 @@ BatchFunction DefineChainProgram(Context& ctx, Algorithm algorithm, const Kernel
       break;
   }
   return ctx.Batch(chain)(
-      [transition, record_draw](Builder& b, ChainPoint state, Value key, Value counter_in,
-                                Value step_size, Value m, Value slot,
-                                Value num_draws) -> ChainOutputs {
-        Value sqrt_m = sqrt(m);
+      [transition, record_draw, adapt_warmup](Builder& b, ChainPoint state, Value key,
+                                              Value counter_in, Value step_size_in,
+                                              Value m_in, Value slot,
+                                              Value num_draws) -> ChainOutputs {
+        // Loop-carried only when warmup adapts them between transitions.
+        Var step_size = b.Local("step_size", step_size_in), m = b.Local("inv_metric", m_in);
+        Var sqrt_m = b.Local("sqrt_inv_metric", sqrt(m_in));
         Var q = b.Local("q", state.q), logp = b.Local("logp", state.logp),
             grad = b.Local("grad", state.grad);
         Var counter = b.Local("counter", counter_in);
@@ -89,6 +93,16 @@ BatchFunction DefineChainProgram(Context& ctx, Algorithm algorithm, const Kernel
                                 s.energy});
           Value ack = record_draw(slot, iteration, r.state.q, stats);
           recorded = recorded + ack;
+          if (adapt_warmup) {
+            auto [next_step, next_m, next_counter] =
+                (*adapt_warmup)(slot, iteration, r.state.q, r.state.logp, r.state.grad, key,
+                                r.counter, s.accept_stat)
+                    .Get<3>();
+            step_size = next_step;
+            m = next_m;
+            sqrt_m = sqrt(next_m);
+            counter = next_counter;
+          }
           leapfrogs = leapfrogs + s.n_leapfrog;
           gradients = gradients + s.gradient_evaluations;
           divergences = divergences + cast(s.divergent, DType::kI64);
@@ -107,14 +121,17 @@ BatchedSampler::BatchedSampler(const Model& model, Algorithm algorithm, SamplerC
       recorder_(std::max<int64_t>(dimension_, 1)) {}
 
 absl::StatusOr<std::unique_ptr<BatchedSampler>> BatchedSampler::Create(
-    const Model& model, Algorithm algorithm, const SamplerConfig& config) {
+    const Model& model, Algorithm algorithm, const SamplerConfig& config,
+    WarmupAdapter* adapter) {
   AB_RETURN_IF_ERROR(config.Validate(model.dimension()));
   std::unique_ptr<BatchedSampler> sampler(new BatchedSampler(model, algorithm, config));
   Context& ctx = sampler->ctx_;
   Kernel log_density = RegisterModelKernel(ctx, model);
   Kernel record = sampler->recorder_.Register(ctx);
+  std::optional<Kernel> adapt;
+  if (adapter != nullptr) adapt = adapter->Register(ctx);
   sampler->entry_ = DefineChainProgram(ctx, algorithm, log_density, record,
-                                       sampler->dimension_, sampler->config_);
+                                       sampler->dimension_, sampler->config_, adapt);
   AB_ASSIGN_OR_RETURN(sampler->untyped_, ctx.Program(sampler->entry_));
   return sampler;
 }

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -40,6 +41,7 @@
 #include "samples/mcmc/model.h"
 #include "samples/mcmc/sampler_config.h"
 #include "samples/mcmc/scalar_nuts.h"
+#include "samples/mcmc/warmup_adapter.h"
 #include "vm/options.h"
 #include "vm/profile.h"
 
@@ -49,9 +51,16 @@ namespace autobatch::mcmc {
 // record_draw kernel are given; defines the transition of `algorithm` and
 // the `chain` entry (above) and returns the entry. Requires
 // config.Validate(dimension).ok() (checked).
+// With `adapt_warmup` (the kernel of a WarmupAdapter, warmup_adapter.h),
+// each iteration ends with
+//     step_size, inv_metric, counter = adapt_warmup(slot, iteration,
+//         state.q, state.logp, state.grad, key, counter, accept_stat)
+//     sqrt_m = sqrt(inv_metric)
+// so the next transition runs with the chain's adapted step size and metric.
 BatchFunction DefineChainProgram(Context& ctx, Algorithm algorithm, const Kernel& log_density,
                                  const Kernel& record_draw, int64_t dimension,
-                                 const SamplerConfig& config);
+                                 const SamplerConfig& config,
+                                 std::optional<Kernel> adapt_warmup = std::nullopt);
 
 // Where one chain starts a run.
 struct BatchedChain {
@@ -105,9 +114,12 @@ class BatchedSampler {
  public:
   // InvalidArgument if config.Validate(model.dimension()) fails; the
   // program's build errors otherwise.
-  static absl::StatusOr<std::unique_ptr<BatchedSampler>> Create(const Model& model,
-                                                                Algorithm algorithm,
-                                                                const SamplerConfig& config);
+  // With `adapter`, the program adapts each chain after each transition
+  // (DefineChainProgram's adapt_warmup): a warmup sampler. The adapter must
+  // outlive the sampler and be Reset with the chains before each Run.
+  static absl::StatusOr<std::unique_ptr<BatchedSampler>> Create(
+      const Model& model, Algorithm algorithm, const SamplerConfig& config,
+      WarmupAdapter* adapter = nullptr);
   BatchedSampler(const BatchedSampler&) = delete;
   BatchedSampler& operator=(const BatchedSampler&) = delete;
 
@@ -124,6 +136,9 @@ class BatchedSampler {
   absl::StatusOr<BatchedRunResult> Run(std::span<const BatchedChain> chains,
                                        int64_t num_draws, const CallOptions& options = {});
 
+  // Draws recorded so far by the Run in progress (or the last one), over all
+  // chains; safe to read from another thread during Run (progress reports).
+  int64_t draws_recorded() const { return recorder_.total_recorded(); }
   // The untyped program (entry `chain`), e.g. to print or serialize it.
   const Program& program() const { return untyped_; }
   int64_t dimension() const { return dimension_; }

@@ -25,6 +25,7 @@ void DrawRecorder::Reset(int64_t num_slots, int64_t num_iterations) {
   draws_.assign(cells * static_cast<size_t>(dimension_), 0.0);
   stats_.assign(cells * kNumDrawStats, 0.0);
   written_.assign(cells, 0);
+  total_recorded_.store(0, std::memory_order_relaxed);
 }
 
 KernelSignature DrawRecorder::Signature() const {
@@ -73,6 +74,7 @@ absl::Status DrawRecorder::Record(const KernelCall& call) {
                 kNumDrawStats * sizeof(double));
     written_[cell] = 1;
     ack[lane] = 1;
+    total_recorded_.fetch_add(1, std::memory_order_relaxed);
   }
   return absl::OkStatus();
 }

@@ -23,6 +23,7 @@
 #ifndef AUTOBATCH_SAMPLES_MCMC_DRAW_RECORDER_H_
 #define AUTOBATCH_SAMPLES_MCMC_DRAW_RECORDER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -72,6 +73,9 @@ class DrawRecorder {
   DrawStats stats(int64_t slot, int64_t iteration) const;
   // How many cells of `slot` were written.
   int64_t count(int64_t slot) const;
+  // How many cells were written since the last Reset, over all slots. May be
+  // read from another thread while a run records (e.g. for progress).
+  int64_t total_recorded() const { return total_recorded_.load(std::memory_order_relaxed); }
 
  private:
   size_t Cell(int64_t slot, int64_t iteration) const;
@@ -82,6 +86,7 @@ class DrawRecorder {
   std::vector<double> draws_;    // cell-major: cell c at c * dimension_
   std::vector<double> stats_;    // cell c at c * kNumDrawStats
   std::vector<uint8_t> written_;  // one byte per cell
+  std::atomic<int64_t> total_recorded_{0};
 };
 
 }  // namespace autobatch::mcmc

@@ -15,9 +15,10 @@ namespace autobatch::mcmc {
 enum class SamplePhase : uint8_t { kWarmup, kSampling, kDone };
 std::string_view SamplePhaseName(SamplePhase phase);  // "warmup", "sampling", "done"
 
-// Where a run stands. Every chain has done the same number of iterations
-// when an event is reported (warmup runs in lock-step; sampling reports
-// between chunks, after which every chain has done the chunk).
+// Where a run stands. Between VM calls every chain has done `iteration`
+// iterations of the phase; while a call runs (reports from a helper thread,
+// SampleOptions::progress_interval_seconds) chains progress unevenly and
+// `iteration` is the draws recorded so far divided by the number of chains.
 struct SampleProgress {
   SamplePhase phase = SamplePhase::kWarmup;
   int64_t num_chains = 0;
@@ -40,8 +41,9 @@ struct SampleProgress {
   double elapsed_seconds = 0;
 };
 
-// Called by Sample() on its own thread, after each warmup iteration and
-// each sampling chunk, and once with phase kDone. Must not throw.
+// Called by Sample() after each VM call, while a long call runs (from a
+// helper thread while Sample()'s thread waits in the VM: calls never
+// overlap), and once with phase kDone. Must not throw.
 using ProgressCallback = std::function<void(const SampleProgress&)>;
 
 // Prints SampleProgress to a stream (stderr in the CLI). Terminal mode:

@@ -1,5 +1,5 @@
-// Sample(): lock-step adaptive warmup and free-running chunked sampling on
-// the batched VM, and the run's CSV files, summary table and JSON.
+// Sample(): free-running adaptive warmup and sampling on the batched VM, and
+// the run's CSV files, summary table and JSON.
 #include "samples/mcmc/sample.h"
 
 #include <algorithm>
@@ -7,10 +7,13 @@
 #include <cstdio>
 #include <limits>
 #include <cmath>
+#include <condition_variable>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <span>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +23,7 @@
 #include "samples/mcmc/batched_sampler.h"
 #include "samples/mcmc/draw_stats.h"
 #include "samples/mcmc/step_size_heuristic.h"
+#include "samples/mcmc/warmup_adapter.h"
 
 namespace autobatch::mcmc {
 namespace {
@@ -39,11 +43,6 @@ absl::Status BadOption(std::string_view field, const std::string& value,
 absl::Status ForChain(uint64_t chain_id, const absl::Status& s) {
   return absl::Status(s.code(),
                       absl::StrCat("chain ", chain_id, ": ", std::string(s.message())));
-}
-
-absl::Status AtWarmupIteration(uint64_t chain_id, int64_t iteration, const absl::Status& s) {
-  return absl::Status(s.code(), absl::StrCat("chain ", chain_id, ", warmup iteration ",
-                                             iteration, ": ", std::string(s.message())));
 }
 
 absl::Status ValidateOptions(const Model& model, const SampleOptions& o) {
@@ -106,8 +105,12 @@ class Runner {
   std::vector<BatchedChain>& chains() { return chains_; }
 
  private:
-  // One VM call of `draws` transitions; chains continue from where it ends.
-  absl::StatusOr<BatchedRunResult> Run(int64_t draws, PhaseCounts& counts);
+  // One VM call of `draws` transitions of `sampler`, the phase's `done`
+  // iterations before it; chains continue from where it ends. With a
+  // progress callback, a ticker thread reports the draws recorded so far
+  // while the call runs.
+  absl::StatusOr<BatchedRunResult> Run(BatchedSampler& sampler, int64_t draws,
+                                       SamplePhase phase, int64_t done, PhaseCounts& counts);
   absl::Status AdaptiveWarmup();
   absl::Status BurnIn();
   void Report(SamplePhase phase, int64_t iteration, double utilization);
@@ -140,8 +143,34 @@ void Runner::Report(SamplePhase phase, int64_t iteration, double utilization) {
   options_.progress(p);
 }
 
-absl::StatusOr<BatchedRunResult> Runner::Run(int64_t draws, PhaseCounts& counts) {
-  AB_ASSIGN_OR_RETURN(BatchedRunResult run, sampler_.Run(chains_, draws, options_.call));
+absl::StatusOr<BatchedRunResult> Runner::Run(BatchedSampler& sampler, int64_t draws,
+                                             SamplePhase phase, int64_t done,
+                                             PhaseCounts& counts) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool finished = false;
+  std::thread ticker;
+  const auto interval = std::chrono::duration<double>(options_.progress_interval_seconds);
+  if (options_.progress && draws > 1 && interval.count() > 0) {
+    // Report only reads counters that change after the call returns.
+    ticker = std::thread([&] {
+      std::unique_lock<std::mutex> lock(mu);
+      while (!cv.wait_for(lock, interval, [&] { return finished; })) {
+        const int64_t per_chain = sampler.draws_recorded() / options_.num_chains;
+        Report(phase, done + per_chain, counts.utilization());
+      }
+    });
+  }
+  absl::StatusOr<BatchedRunResult> result = sampler.Run(chains_, draws, options_.call);
+  if (ticker.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      finished = true;
+    }
+    cv.notify_all();
+    ticker.join();
+  }
+  AB_ASSIGN_OR_RETURN(BatchedRunResult run, std::move(result));
   ++result_.vm_calls;
   counts.Add(run.utilization);
   for (size_t k = 0; k < chains_.size(); ++k) {
@@ -157,7 +186,6 @@ absl::Status Runner::Warmup() {
   const AdaptationOptions& a = options_.adaptation;
   const bool adapts = a.engaged && (a.adapt_step_size || a.adapt_metric) &&
                       options_.algorithm != Algorithm::kRwmh;
-  result_.warmup_lock_step = adapts;
   const absl::Status status = adapts ? AdaptiveWarmup() : BurnIn();
   result_.warmup_seconds = SecondsSince(t);
   result_.warmup_leapfrogs_taken = warmup_.taken;
@@ -175,7 +203,7 @@ absl::Status Runner::BurnIn() {
   }
   int64_t done = 0;
   for (const int64_t size : ChunkSizes(options_.num_warmup, options_.num_chunks)) {
-    AB_ASSIGN_OR_RETURN(const BatchedRunResult run, Run(size, warmup_));
+    AB_ASSIGN_OR_RETURN(const BatchedRunResult run, Run(sampler_, size, SamplePhase::kWarmup, done, warmup_));
     for (size_t k = 0; k < chains_.size(); ++k) {
       result_.chains[k].warmup_divergences += run.divergences[k];
     }
@@ -185,13 +213,15 @@ absl::Status Runner::BurnIn() {
   return absl::OkStatus();
 }
 
-// RunScalarWarmup's steps (scalar_warmup.h), per chain, one batched
-// transition per iteration for all chains.
+// RunScalarWarmup's steps (scalar_warmup.h) per chain: the first heuristic
+// on the host, then every warmup transition and its adaptation in ONE
+// free-running VM call (the program calls the WarmupAdapter kernel after
+// each transition), then the final step size on the host.
 absl::Status Runner::AdaptiveWarmup() {
   const AdaptationOptions& a = options_.adaptation;
   const int64_t d = model_.dimension();
   const DualAveragingOptions da_options{a.delta, a.gamma, a.kappa, a.t0};
-  AB_ASSIGN_OR_RETURN(const WindowSchedule schedule,
+  AB_ASSIGN_OR_RETURN(WindowSchedule schedule,
                       WindowSchedule::Create({options_.num_warmup, a.init_buffer,
                                               a.term_buffer, a.window}));
   const bool adapt_step = a.adapt_step_size;
@@ -199,58 +229,49 @@ absl::Status Runner::AdaptiveWarmup() {
   const size_t m = chains_.size();
 
   std::vector<DualAveraging> da(m, DualAveraging{da_options});
-  std::vector<WelfordVariance> welford(m, WelfordVariance(adapt_metric ? d : 0));
   std::vector<double> eps(m, options_.sampler.step_size);
-
-  auto heuristic = [&](size_t k, int64_t iteration) -> absl::Status {
-    BatchedChain& c = chains_[k];
-    absl::StatusOr<StepSizeHeuristicResult> found =
-        InitialStepSize(model_, c.state, c.inv_metric, eps[k], c.rng, a.heuristic);
-    if (!found.ok()) return AtWarmupIteration(c.chain_id, iteration, found.status());
-    eps[k] = found->step_size;
-    heuristic_trials_ += found->trials;
-    result_.chains[k].heuristic_trials += found->trials;
-    return absl::OkStatus();
-  };
-
   if (adapt_step) {
     for (size_t k = 0; k < m; ++k) {
+      BatchedChain& c = chains_[k];
       da[k].Restart(DualAveragingMu(eps[k]));  // CmdStan: mu from the configured step
-      AB_RETURN_IF_ERROR(heuristic(k, 0));
+      absl::StatusOr<StepSizeHeuristicResult> found =
+          InitialStepSize(model_, c.state, c.inv_metric, eps[k], c.rng, a.heuristic);
+      if (!found.ok()) return AtWarmupIteration(c.chain_id, 0, found.status());
+      eps[k] = found->step_size;
+      heuristic_trials_ += found->trials;
+      result_.chains[k].heuristic_trials += found->trials;
     }
   }
 
-  for (int64_t i = 0; i < options_.num_warmup; ++i) {
-    for (size_t k = 0; k < m; ++k) {
-      if (eps[k] != eps[k]) {
-        return AtWarmupIteration(
-            chains_[k].chain_id, i,
-            absl::FailedPreconditionError(
-                "step size adaptation produced a NaN step size; check that the model's "
-                "log density is finite where the chain moves"));
-      }
-      chains_[k].step_size = ClampStepSize(eps[k]);
-    }
-    AB_ASSIGN_OR_RETURN(const BatchedRunResult run, Run(1, warmup_));
-    for (size_t k = 0; k < m; ++k) {
-      BatchedChain& c = chains_[k];
-      const DrawStats& stats = run.chains[k].stats[0];
-      result_.chains[k].warmup_divergences += stats.divergent ? 1 : 0;
-      if (adapt_step) eps[k] = da[k].Update(stats.accept_stat);
-      if (!adapt_metric) continue;
-      if (schedule.InWindow(i)) welford[k].Add(c.state.q);
-      if (schedule.IsWindowEnd(i)) {
-        const absl::Status estimated = RegularizedMetric(welford[k], c.inv_metric, c.inv_metric);
-        if (!estimated.ok()) return AtWarmupIteration(c.chain_id, i, estimated);
-        welford[k].Restart();
-        if (adapt_step) {
-          AB_RETURN_IF_ERROR(heuristic(k, i));
-          da[k].Restart(DualAveragingMu(eps[k]));
-        }
-      }
-    }
-    Report(SamplePhase::kWarmup, i + 1, warmup_.utilization());
+  WarmupAdapter adapter(model_, {std::move(schedule), adapt_step, adapt_metric, a.heuristic});
+  std::vector<WarmupAdapter::Chain> adapting(m);
+  for (size_t k = 0; k < m; ++k) {
+    BatchedChain& c = chains_[k];
+    if (eps[k] != eps[k]) return NanStepSizeError(c.chain_id, 0);
+    c.step_size = ClampStepSize(eps[k]);
+    adapting[k].chain_id = c.chain_id;
+    adapting[k].da = da[k];
+    adapting[k].welford = WelfordVariance(adapt_metric ? d : 0);
+    adapting[k].step_size = eps[k];
+    adapting[k].inv_metric = c.inv_metric;
   }
+  adapter.Reset(std::move(adapting));
+  AB_ASSIGN_OR_RETURN(std::unique_ptr<BatchedSampler> warmup_sampler,
+                      BatchedSampler::Create(model_, options_.algorithm, options_.sampler,
+                                             &adapter));
+  AB_ASSIGN_OR_RETURN(const BatchedRunResult run,
+                      Run(*warmup_sampler, options_.num_warmup, SamplePhase::kWarmup,
+                          /*done=*/0, warmup_));
+  for (size_t k = 0; k < m; ++k) {
+    const WarmupAdapter::Chain& adapted = adapter.chains()[k];
+    result_.chains[k].warmup_divergences += run.divergences[k];
+    heuristic_trials_ += adapted.heuristic_trials;
+    result_.chains[k].heuristic_trials += adapted.heuristic_trials;
+    da[k] = adapted.da;
+    eps[k] = adapted.step_size;
+    chains_[k].inv_metric = adapted.inv_metric;
+  }
+  Report(SamplePhase::kWarmup, options_.num_warmup, warmup_.utilization());
 
   for (size_t k = 0; k < m; ++k) {
     BatchedChain& c = chains_[k];
@@ -279,7 +300,7 @@ absl::Status Runner::Sampling() {
 
   int64_t done = 0;
   for (const int64_t size : ChunkSizes(options_.num_samples, options_.num_chunks)) {
-    AB_ASSIGN_OR_RETURN(const BatchedRunResult run, Run(size, sampling_));
+    AB_ASSIGN_OR_RETURN(const BatchedRunResult run, Run(sampler_, size, SamplePhase::kSampling, done, sampling_));
     for (size_t k = 0; k < chains_.size(); ++k) {
       const ScalarChainResult& chain = run.chains[k];
       ChainSummary& summary = result_.chains[k];
@@ -635,11 +656,10 @@ std::string FormatSummary(const SampleResult& r) {
                         Cell(f.ess_per_gradient, "%.4g"));
   absl::StrAppendFormat(&out,
                         "Batch utilization (leapfrogs taken / computed): sampling %.1f%% "
-                        "(%d / %d, free-running), warmup %.1f%% (%d / %d, %s)\n",
+                        "(%d / %d), warmup %.1f%% (%d / %d); both free-running\n",
                         100.0 * r.sampling_utilization, r.sampling_leapfrogs_taken,
                         r.sampling_leapfrogs_computed, 100.0 * r.warmup_utilization,
-                        r.warmup_leapfrogs_taken, r.warmup_leapfrogs_computed,
-                        r.warmup_lock_step ? "lock-step" : "free-running");
+                        r.warmup_leapfrogs_taken, r.warmup_leapfrogs_computed);
   return out;
 }
 
@@ -693,7 +713,6 @@ nlohmann::json SummaryJson(const SampleResult& r) {
                              {"sampling", r.sampling_leapfrogs_computed}};
   j["utilization"] = {{"warmup", Number(r.warmup_utilization)},
                       {"sampling", Number(r.sampling_utilization)}};
-  j["warmup_lock_step"] = r.warmup_lock_step;
   j["warmup_seconds"] = r.warmup_seconds;
   j["sampling_seconds"] = r.sampling_seconds;
   j["vm_calls"] = r.vm_calls;

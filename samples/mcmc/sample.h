@@ -6,22 +6,23 @@
 // Chains are ids 0 .. num_chains-1 with streams MakeChainRng(seed, id),
 // initialized as MakeBatchedChains does (Stan style, InitializeChain).
 //
-// WARMUP runs in LOCK-STEP: one BatchedSampler::Run(chains, 1) per warmup
-// iteration, then each chain's adaptation on the host with its own
-// DualAveraging, WelfordVariance and (shared, identical) WindowSchedule, and
-// at window ends the step-size heuristic (InitialStepSize) per chain with
-// the chain's own stream — exactly RunScalarWarmup's steps in its order
-// (scalar_warmup.h). So for a batch-bit-stable model a chain's adapted step
-// size and inverse metric, and its state and stream after warmup, are bit
-// for bit RunScalarWarmup's for the same chain, whatever num_chains. The
-// price is that every warmup iteration waits for the slowest chain (see
-// SampleResult::warmup_utilization); without adaptation (adapt off, or
-// rwmh) warmup is plain burn-in and runs free-running in chunks.
+// WARMUP is FREE-RUNNING: after the first step-size heuristic (on the host,
+// per chain), all warmup iterations run in one VM call whose program calls
+// the WarmupAdapter kernel (warmup_adapter.h) after each transition: each
+// chain's own DualAveraging, WelfordVariance, (shared, identical)
+// WindowSchedule and, at window ends, the step-size heuristic with the
+// chain's own stream — exactly RunScalarWarmup's steps in its order
+// (scalar_warmup.h), between that chain's transitions, while other chains
+// run on. So for a batch-bit-stable model a chain's adapted step size and
+// inverse metric, and its state and stream after warmup, are bit for bit
+// RunScalarWarmup's for the same chain, whatever num_chains, and no chain
+// waits for another. Without adaptation (adapt off, or rwmh) warmup is plain
+// burn-in, in num_chunks calls.
 //
-// SAMPLING is free-running: num_samples transitions in about
-// `num_chunks` VM calls (each chain loops over its own transitions within a
-// call); progress is reported between chunks. Splitting into chunks does not
-// change any bit: a chain continues from its state and stream.
+// SAMPLING is free-running too: num_samples transitions in `num_chunks` VM
+// calls (one by default; each chain loops over its own transitions within a
+// call). Splitting into chunks does not change any bit: a chain continues
+// from its state and stream. Progress is reported while a call runs.
 #ifndef AUTOBATCH_SAMPLES_MCMC_SAMPLE_H_
 #define AUTOBATCH_SAMPLES_MCMC_SAMPLE_H_
 
@@ -82,10 +83,16 @@ struct SampleOptions {
   // Which VM and backend run the batch, and their limits.
   CallOptions call;
   // Sampling (and adaptation-free warmup) is split into at most this many
-  // VM calls, for progress reports. >= 1.
-  int64_t num_chunks = 20;
+  // VM calls. >= 1. Each chunk boundary makes every chain wait for the
+  // slowest one, so more chunks cost utilization; progress does not need
+  // them (see progress_interval_seconds).
+  int64_t num_chunks = 1;
   // Optional; see progress.h.
   ProgressCallback progress;
+  // While a VM call of more than one iteration runs, `progress` is called
+  // about this often, from a helper thread (Sample()'s own thread waits in
+  // the VM meanwhile, so calls never overlap). <= 0: only between VM calls.
+  double progress_interval_seconds = 0.25;
 };
 
 // Per-chain outcome.
@@ -131,9 +138,6 @@ struct SampleResult {
   // taken / computed (1 when nothing was computed).
   double warmup_utilization = 1.0;
   double sampling_utilization = 1.0;
-  // Whether warmup ran in lock-step (adaptation on) or free-running
-  // (burn-in only).
-  bool warmup_lock_step = false;
   // Wall time of each phase; the first VM call compiles the program, so
   // warmup_seconds includes compilation.
   double warmup_seconds = 0;
