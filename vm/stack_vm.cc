@@ -127,6 +127,65 @@ class StackVm {
     lanes_.Reset(batch_);
     if_true_.Reset(batch_);
     if_false_.Reset(batch_);
+    FindConstants();
+  }
+
+  // A Temporary whose every write is a constant or fill_like op with the
+  // same literal holds the same value in every lane whenever it is read: its
+  // storage and its compact copy are filled once here, for every lane, and
+  // those ops are skipped. (Only if that fill succeeds: a bad literal keeps
+  // failing where the op runs, as before.)
+  void FindConstants() {
+    const size_t num_vars = module_.variables.size();
+    std::vector<const PrimOp*> writer(num_vars, nullptr);
+    std::vector<bool> candidate(num_vars, true);
+    for (const Function& fn : module_.functions) {
+      for (const Block& block : fn.blocks) {
+        for (const Op& op : block.ops) {
+          const auto* prim = std::get_if<PrimOp>(&op);
+          const bool fill = prim != nullptr && prim->outputs.size() == 1 &&
+                            (prim->prim == Primitive::kFillLike ||
+                             prim->prim == Primitive::kConstant);
+          for (VarId v : OpWrites(op)) {
+            const size_t i = static_cast<size_t>(v.value);
+            if (!fill) {
+              candidate[i] = false;
+            } else if (writer[i] == nullptr) {
+              writer[i] = prim;
+            } else if (!(writer[i]->prim == prim->prim &&
+                         writer[i]->attrs.literal == prim->attrs.literal)) {
+              candidate[i] = false;
+            }
+          }
+        }
+      }
+    }
+    constant_.assign(num_vars, false);
+    for (size_t v = 0; v < num_vars; ++v) {
+      if (!candidate[v] || writer[v] == nullptr ||
+          module_.variables[v].storage != StorageClass::kTemporary) {
+        continue;
+      }
+      const PrimOp& op = *writer[v];
+      Tensor& full = values_[v];
+      Tensor& compact = compact_[v];
+      compact.SetBatch(batch_);
+      in_ptrs_.clear();
+      for (VarId in : op.inputs) in_ptrs_.push_back(Storage(in));
+      Tensor* out = &full;
+      if (!backend_.RunOp(op, in_ptrs_, std::span<Tensor* const>(&out, 1), all_lanes_,
+                          ExecMode::kDense, kernels_)
+               .ok()) {
+        continue;
+      }
+      compact = full;
+      constant_[v] = true;
+    }
+  }
+
+  // Whether `op` only refills a constant temporary (FindConstants).
+  bool SkipsOp(const PrimOp& op) const {
+    return op.outputs.size() == 1 && constant_[op.outputs[0].value];
   }
 
   int32_t Gid(FunctionId fn, BlockId block) const {
@@ -286,6 +345,7 @@ class StackVm {
   // ones get junk, which nothing reads) — except user kernels, which may have
   // side effects and so only ever see the running lanes.
   absl::Status RunDense(const PrimOp& op, const Function& fn) {
+    if (SkipsOp(op)) return absl::OkStatus();
     in_ptrs_.clear();
     out_ptrs_.clear();
     bool outputs_local = op.prim != Primitive::kUserKernel;
@@ -316,6 +376,7 @@ class StackVm {
     written_.clear();
     for (const Op& op : block.ops) {
       if (const auto* prim = std::get_if<PrimOp>(&op)) {
+        if (SkipsOp(*prim)) continue;
         in_ptrs_.clear();
         out_ptrs_.clear();
         for (VarId v : prim->inputs) in_ptrs_.push_back(CompactRead(v));
@@ -352,6 +413,10 @@ class StackVm {
   // The compact copy of `v` for the running lanes, gathered on first use.
   Tensor* CompactRead(VarId v) {
     Tensor& copy = compact_[v.value];
+    if (constant_[v.value]) {  // every lane holds the constant: no gather
+      copy.SetBatch(lanes_.size());
+      return &copy;
+    }
     if (compact_epoch_[v.value] != epoch_) {
       copy.SetBatch(lanes_.size());
       backend_.Gather(*Storage(v), lanes_, &copy);
@@ -484,6 +549,7 @@ class StackVm {
   std::vector<int32_t> fn_offset_;
   std::vector<BlockRef> blocks_;
   std::vector<bool> heavy_;  // per global block: the dense/compact cost hint
+  std::vector<bool> constant_;  // per variable: a constant temporary (FindConstants)
   std::vector<Tensor> values_;     // non-Full variables
   std::vector<LaneStack> stacks_;  // Full variables
   std::vector<std::vector<int32_t>> pc_stack_;  // per lane: return addresses

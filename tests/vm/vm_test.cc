@@ -313,6 +313,42 @@ TEST(StackVmTest, MostLanesPolicyGivesTheSameResults) {
   }
 }
 
+// Temporaries written only by fill_like / constant ops with one literal are
+// filled once per run (stack_vm.cc, FindConstants): fibonacci's compare and
+// subtract constants cost no op executions, and the results do not change.
+TEST(StackVmTest, ConstantTemporariesAreFilledOnce) {
+  Context ctx;
+  BatchFunction fib = samples::DefineFibonacci(ctx);
+  absl::StatusOr<Program> untyped = ctx.Program(fib);
+  ASSERT_TRUE(untyped.ok());
+  absl::StatusOr<Program> lowered = LowerProgram(*untyped, {Scalar(DType::kI64)});
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::vector<int64_t> n = {0, 1, 5, 12, 3, 9, 9, 2};
+  Profile stack, stackless;
+  auto a = RunProgram(*lowered, {I64(n)}, &ctx.kernels(), {.vm = Vm::kStack}, &stack);
+  auto b = RunProgram(*untyped, {I64(n)}, &ctx.kernels(), {.vm = Vm::kStackless}, &stackless);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(a->front() == b->front());
+  EXPECT_EQ(stack.PrimitiveExecutions("fill_like"), 0);
+  EXPECT_GT(stackless.PrimitiveExecutions("fill_like"), 0);
+  EXPECT_GT(stack.PrimitiveExecutions("sub"), 0);
+
+  // A fill whose literal is bad is not filled ahead: it fails only if it
+  // runs. Here it sits in a block no lane reaches.
+  Program p = *lowered;
+  Function& f = p.module.functions[p.entry.value];
+  const VarId junk = p.module.AddVariable(
+      {"junk", p.entry, Scalar(DType::kI64), StorageClass::kTemporary});
+  Literal bad = Literal::I64(1);
+  bad.ints.push_back(2);  // two values: fill_like needs one scalar
+  PrimOp fill{Primitive::kFillLike, {f.params[0]}, {junk}, {}, {}, {}};
+  fill.attrs.literal = bad;
+  f.blocks.push_back(Block{"unreachable", {fill}, Halt{}, SourceLoc{}});
+  auto c = RunProgram(p, {I64(n)}, &ctx.kernels(), {.vm = Vm::kStack});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->front() == a->front());
+}
+
 TEST(StackVmTest, UnloweredProgramIsAClearError) {
   Context ctx;
   BatchFunction fib = samples::DefineFibonacci(ctx);
