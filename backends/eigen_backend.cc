@@ -187,8 +187,7 @@ void EigenBackend::CopyLanes(const Tensor& src, std::span<const int64_t> src_lan
   for (size_t i = 0; i < src_lanes.size(); ++i) {
     AB_DCHECK(src_lanes[i] >= 0 && src_lanes[i] < src.batch() && dst_lanes[i] >= 0 &&
               dst_lanes[i] < dst->batch());
-    std::memcpy(dst->lane_bytes_ptr(dst_lanes[i]), src.lane_bytes_ptr(src_lanes[i]),
-                static_cast<size_t>(lane_bytes));
+    CopyBytes(dst->lane_bytes_ptr(dst_lanes[i]), src.lane_bytes_ptr(src_lanes[i]), lane_bytes);
   }
 }
 
@@ -229,10 +228,7 @@ absl::Status EigenBackend::Push(const LaneSet& lanes, int64_t max_depth,
     const int64_t capacity =
         std::max(needed, std::min(max_depth, std::max<int64_t>(4, 2 * stack->capacity())));
     Tensor grown(stack->top.type(), capacity * batch);
-    if (stack->saved.size_bytes() > 0) {
-      std::memcpy(grown.bytes(), stack->saved.bytes(),
-                  static_cast<size_t>(stack->saved.size_bytes()));
-    }
+    CopyBytes(grown.bytes(), stack->saved.bytes(), stack->saved.size_bytes());
     stack->saved = std::move(grown);
   }
   const int64_t lane_bytes = stack->top.lane_bytes();

@@ -68,7 +68,9 @@ namespace autobatch {
 class KernelRegistry;
 
 // `lanes` consecutive lanes of one variable, lane-major (see Tensor). `data`
-// must be aligned to the element size.
+// must be aligned to the element size; it may be null when the view holds no
+// bytes (no lanes, or a zero-element type such as f64[0]), so a kernel must
+// not pass it to memcpy/memset for zero bytes (see CopyBytes).
 struct LanesView {
   TensorType type;
   std::byte* data = nullptr;

@@ -1,4 +1,4 @@
-// Byte-level gather and scatter of lanes, shared by the backends.
+// Byte copies, and byte-level gather and scatter of lanes, shared by Tensor and the backends.
 #ifndef AUTOBATCH_BACKENDS_LANE_COPY_H_
 #define AUTOBATCH_BACKENDS_LANE_COPY_H_
 
@@ -9,9 +9,17 @@
 
 namespace autobatch {
 
+// memcpy of `bytes` bytes that allows bytes == 0 with null pointers: a tensor
+// with no bytes (no lanes, or a zero-element event shape such as f64[0]) has
+// null storage, and memcpy's pointers must not be null even for no bytes.
+inline void CopyBytes(std::byte* dst, const std::byte* src, int64_t bytes) {
+  if (bytes > 0) std::memcpy(dst, src, static_cast<size_t>(bytes));
+}
+
 // dst lane i = src lane lanes[i], for every i (lanes of lane_bytes bytes).
 inline void GatherLaneBytes(const std::byte* src, std::byte* dst, int64_t lane_bytes,
                             std::span<const int64_t> lanes) {
+  if (lane_bytes == 0) return;  // src or dst may be null
   if (lane_bytes == 8) {
     const uint64_t* s = reinterpret_cast<const uint64_t*>(src);
     uint64_t* d = reinterpret_cast<uint64_t*>(dst);
@@ -27,6 +35,7 @@ inline void GatherLaneBytes(const std::byte* src, std::byte* dst, int64_t lane_b
 // dst lane lanes[i] = src lane i, for every i: the inverse of GatherLaneBytes.
 inline void ScatterLaneBytes(const std::byte* src, std::byte* dst, int64_t lane_bytes,
                              std::span<const int64_t> lanes) {
+  if (lane_bytes == 0) return;  // src or dst may be null
   if (lane_bytes == 8) {
     const uint64_t* s = reinterpret_cast<const uint64_t*>(src);
     uint64_t* d = reinterpret_cast<uint64_t*>(dst);

@@ -12,6 +12,7 @@
 
 #include "Eigen/Core"
 #include "absl/status/statusor.h"
+#include "backends/lane_copy.h"
 #include "ir/status.h"
 #include "ir/types.h"
 
@@ -73,8 +74,7 @@ class Tensor {
   // Copies lane `src_lane` of `src` (same type) into lane `dst_lane`.
   void CopyLaneFrom(const Tensor& src, int64_t src_lane, int64_t dst_lane) {
     AB_DCHECK(src.type_ == type_);
-    std::memcpy(lane_bytes_ptr(dst_lane), src.lane_bytes_ptr(src_lane),
-                lane_bytes());
+    CopyBytes(lane_bytes_ptr(dst_lane), src.lane_bytes_ptr(src_lane), lane_bytes());
   }
   // Makes this a tensor of `batch` lanes, keeping the first min(old, new)
   // lanes; the values of new lanes are unspecified. Never allocates (nor

@@ -60,8 +60,7 @@ void MaskedCopyRange(const std::byte* src, std::byte* dst, int64_t lane_bytes,
   if (lane_bytes == 1) return blend(uint8_t{});
   for (int64_t i = begin; i < end; ++i) {
     if (mask[i] != 0) {
-      std::memcpy(dst + i * lane_bytes, src + i * lane_bytes,
-                  static_cast<size_t>(lane_bytes));
+      CopyBytes(dst + i * lane_bytes, src + i * lane_bytes, lane_bytes);
     }
   }
 }
@@ -291,7 +290,7 @@ void ThreadedBackend::RunChunk(int chunk) {
     const int64_t lane_bytes = out.lane_bytes();
     std::byte* dst = out.bytes() + begin * lane_bytes;
     if (full) {
-      std::memcpy(dst, slot.out_views[k].data, static_cast<size_t>(n * lane_bytes));
+      CopyBytes(dst, slot.out_views[k].data, n * lane_bytes);
     } else {
       MaskedCopyRange(slot.out_views[k].data, dst, lane_bytes,
                       job.lanes->mask().data() + begin, 0, n);
@@ -311,8 +310,8 @@ void ThreadedBackend::MaskedUpdate(const Tensor& src, const LaneSet& lanes, Tens
     int64_t begin, end;
     ChunkRange(lanes.batch(), num_chunks, chunk, &begin, &end);
     if (lanes.full()) {
-      std::memcpy(dst->bytes() + begin * lane_bytes, src.bytes() + begin * lane_bytes,
-                  static_cast<size_t>((end - begin) * lane_bytes));
+      CopyBytes(dst->bytes() + begin * lane_bytes, src.bytes() + begin * lane_bytes,
+                (end - begin) * lane_bytes);
     } else {
       MaskedCopyRange(src.bytes(), dst->bytes(), lane_bytes, lanes.mask().data(), begin,
                       end);

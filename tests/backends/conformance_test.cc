@@ -296,7 +296,9 @@ Tensor Iota(const TensorType& type, int64_t batch, int64_t start) {
 
 TEST_P(BackendConformanceTest, MaskedUpdateGatherScatterAndCopyLanes) {
   for (DType d : kAllDTypes) {
-    for (std::vector<int64_t> shape : {std::vector<int64_t>{}, std::vector<int64_t>{3}}) {
+    // Shape [0]: lanes of no bytes, in tensors with no storage.
+    for (std::vector<int64_t> shape :
+         {std::vector<int64_t>{}, std::vector<int64_t>{3}, std::vector<int64_t>{0}}) {
       const TensorType type{d, shape};
       for (int64_t batch : {1, 7, 64, 1000}) {
         std::mt19937_64 rng(static_cast<uint64_t>(batch));
@@ -344,6 +346,41 @@ TEST_P(BackendConformanceTest, MaskedUpdateGatherScatterAndCopyLanes) {
           ASSERT_TRUE(testing::LaneBytesEqual(dst, l, want)) << "CopyLanes lane " << l;
         }
       }
+    }
+  }
+}
+
+// Values with no elements (f64[0]) have no storage: running ops on them,
+// in both modes, and pushing and popping them moves no bytes and must not
+// hand memcpy a null pointer (the sanitizer builds catch that; fuzzer
+// finding F5 in docs/FUZZING.md).
+TEST_P(BackendConformanceTest, ZeroElementValuesRunAndStack) {
+  const TensorType empty_vector{DType::kF64, {0}};
+  for (int64_t batch : {1, 7, 64, 1000}) {
+    std::mt19937_64 rng(static_cast<uint64_t>(batch));
+    for (LaneSetKind kind : {LaneSetKind::kHalf, LaneSetKind::kSparse, LaneSetKind::kFull}) {
+      const LaneSet lanes = MakeLanes(kind, batch, rng);
+      for (ExecMode mode : {ExecMode::kDense, ExecMode::kCompact}) {
+        const Tensor x = backend_->Allocate(empty_vector, batch);
+        Tensor sum = backend_->Allocate(empty_vector, batch);
+        const Tensor* ins[] = {&x, &x};
+        Tensor* outs[] = {&sum};
+        ASSERT_TRUE(backend_->RunOp(MakeOp(Primitive::kAdd, 2), ins, outs, lanes, mode,
+                                    nullptr).ok());
+        Tensor copy = backend_->Allocate(empty_vector, batch);
+        const Tensor* copy_ins[] = {&x};
+        Tensor* copy_outs[] = {&copy};
+        ASSERT_TRUE(backend_->RunOp(MakeOp(Primitive::kCopy, 1), copy_ins, copy_outs, lanes,
+                                    mode, nullptr).ok());
+        EXPECT_TRUE(sum == Tensor(empty_vector, batch));
+        EXPECT_TRUE(copy == Tensor(empty_vector, batch));
+      }
+      LaneStack stack = backend_->AllocateStack(empty_vector, batch, /*initial_capacity=*/0);
+      for (int depth = 0; depth < 3; ++depth) {
+        ASSERT_TRUE(backend_->Push(lanes, /*max_depth=*/3, &stack).ok());
+      }
+      for (int depth = 0; depth < 3; ++depth) ASSERT_TRUE(backend_->Pop(lanes, &stack).ok());
+      for (int64_t l = 0; l < batch; ++l) EXPECT_EQ(stack.depth[static_cast<size_t>(l)], 0);
     }
   }
 }

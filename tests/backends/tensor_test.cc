@@ -25,6 +25,23 @@ TEST(TensorTest, EmptyBatchIsAllowed) {
   EXPECT_EQ(t->batch(), 0);
 }
 
+// A zero-element event shape (f64[0]) gives lanes of no bytes and a tensor
+// with no storage (null bytes()); copying such a lane moves nothing and must
+// not hand memcpy a null pointer (the sanitizer builds catch that).
+TEST(TensorTest, ZeroElementLanesCopyNothing) {
+  const TensorType empty_vector{DType::kF64, {0}};
+  const Tensor src(empty_vector, 3);
+  Tensor dst(empty_vector, 2);
+  EXPECT_EQ(src.lane_bytes(), 0);
+  EXPECT_EQ(src.size_bytes(), 0);
+  dst.CopyLaneFrom(src, /*src_lane=*/2, /*dst_lane=*/1);
+  EXPECT_EQ(dst.batch(), 2);
+  EXPECT_TRUE(dst == Tensor(empty_vector, 2));
+  Tensor one(empty_vector, 1);
+  one.CopyLaneFrom(src, /*src_lane=*/0, /*dst_lane=*/0);
+  EXPECT_TRUE(one.ToVector<double>().empty());
+}
+
 TEST(TensorTest, EigenRoundTripOneRowPerLane) {
   Eigen::MatrixXd m(3, 2);
   m << 1, 2, 3, 4, 5, 6;

@@ -136,6 +136,30 @@ TEST_P(BothVmsTest, BatchSizesZeroAndOne) {
   EXPECT_EQ(one->front().ToVector<int64_t>(), std::vector<int64_t>{89});
 }
 
+// Values with no elements (f64[0]) have no storage; passing them in and out,
+// through calls (stack pushes and pops) and ops must move no bytes and hand
+// memcpy no null pointer, on the VM and on the reference interpreter
+// (dry_run), which copies every lane in and out (fuzzer finding F5 in
+// docs/FUZZING.md; the sanitizer builds catch it).
+TEST_P(BothVmsTest, ZeroElementValuesPassThroughCalls) {
+  Context ctx;
+  BatchFunction down = ctx.Declare("down", {.param_names = {"n", "e"}});
+  ctx.Batch(down)([down](Builder& b, Value n, Value e) {
+    Var out = b.Local("out", e + broadcast(cast(n, DType::kF64), {0}));
+    b.If(n > 0).Then([&] { out = down(n - 1, out); });
+    return out;
+  });
+  const TensorType empty_vector{DType::kF64, {0}};
+  for (bool dry_run : {false, true}) {
+    CallOptions options = Options();
+    options.dry_run = dry_run;
+    absl::StatusOr<std::vector<Tensor>> out =
+        down.Run({I64({3, 0, 5}), Tensor(empty_vector, 3)}, options);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_TRUE(out->front() == Tensor(empty_vector, 3));
+  }
+}
+
 TEST_P(BothVmsTest, WrongInputsAreErrorsNamingTheParameter) {
   Context ctx;
   BatchFunction fib = samples::DefineFibonacci(ctx);
