@@ -464,10 +464,12 @@ class StackVm {
       if (module_.var(v).storage != StorageClass::kFull) continue;
       absl::Status status = backend_.Pop(lanes_, &stacks_[v.value]);
       if (!status.ok()) [[unlikely]] {
-        return absl::InternalError(absl::StrCat(
+        return absl::FailedPreconditionError(absl::StrCat(
             "pop of '", module_.var(v).name, "' in function '", fn.name,
             "' at ", op.loc.ToString(), " found an empty stack: ",
-            status.message(), " (the program breaks the stack discipline)"));
+            status.message(), "; the lowered program breaks the stack discipline, "
+            "which the verifier does not check: pop only what was pushed, or pass "
+            "the unlowered program"));
       }
     }
     return absl::OkStatus();

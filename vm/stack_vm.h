@@ -33,7 +33,10 @@ enum class BlockPolicy : uint8_t {
 // parameter, one batch size). Returns one Tensor per entry result. Errors:
 // bad inputs (naming the parameter), stack overflow beyond
 // options.max_stack_depth (naming function and lane), exhausted budgets, user
-// kernel failures. `profile`, if not null, receives the run's counters.
+// kernel failures, and FailedPrecondition for a pop of an empty stack (naming
+// function, variable and op): a program lowered elsewhere (e.g. loaded from
+// JSON) may break the stack discipline, which the verifier does not check;
+// lower_calls never does. `profile`, if not null, receives the run's counters.
 absl::StatusOr<std::vector<Tensor>> RunStackVm(
     const Program& program, std::vector<Tensor> inputs,
     const KernelRegistry* kernels, Backend& backend, const CallOptions& options,

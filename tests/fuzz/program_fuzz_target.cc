@@ -197,6 +197,17 @@ std::string KnownInternalError(const Program& program, const std::string& findin
   return "";
 }
 
+// Whether the stack VM popped an empty stack (FailedPrecondition) in a
+// program that the pipeline lowered: lower_calls promises the stack
+// discipline, so that is our bug, whereas a program given lowered (which the
+// verifier does not check for it) is bad input. Nothing else on the stack VM
+// path returns FailedPrecondition (the stand-in kernels never fail).
+bool BrokenStackDiscipline(const Program& program, const CallOptions& options,
+                           const absl::Status& status) {
+  return options.vm == Vm::kStack && !options.dry_run && program.stage != Stage::kLowered &&
+         status.code() == absl::StatusCode::kFailedPrecondition;
+}
+
 std::string CodeName(const absl::Status& status) {
   return absl::StatusCodeToString(status.code());
 }
@@ -311,6 +322,11 @@ FuzzOutcome RunFuzzInput(std::string_view bytes, const FuzzLimits& limits) {
     *e.status = out.status();
     if (out.ok()) {
       e.outputs = std::move(*out);
+    } else if (BrokenStackDiscipline(program, options, out.status())) {
+      outcome.finding = absl::StrCat("the stack VM found a program lower_calls lowered "
+                                     "breaking the stack discipline: ",
+                                     std::string(out.status().message()));
+      return outcome;
     } else if (out.status().code() == absl::StatusCode::kInternal) {
       const std::string finding = InternalFinding(e.name, out.status());
       outcome.known_issue = KnownInternalError(program, finding);

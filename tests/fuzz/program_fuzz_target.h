@@ -13,6 +13,9 @@
 // Any error Status on the way is a fine answer to bad input. A FINDING is a
 // violated promise of the project, reported in FuzzOutcome::finding:
 //   * an Internal error (our "please report it" tier) from any stage;
+//   * the stack VM pops an empty stack in a program the pipeline lowered
+//     (lower_calls promises the stack discipline; a program given lowered
+//     may break it: that is bad input, FailedPrecondition);
 //   * the JSON form of a loaded program is not a fixpoint (dump, load, dump
 //     gives different text);
 //   * two executors both succeed on a bit-stable program but their outputs

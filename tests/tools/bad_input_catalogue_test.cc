@@ -337,6 +337,7 @@ constexpr char kInvalid[] = "INVALID_ARGUMENT";
 constexpr char kExhausted[] = "RESOURCE_EXHAUSTED";
 constexpr char kDeadline[] = "DEADLINE_EXCEEDED";
 constexpr char kNotFound[] = "NOT_FOUND";
+constexpr char kFailedPrecondition[] = "FAILED_PRECONDITION";
 constexpr char kExit0[] = "exit 0";
 constexpr char kExit1[] = "exit 1";
 constexpr char kCliError[] = "autobatch: error: ";
@@ -747,6 +748,34 @@ std::vector<BadInput> RecursionEntries() {
   return e;
 }
 
+// --- a lowered program that pops what it never pushed -------------------------
+
+// The verifier does not check the balance of pushes and pops (ir/verifier.h),
+// so a program given lowered may pop an empty stack: bad input, not a bug of
+// ours (fuzzer finding F6 in docs/FUZZING.md). Only the stack VM runs
+// lowered programs.
+std::vector<BadInput> StackDisciplineEntries() {
+  std::vector<BadInput> e;
+  e.push_back(Entry(
+      "PopOfAnEmptyStack", "a lowered program that pops a variable it never pushed",
+      Via::kRunProgram, kFailedPrecondition,
+      "pop of 'x' in function 'f' at f.cc:3 found an empty stack: pop of an empty stack at "
+      "lane 0 (the program pops a value that was never pushed); the lowered program breaks "
+      "the stack discipline, which the verifier does not check: pop only what was pushed, or "
+      "pass the unlowered program",
+      false, [] {
+        absl::StatusOr<Program> program = LoadProgramJson(
+            R"({"format":"autobatch-ir","version":1,"stage":"lowered","entry":0,)"
+            R"("variables":[{"name":"x","function":0,"type":"i32","storage":"full"}],)"
+            R"("functions":[{"name":"f","params":[],"results":[],"blocks":[{"label":"entry",)"
+            R"("ops":[{"kind":"pop","vars":[0],"loc":{"file":"f.cc","line":3}}],)"
+            R"("terminator":{"kind":"halt"}}]}]})");
+        if (!program.ok()) return SetupFailed(program.status().ToString());
+        return Of(RunProgram(*program, {}, nullptr, {.vm = Vm::kStack}));
+      }));
+  return e;
+}
+
 // --- programs that never halt, against the step and time budgets -------------
 
 std::string StepBudgetError(const Executor& x) {
@@ -854,7 +883,7 @@ std::vector<BadInput> SampleEntries() {
 std::vector<BadInput> Catalogue() {
   std::vector<BadInput> all;
   for (auto part : {JsonEntries, KernelEntries, TypeEntries, InputEntries, RecursionEntries,
-                    BudgetEntries, SampleEntries}) {
+                    StackDisciplineEntries, BudgetEntries, SampleEntries}) {
     for (BadInput& entry : part()) all.push_back(std::move(entry));
   }
   return all;
