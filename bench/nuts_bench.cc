@@ -4,7 +4,7 @@
 //
 // Usage: nuts_bench [--draws N] [--chains-list 1,64,256,1024]
 //                   [--targets ar1,ar1_batched,eight_schools] [--quick]
-//                   [--backends eigen,threaded:2] [--json FILE]
+//                   [--backends eigen,threaded:2,eigen/most-lanes] [--json FILE]
 //                   [--profile FILE]   (the VM profile of the last batched run)
 // Prints one row per (target, chains, executor): wall seconds, gradient
 // evaluations taken (sum of n_leapfrog__), useful gradients per second, the
@@ -24,6 +24,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -189,6 +190,23 @@ std::unique_ptr<Target> Make(const std::string& name, const nlohmann::json& para
   return *std::move(t);
 }
 
+// The stack VM options of an executor spec "BACKEND" or "BACKEND/POLICY"
+// (e.g. "eigen/most-lanes"; vm/options.h, BlockPolicy).
+CallOptions ExecutorOptions(const std::string& spec) {
+  CallOptions options{.vm = Vm::kStack, .backend = spec};
+  const size_t slash = spec.find('/');
+  if (slash != std::string::npos) {
+    options.backend = spec.substr(0, slash);
+    const std::optional<BlockPolicy> policy = BlockPolicyFromName(spec.substr(slash + 1));
+    if (!policy) {
+      Die("--backends", absl::InvalidArgumentError("unknown block policy in '" + spec +
+                                                   "' (lowest-index, most-lanes)"));
+    }
+    options.block_policy = *policy;
+  }
+  return options;
+}
+
 // Where --profile writes the VM profile of each batched run (the last wins).
 std::string profile_path;
 
@@ -210,7 +228,7 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
         MakeBatchedChains(*batched_model, config, kSeed, one);
     if (!warm.ok()) Die("MakeBatchedChains", warm.status());
     for (const std::string& backend : backends) {
-      CallOptions options{.vm = Vm::kStack, .backend = backend};
+      const CallOptions options = ExecutorOptions(backend);
       absl::StatusOr<BatchedRunResult> run = (*sampler)->Run(*warm, 1, options);
       if (!run.ok()) Die("warm-up " + bt.name + " " + backend, run.status());
     }
@@ -257,7 +275,7 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
     Print(srow);
 
     for (const std::string& backend : backends) {
-      CallOptions options{.vm = Vm::kStack, .backend = backend};
+      const CallOptions options = ExecutorOptions(backend);
       double best = 1e300;
       absl::StatusOr<BatchedRunResult> run;
       for (int r = 0; r < reps; ++r) {
@@ -320,7 +338,7 @@ std::vector<std::string> SplitList(const std::string& text) {
 [[noreturn]] void Usage(const char* problem) {
   std::fprintf(stderr,
                "nuts_bench: %s\nusage: nuts_bench [--draws N] [--chains-list 1,64,256,1024] "
-               "[--targets ar1,ar1_batched,eight_schools] [--backends eigen,threaded:2] "
+               "[--targets ar1,ar1_batched,eight_schools] [--backends eigen,threaded:2,eigen/most-lanes] "
                "[--quick] [--json FILE] [--profile FILE]\n",
                problem);
   std::exit(2);

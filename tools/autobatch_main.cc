@@ -146,6 +146,7 @@ struct RunArgs {
   std::string inputs;
   std::string vm = "stack";
   std::string backend = "eigen";
+  std::string block_policy = "lowest-index";
   int64_t max_steps = CallOptions{}.max_steps;
   double timeout = 0;
   int64_t max_stack_depth = CallOptions{}.max_stack_depth;
@@ -215,6 +216,7 @@ int RunRun(const RunArgs& args) {
     options.vm = args.vm == "stackless" ? Vm::kStackless : Vm::kStack;
   }
   options.backend = args.backend;
+  options.block_policy = *BlockPolicyFromName(args.block_policy);  // checked by CLI11
   options.max_steps = args.max_steps;
   options.timeout_seconds = args.timeout;
   options.max_stack_depth = args.max_stack_depth;
@@ -253,6 +255,9 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--vm", run.vm, "stack, stackless or reference")
       ->check(CLI::IsMember({"stack", "stackless", "reference"}));
   run_cmd->add_option("--backend", run.backend, "backend name");
+  run_cmd->add_option("--block-policy", run.block_policy,
+                      "stack VM schedule: lowest-index (default) or most-lanes")
+      ->check(CLI::IsMember({"lowest-index", "most-lanes"}));
   run_cmd->add_option("--max-steps", run.max_steps, "block-execution budget (0: none)");
   run_cmd->add_option("--timeout", run.timeout, "wall-clock budget in seconds (0: none)");
   run_cmd->add_option("--max-stack-depth", run.max_stack_depth, "recursion limit");

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -107,6 +108,12 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
         absl::StrCat("--vm '", args.vm, "' is not one of stack, stackless"));
   }
   o.call.backend = args.backend;
+  const std::optional<BlockPolicy> policy = BlockPolicyFromName(args.block_policy);
+  if (!policy) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--block-policy '", args.block_policy, "' is not one of lowest-index, most-lanes"));
+  }
+  o.call.block_policy = *policy;
   constexpr int64_t kMaxIterations = (int64_t{1} << 31) - 1;
   AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, int64_t{1} << 24));
   AB_ASSIGN_OR_RETURN(o.num_warmup, ParseInt("--warmup", args.warmup, 0, kMaxIterations));
@@ -165,6 +172,8 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   cmd->add_option("--algorithm", args.algorithm, "nuts, hmc or rwmh (default nuts)");
   cmd->add_option("--vm", args.vm, "stack or stackless (default stack)");
   cmd->add_option("--backend", args.backend, "backend name (default eigen)");
+  cmd->add_option("--block-policy", args.block_policy,
+                  "stack VM schedule: lowest-index (default) or most-lanes");
   cmd->add_option("--output-dir", args.output_dir,
                   "write one Stan CSV file per chain there (output_<id+1>.csv)");
   cmd->add_option("--sig-figs", args.sig_figs, "significant digits in the CSV files (default 6)");

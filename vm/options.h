@@ -3,7 +3,9 @@
 #define AUTOBATCH_VM_OPTIONS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace autobatch {
 
@@ -13,10 +15,37 @@ enum class Vm : uint8_t {
   kStackless,  // local static batching: host recursion, execution queues
 };
 
+// Which block the stack VM runs next among those with waiting lanes. Any
+// policy gives the same per-lane results; they differ in how many lanes each
+// block execution serves (docs/BENCHMARKS.md, "Block policy").
+enum class BlockPolicy : uint8_t {
+  // TFP's policy: the lowest global block index. With blocks numbered
+  // callers first and expensive blocks last (order_blocks), every lane that
+  // can reach an expensive block does before it runs: expensive kernels get
+  // the free-running utilization bound.
+  kLowestIndex,
+  // The block with the most waiting lanes (ties: lowest index): fewer, fuller
+  // block executions, at the price of expensive kernels running with fewer
+  // lanes. Faster when the many cheap blocks, not one kernel, dominate.
+  kMostLanes,
+};
+inline std::string_view BlockPolicyName(BlockPolicy policy) {
+  return policy == BlockPolicy::kMostLanes ? "most-lanes" : "lowest-index";
+}
+// The policy named (BlockPolicyName's spelling), or nullopt.
+inline std::optional<BlockPolicy> BlockPolicyFromName(std::string_view name) {
+  for (BlockPolicy p : {BlockPolicy::kLowestIndex, BlockPolicy::kMostLanes}) {
+    if (name == BlockPolicyName(p)) return p;
+  }
+  return std::nullopt;
+}
+
 // How to run a batch. Every limit is a clean error when exceeded, never a
 // crash or a hang.
 struct CallOptions {
   Vm vm = Vm::kStack;
+  // The stack VM's schedule (ignored by the other executors).
+  BlockPolicy block_policy = BlockPolicy::kLowestIndex;
   // Backend name ("eigen", "threaded").
   std::string backend = "eigen";
   // Maximum recursion depth (frames, the entry's included) of any lane. The

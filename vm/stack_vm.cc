@@ -17,15 +17,14 @@ namespace {
 class StackVm {
  public:
   StackVm(const Program& program, const KernelRegistry* kernels,
-          Backend& backend, const CallOptions& options, Profile& profile,
-          BlockPolicy policy)
+          Backend& backend, const CallOptions& options, Profile& profile)
       : program_(program),
         module_(program.module),
         kernels_(kernels),
         backend_(backend),
         options_(options),
         profile_(profile),
-        policy_(policy),
+        policy_(options.block_policy),
         budget_(options) {}
 
   absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs) {
@@ -580,10 +579,9 @@ class StackVm {
 absl::StatusOr<std::vector<Tensor>> RunStackVm(
     const Program& program, std::vector<Tensor> inputs,
     const KernelRegistry* kernels, Backend& backend, const CallOptions& options,
-    Profile* profile, BlockPolicy policy) {
+    Profile* profile) {
   Profile local;
-  StackVm vm(program, kernels, backend, options, profile ? *profile : local,
-             policy);
+  StackVm vm(program, kernels, backend, options, profile ? *profile : local);
   return vm.Run(std::move(inputs));
 }
 

@@ -2,7 +2,7 @@
 //
 // Every lane has a program counter (a global block index: functions in
 // module order, blocks in function order) and a stack of return addresses.
-// Each step picks one block (BlockPolicy) and runs it for exactly the lanes
+// Each step picks one block (CallOptions::block_policy) and runs it for exactly the lanes
 // whose PC is there, so lanes at different recursion depths re-converge
 // whenever they reach the same block. Full variables are LaneStacks (write =
 // push unless in place, PopOp = pop); Register, Temporary and Null variables
@@ -23,12 +23,6 @@
 
 namespace autobatch {
 
-// Which block the stack VM runs next among those with waiting lanes.
-enum class BlockPolicy : uint8_t {
-  kLowestIndex,  // TFP's policy; order_blocks tunes the program for it
-  kMostLanes,    // the block with the most waiting lanes (ties: lowest index)
-};
-
 // Runs `program` (stage kLowered, verified) on `inputs` (one Tensor per entry
 // parameter, one batch size). Returns one Tensor per entry result. Errors:
 // bad inputs (naming the parameter), stack overflow beyond
@@ -40,7 +34,7 @@ enum class BlockPolicy : uint8_t {
 absl::StatusOr<std::vector<Tensor>> RunStackVm(
     const Program& program, std::vector<Tensor> inputs,
     const KernelRegistry* kernels, Backend& backend, const CallOptions& options,
-    Profile* profile = nullptr, BlockPolicy policy = BlockPolicy::kLowestIndex);
+    Profile* profile = nullptr);
 
 }  // namespace autobatch
 

@@ -66,6 +66,26 @@ TEST(CliTest, DumpedJsonRunsLikeTheSample) {
   }
 }
 
+TEST(CliTest, BlockPoliciesGiveTheSameOutputsOnOtherSchedules) {
+  std::string inputs = WriteFile("fib_policy_inputs.json",
+                                 R"({"inputs": [[0, 1, 5, 12, 3, 9, 9, 2, 15, 4]]})");
+  nlohmann::json outputs[2];
+  int steps[2];
+  const char* policies[2] = {"lowest-index", "most-lanes"};
+  for (int i = 0; i < 2; ++i) {
+    Result r = RunCli("run fibonacci --inputs " + inputs + " --block-policy " + policies[i]);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    nlohmann::json out = nlohmann::json::parse(r.out);
+    outputs[i] = out["outputs"];
+    steps[i] = out["profile"]["steps"].get<int>();
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  EXPECT_NE(steps[0], steps[1]);  // the option reaches the stack VM
+  Result bad = RunCli("run fibonacci --inputs " + inputs + " --block-policy fastest");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.out, HasSubstr("most-lanes"));
+}
+
 TEST(CliTest, NonFiniteInputsAndOutputsAreStrings) {
   // Fibonacci typed for f64 inputs still returns i64: nan and inf lanes take
   // the base case (nan > 1 is false; inf recurses forever: bounded by depth).

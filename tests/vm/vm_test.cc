@@ -325,10 +325,10 @@ TEST(StackVmTest, MostLanesPolicyGivesTheSameResults) {
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   std::unique_ptr<Backend> backend = MakeBackend(BackendKind::kEigen);
   std::vector<int64_t> n = {0, 1, 5, 12, 3, 9, 9, 2};
-  auto a = RunStackVm(*lowered, {I64(n)}, &ctx.kernels(), *backend, {}, nullptr,
-                      BlockPolicy::kLowestIndex);
-  auto b = RunStackVm(*lowered, {I64(n)}, &ctx.kernels(), *backend, {}, nullptr,
-                      BlockPolicy::kMostLanes);
+  auto a = RunStackVm(*lowered, {I64(n)}, &ctx.kernels(), *backend,
+                      {.block_policy = BlockPolicy::kLowestIndex});
+  auto b = RunStackVm(*lowered, {I64(n)}, &ctx.kernels(), *backend,
+                      {.block_policy = BlockPolicy::kMostLanes});
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_TRUE(a->front() == b->front());
   std::vector<int64_t> values = a->front().ToVector<int64_t>();
