@@ -141,6 +141,8 @@ void Fibonacci(const std::vector<int64_t>& batches, const std::vector<int>& thre
     std::string w = "fibonacci";
     Print({w, batch, "native", native, native});
     Print(TimeVm(w, "stack", lowered, inputs, ctx.kernels(), {.vm = Vm::kStack}, native, 3));
+    Print(TimeVm(w, "stack/most-lanes", lowered, inputs, ctx.kernels(),
+                 {.vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes}, native, 3));
     Print(TimeVm(w, "stackless", compiled, inputs, ctx.kernels(), {.vm = Vm::kStackless}, native, 3));
     if (batch <= 64) {
       Print(TimeVm(w, "dry-run", compiled, inputs, ctx.kernels(), {.dry_run = true}, native, 1));
@@ -217,6 +219,10 @@ void PeaNuts(const std::vector<int64_t>& batches, const std::vector<int>& thread
       std::string suffix = batched ? "(batched mm)" : "(per-lane mv)";
       int reps = batch >= 1024 ? 2 : 3;
       Row r = TimeVm(w, "stack " + suffix, lowered, inputs, ctx.kernels(), {.vm = Vm::kStack}, native, reps);
+      r.lock_step_bound = lock_step;
+      Print(r);
+      r = TimeVm(w, "stack/most-lanes " + suffix, lowered, inputs, ctx.kernels(),
+                 {.vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes}, native, reps);
       r.lock_step_bound = lock_step;
       Print(r);
       r = TimeVm(w, "stackless " + suffix, compiled, inputs, ctx.kernels(), {.vm = Vm::kStackless}, native, reps);

@@ -173,7 +173,7 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   cmd->add_option("--vm", args.vm, "stack or stackless (default stack)");
   cmd->add_option("--backend", args.backend, "backend name (default eigen)");
   cmd->add_option("--block-policy", args.block_policy,
-                  "stack VM schedule: lowest-index (default) or most-lanes");
+                  "stack VM schedule: most-lanes (default) or lowest-index");
   cmd->add_option("--output-dir", args.output_dir,
                   "write one Stan CSV file per chain there (output_<id+1>.csv)");
   cmd->add_option("--sig-figs", args.sig_figs, "significant digits in the CSV files (default 6)");

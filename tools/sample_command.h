@@ -39,7 +39,7 @@ struct SampleArgs {
   std::string algorithm = "nuts";
   std::string vm = "stack";
   std::string backend = "eigen";
-  std::string block_policy = "lowest-index";
+  std::string block_policy = "most-lanes";
   std::string output_dir;
   std::string sig_figs = "6";
   std::string summary_json;

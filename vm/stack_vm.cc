@@ -264,11 +264,18 @@ class StackVm {
 
   int32_t NextBlock() const {
     if (policy_ == BlockPolicy::kMostLanes) {
+      // Fullest block first; blocks with an expensive kernel only when no
+      // other block has lanes, so that they run for every lane that can
+      // reach them (as order_blocks arranges for kLowestIndex).
       int32_t best = -1;
-      for (size_t g = 0; g < waiting_.size(); ++g) {
-        if (!waiting_[g].lanes.empty() &&
-            (best < 0 || waiting_[g].lanes.size() > waiting_[best].lanes.size())) {
-          best = static_cast<int32_t>(g);
+      for (size_t w = 0; w < nonempty_.size(); ++w) {
+        for (uint64_t bits = nonempty_[w]; bits != 0; bits &= bits - 1) {
+          const int32_t g = static_cast<int32_t>(w * 64 + std::countr_zero(bits));
+          if (best < 0 || (heavy_[best] && !heavy_[g]) ||
+              (heavy_[best] == heavy_[g] &&
+               waiting_[g].lanes.size() > waiting_[best].lanes.size())) {
+            best = g;
+          }
         }
       }
       return best;

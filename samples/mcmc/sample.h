@@ -80,8 +80,10 @@ struct SampleOptions {
   // fixed) values of every chain.
   SamplerConfig sampler;
   AdaptationOptions adaptation;
-  // Which VM and backend run the batch, and their limits.
-  CallOptions call;
+  // Which VM and backend run the batch, and their limits. The stack VM's
+  // block policy defaults to most-lanes here: a sampler program is many
+  // cheap blocks around one model kernel (docs/BENCHMARKS.md, "Block policy").
+  CallOptions call{.vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes};
   // Sampling (and adaptation-free warmup) is split into at most this many
   // VM calls. >= 1. Each chunk boundary makes every chain wait for the
   // slowest one, so more chunks cost utilization; progress does not need
