@@ -168,7 +168,6 @@ class StackVm {
       const PrimOp& op = *writer[v];
       Tensor& full = values_[v];
       Tensor& compact = compact_[v];
-      compact.SetBatch(batch_);
       in_ptrs_.clear();
       for (VarId in : op.inputs) in_ptrs_.push_back(Storage(in));
       Tensor* out = &full;

@@ -26,7 +26,9 @@ absl::Status NanStepSizeError(uint64_t chain_id, int64_t iteration) {
 }
 
 WarmupAdapter::WarmupAdapter(const Model& model, Settings settings)
-    : model_(model), settings_(std::move(settings)), dimension_(model.dimension()) {}
+    : model_(model), settings_(std::move(settings)), dimension_(model.dimension()) {
+  signature_ = Signature();
+}
 
 KernelSignature WarmupAdapter::Signature() const {
   const TensorType q = Vector(DType::kF64, dimension_);
@@ -43,7 +45,7 @@ Kernel WarmupAdapter::Register(Context& ctx, std::string name) {
 }
 
 absl::Status WarmupAdapter::Adapt(const KernelCall& call) {
-  const KernelSignature sig = Signature();
+  const KernelSignature& sig = signature_;
   bool types_ok = call.inputs.size() == sig.inputs.size() &&
                   call.outputs.size() == sig.outputs.size();
   for (size_t i = 0; types_ok && i < sig.inputs.size(); ++i) {

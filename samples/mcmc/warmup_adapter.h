@@ -97,6 +97,7 @@ class WarmupAdapter {
   const Model& model_;
   Settings settings_;
   int64_t dimension_;
+  KernelSignature signature_;  // Signature(), checked on every call
   std::vector<Chain> chains_;
 };
 

@@ -316,13 +316,22 @@ TEST(AnchorTest, BlockOrderingDoesNotIncreaseBatchedCounts) {
   }
 }
 
+// The fibonacci sample untyped and lowered for i64 (aborts on error).
+struct FibPrograms {
+  Program untyped, lowered;
+};
+FibPrograms MakeFibPrograms(Context& ctx) {
+  absl::StatusOr<Program> untyped = ctx.Program(samples::DefineFibonacci(ctx));
+  AB_CHECK(untyped.ok());
+  absl::StatusOr<Program> lowered = LowerProgram(*untyped, {Scalar(DType::kI64)});
+  AB_CHECK(lowered.ok());
+  return {*std::move(untyped), *std::move(lowered)};
+}
+
 TEST(StackVmTest, MostLanesPolicyGivesTheSameResults) {
   Context ctx;
-  BatchFunction fib = samples::DefineFibonacci(ctx);
-  absl::StatusOr<Program> untyped = ctx.Program(fib);
-  ASSERT_TRUE(untyped.ok());
-  absl::StatusOr<Program> lowered = LowerProgram(*untyped, {Scalar(DType::kI64)});
-  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const FibPrograms fib = MakeFibPrograms(ctx);
+  const Program* lowered = &fib.lowered;
   std::unique_ptr<Backend> backend = MakeBackend(BackendKind::kEigen);
   std::vector<int64_t> n = {0, 1, 5, 12, 3, 9, 9, 2};
   auto a = RunStackVm(*lowered, {I64(n)}, &ctx.kernels(), *backend,
@@ -342,11 +351,9 @@ TEST(StackVmTest, MostLanesPolicyGivesTheSameResults) {
 // subtract constants cost no op executions, and the results do not change.
 TEST(StackVmTest, ConstantTemporariesAreFilledOnce) {
   Context ctx;
-  BatchFunction fib = samples::DefineFibonacci(ctx);
-  absl::StatusOr<Program> untyped = ctx.Program(fib);
-  ASSERT_TRUE(untyped.ok());
-  absl::StatusOr<Program> lowered = LowerProgram(*untyped, {Scalar(DType::kI64)});
-  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const FibPrograms fib = MakeFibPrograms(ctx);
+  const Program* untyped = &fib.untyped;
+  const Program* lowered = &fib.lowered;
   std::vector<int64_t> n = {0, 1, 5, 12, 3, 9, 9, 2};
   Profile stack, stackless;
   auto a = RunProgram(*lowered, {I64(n)}, &ctx.kernels(), {.vm = Vm::kStack}, &stack);
