@@ -30,6 +30,9 @@
 
 #include <Eigen/Core>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 #include "samples/mcmc/batched_sampler.h"
 #include "samples/mcmc/diagnostics.h"
@@ -190,17 +193,24 @@ std::unique_ptr<Target> Make(const std::string& name, const nlohmann::json& para
   return *std::move(t);
 }
 
-// The stack VM options of an executor spec "BACKEND" or "BACKEND/POLICY"
-// (e.g. "eigen/most-lanes"; vm/options.h, BlockPolicy).
+// The stack VM options of an executor spec "BACKEND[/POLICY][/shards:N]"
+// (e.g. "eigen/most-lanes", "eigen/most-lanes/shards:2"; vm/options.h,
+// BlockPolicy and CallOptions::shards).
 CallOptions ExecutorOptions(const std::string& spec) {
-  CallOptions options{.vm = Vm::kStack, .backend = spec};
-  const size_t slash = spec.find('/');
-  if (slash != std::string::npos) {
-    options.backend = spec.substr(0, slash);
-    const std::optional<BlockPolicy> policy = BlockPolicyFromName(spec.substr(slash + 1));
+  std::vector<std::string> parts = absl::StrSplit(spec, '/');
+  CallOptions options{.vm = Vm::kStack, .backend = parts[0]};
+  for (size_t i = 1; i < parts.size(); ++i) {
+    int shards = 0;
+    if (absl::StartsWith(parts[i], "shards:") &&
+        absl::SimpleAtoi(parts[i].substr(7), &shards) && shards >= 1) {
+      options.shards = shards;
+      continue;
+    }
+    const std::optional<BlockPolicy> policy = BlockPolicyFromName(parts[i]);
     if (!policy) {
-      Die("--backends", absl::InvalidArgumentError("unknown block policy in '" + spec +
-                                                   "' (lowest-index, most-lanes)"));
+      Die("--backends", absl::InvalidArgumentError(
+                            "unknown part '" + parts[i] + "' in '" + spec +
+                            "' (a block policy lowest-index or most-lanes, or shards:N)"));
     }
     options.block_policy = *policy;
   }

@@ -89,11 +89,14 @@ Row TimeVm(const std::string& workload, const std::string& name,
     for (Primitive p : {Primitive::kMatVec, Primitive::kMatVecBatched}) {
       const PrimitiveCounters& c = profile.builtins[static_cast<size_t>(p)];
       if (c.executions > 0) {
-        row.utilization = static_cast<double>(c.active_lanes) /
-                          (static_cast<double>(c.executions) *
-                           static_cast<double>(profile.batch));
+        row.utilization =
+            static_cast<double>(c.active_lanes) / static_cast<double>(c.lane_slots);
       }
     }
+  }
+  // Kernel time summed over the shards' threads is not wall time: the
+  // overhead split is reported for unsharded runs only.
+  if (!options.dry_run && options.shards == 1) {
     CallOptions timed = options;
     timed.profile_timing = true;
     Profile tp;
@@ -153,6 +156,10 @@ void Fibonacci(const std::vector<int64_t>& batches, const std::vector<int>& thre
         if (!MakeBackend(o.backend).ok()) continue;
         Print(TimeVm(w, "stack/threaded:" + std::to_string(t), lowered, inputs,
                      ctx.kernels(), o, native, 3));
+      }
+      for (int t : threads) {
+        Print(TimeVm(w, "stack/shards:" + std::to_string(t), lowered, inputs, ctx.kernels(),
+                     {.vm = Vm::kStack, .shards = t}, native, 3));
       }
     }
   }
@@ -237,6 +244,10 @@ void PeaNuts(const std::vector<int64_t>& batches, const std::vector<int>& thread
           if (!MakeBackend(o.backend).ok()) continue;
           Print(TimeVm(w, "stack/threaded:" + std::to_string(t) + " " + suffix, lowered,
                        inputs, ctx.kernels(), o, native, reps));
+        }
+        for (int t : threads) {
+          Print(TimeVm(w, "stack/shards:" + std::to_string(t) + " " + suffix, lowered, inputs,
+                       ctx.kernels(), {.vm = Vm::kStack, .shards = t}, native, reps));
         }
       }
     }

@@ -4,6 +4,7 @@
 //                 [--json] [--types i64,f64[3]] [--print-after-all]
 //   autobatch run <program.json|sample> --inputs inputs.json
 //                 [--vm stack|stackless|reference] [--backend eigen|...]
+//                 [--block-policy lowest-index|most-lanes] [--shards N]
 //                 [--max-steps N] [--timeout S] [--max-stack-depth N]
 //                 [--profile]
 //   autobatch sample --target NAME [...]   (tools/sample_command.h)
@@ -147,6 +148,7 @@ struct RunArgs {
   std::string vm = "stack";
   std::string backend = "eigen";
   std::string block_policy = "lowest-index";
+  int shards = 1;
   int64_t max_steps = CallOptions{}.max_steps;
   double timeout = 0;
   int64_t max_stack_depth = CallOptions{}.max_stack_depth;
@@ -166,8 +168,7 @@ void PrintProfileTable(const Profile& profile) {
                    static_cast<long long>(c.executions),
                    static_cast<long long>(c.active_lanes),
                    100.0 * static_cast<double>(c.active_lanes) /
-                       (static_cast<double>(c.executions) *
-                        static_cast<double>(std::max<int64_t>(profile.batch, 1))));
+                       static_cast<double>(std::max<int64_t>(c.lane_slots, 1)));
     }
   }
   std::fprintf(stderr, "\n%-20s %10s %12s %12s\n", "primitive", "runs", "lanes", "seconds");
@@ -217,6 +218,7 @@ int RunRun(const RunArgs& args) {
   }
   options.backend = args.backend;
   options.block_policy = *BlockPolicyFromName(args.block_policy);  // checked by CLI11
+  options.shards = args.shards;
   options.max_steps = args.max_steps;
   options.timeout_seconds = args.timeout;
   options.max_stack_depth = args.max_stack_depth;
@@ -258,6 +260,9 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--block-policy", run.block_policy,
                       "stack VM schedule: lowest-index (default) or most-lanes")
       ->check(CLI::IsMember({"lowest-index", "most-lanes"}));
+  run_cmd->add_option("--shards", run.shards,
+                      "run the batch as N sub-batches on N threads, same results (default 1)")
+      ->check(CLI::Range(1, 256));
   run_cmd->add_option("--max-steps", run.max_steps, "block-execution budget (0: none)");
   run_cmd->add_option("--timeout", run.timeout, "wall-clock budget in seconds (0: none)");
   run_cmd->add_option("--max-stack-depth", run.max_stack_depth, "recursion limit");

@@ -114,6 +114,8 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
         "--block-policy '", args.block_policy, "' is not one of lowest-index, most-lanes"));
   }
   o.call.block_policy = *policy;
+  AB_ASSIGN_OR_RETURN(const int64_t shards, ParseInt("--shards", args.shards, 1, 256));
+  o.call.shards = static_cast<int>(shards);
   constexpr int64_t kMaxIterations = (int64_t{1} << 31) - 1;
   AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, int64_t{1} << 24));
   AB_ASSIGN_OR_RETURN(o.num_warmup, ParseInt("--warmup", args.warmup, 0, kMaxIterations));
@@ -174,6 +176,8 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   cmd->add_option("--backend", args.backend, "backend name (default eigen)");
   cmd->add_option("--block-policy", args.block_policy,
                   "stack VM schedule: most-lanes (default) or lowest-index");
+  cmd->add_option("--shards", args.shards,
+                  "run the chains as N sub-batches on N threads, same draws (default 1)");
   cmd->add_option("--output-dir", args.output_dir,
                   "write one Stan CSV file per chain there (output_<id+1>.csv)");
   cmd->add_option("--sig-figs", args.sig_figs, "significant digits in the CSV files (default 6)");

@@ -52,6 +52,18 @@ struct CallOptions {
   BlockPolicy block_policy = BlockPolicy::kLowestIndex;
   // Backend name ("eigen", "threaded").
   std::string backend = "eigen";
+  // Run the batch as this many independent batched calls ("shards") on
+  // contiguous lane ranges, at once: one thread (an Eigen::ThreadPool of
+  // shards - 1 workers, plus the calling thread), VM and backend per shard,
+  // outputs concatenated and profiles summed. A lane's bits do not depend on
+  // the batch (DESIGN.md, "Determinism"), so they are those of the unsharded
+  // call; sharding parallelizes everything a VM does (scheduling, stacks and
+  // kernels), where the threaded backend splits single ops. Requires every
+  // user kernel of the program to be bit_stable (the promise that lets the
+  // threaded backend call it from several threads on disjoint lanes), else
+  // InvalidArgument naming the kernel. Clamped to the batch; the step budget
+  // applies to each shard. Ignored by dry_run. Must be >= 1.
+  int shards = 1;
   // Maximum recursion depth (frames, the entry's included) of any lane. The
   // stack VM grows its stacks on demand up to this depth; the stackless VM
   // and the reference interpreter bound host recursion by it.

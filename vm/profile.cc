@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ir/status.h"
+
 namespace autobatch {
 
 void Profile::Reset(const Program& program, int64_t batch_size,
@@ -25,17 +27,48 @@ void Profile::Reset(const Program& program, int64_t batch_size,
   lane_blocks.assign(static_cast<size_t>(batch_size), 0);
 }
 
+void Profile::Add(const Profile& shard) {
+  AB_CHECK(shard.blocks.size() == blocks.size() && shard.builtins.size() == builtins.size(),
+           "Profile::Add: the profiles are of different programs");
+  batch += shard.batch;
+  steps += shard.steps;
+  timing = timing || shard.timing;
+  for (size_t f = 0; f < blocks.size(); ++f) {
+    AB_CHECK(shard.blocks[f].size() == blocks[f].size(),
+             "Profile::Add: the profiles are of different programs");
+    for (size_t b = 0; b < blocks[f].size(); ++b) {
+      BlockCounters& to = blocks[f][b];
+      const BlockCounters& from = shard.blocks[f][b];
+      to.executions += from.executions;
+      to.active_lanes += from.active_lanes;
+      to.dense += from.dense;
+      to.compact += from.compact;
+      to.ops += from.ops;
+      to.nanoseconds += from.nanoseconds;
+      to.lane_slots += from.lane_slots;
+    }
+  }
+  auto add = [](PrimitiveCounters& to, const PrimitiveCounters& from) {
+    to.executions += from.executions;
+    to.active_lanes += from.active_lanes;
+    to.nanoseconds += from.nanoseconds;
+    to.lane_slots += from.lane_slots;
+  };
+  for (size_t i = 0; i < builtins.size(); ++i) add(builtins[i], shard.builtins[i]);
+  for (const auto& [name, c] : shard.kernels) add(kernels[name], c);
+  lane_blocks.insert(lane_blocks.end(), shard.lane_blocks.begin(), shard.lane_blocks.end());
+}
+
 double Profile::Utilization() const {
-  int64_t executions = 0, active = 0;
+  int64_t slots = 0, active = 0;
   for (const auto& fn : blocks) {
     for (const BlockCounters& b : fn) {
-      executions += b.executions;
+      slots += b.lane_slots;
       active += b.active_lanes;
     }
   }
-  if (executions == 0 || batch == 0) return 1.0;
-  return static_cast<double>(active) /
-         (static_cast<double>(executions) * static_cast<double>(batch));
+  if (slots == 0) return 1.0;
+  return static_cast<double>(active) / static_cast<double>(slots);
 }
 
 int64_t Profile::PrimitiveExecutions(const std::string& name) const {
@@ -80,10 +113,9 @@ nlohmann::json Profile::ToJson() const {
           {"active_lanes", c.active_lanes},
           {"dense", c.dense},
           {"compact", c.compact},
-          {"utilization", batch == 0 ? 1.0
-                                     : static_cast<double>(c.active_lanes) /
-                                           (static_cast<double>(c.executions) *
-                                            static_cast<double>(batch))},
+          {"utilization", c.lane_slots == 0 ? 1.0
+                                            : static_cast<double>(c.active_lanes) /
+                                                  static_cast<double>(c.lane_slots)},
           {"ops", c.ops},
       };
       if (timing) entry["seconds"] = static_cast<double>(c.nanoseconds) * 1e-9;

@@ -19,16 +19,22 @@ struct BlockCounters {
   int64_t compact = 0;       // executions in compact mode
   int64_t ops = 0;           // ops run (primitives and pops), all executions
   int64_t nanoseconds = 0;   // only when timing is on (stack VM)
+  // Sum over executions of the batch of the call that ran them: the lane
+  // slots the block could have served (executions * batch, unless the
+  // profile sums shards of different sizes).
+  int64_t lane_slots = 0;
 };
 
 struct PrimitiveCounters {
   int64_t executions = 0;    // batched executions (one per op run)
   int64_t active_lanes = 0;  // sum over executions of lanes it ran for
   int64_t nanoseconds = 0;   // only when timing is on
+  int64_t lane_slots = 0;    // sum over executions of the call's batch
 };
 
 // Counters of one batched call. Batch utilization = useful lane-block
-// executions / executed lane-block slots = sum(active) / (executions * batch).
+// executions / executed lane-block slots = sum(active) / sum(lane_slots)
+// (= sum(active) / (executions * batch) for one unsharded call).
 struct Profile {
   int64_t batch = 0;
   int64_t steps = 0;  // batched block executions
@@ -45,6 +51,10 @@ struct Profile {
   bool timing = false;
 
   void Reset(const Program& program, int64_t batch_size, bool with_timing);
+  // Adds the counters of a run of the same program on further lanes (a
+  // shard, CallOptions::shards): sums every counter, appends lane_blocks
+  // (`shard`'s lanes come after this profile's) and adds the batches.
+  void Add(const Profile& shard);
   double Utilization() const;
   PrimitiveCounters& CountersFor(const PrimOp& op) {
     return op.prim == Primitive::kUserKernel

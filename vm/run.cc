@@ -1,10 +1,14 @@
 // RunProgram: compile a program as the chosen executor needs and run a batch.
 #include "vm/run.h"
 
+#include <algorithm>
 #include <chrono>
+
+#include <unsupported/Eigen/CXX11/ThreadPool>
 
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
+#include "backends/lane_copy.h"
 #include "passes/pipeline.h"
 #include "vm/inputs.h"
 #include "vm/reference_interpreter.h"
@@ -33,6 +37,113 @@ ReferenceOptions ToReferenceOptions(const CallOptions& options) {
   return ref;
 }
 
+// One batched call of a program the chosen VM runs as it is.
+absl::StatusOr<std::vector<Tensor>> RunBatched(const Program& executable,
+                                               std::vector<Tensor> inputs,
+                                               const KernelRegistry* kernels,
+                                               const CallOptions& options, Profile* profile) {
+  AB_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(options.backend));
+  if (options.vm == Vm::kStackless) {
+    return RunStacklessVm(executable, std::move(inputs), kernels, *backend, options, profile);
+  }
+  return RunStackVm(executable, std::move(inputs), kernels, *backend, options, profile);
+}
+
+// Lanes [begin, end) of every tensor.
+std::vector<Tensor> LaneRange(const std::vector<Tensor>& tensors, int64_t begin, int64_t end) {
+  std::vector<Tensor> out;
+  out.reserve(tensors.size());
+  for (const Tensor& t : tensors) {
+    Tensor part(t.type(), end - begin);
+    CopyBytes(part.bytes(), t.lane_bytes_ptr(begin), part.size_bytes());
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
+// RunBatched on options.shards contiguous lane ranges at once (vm/options.h,
+// CallOptions::shards): one thread, VM and backend per range.
+absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
+                                               std::vector<Tensor> inputs,
+                                               const KernelRegistry* kernels,
+                                               const CallOptions& options, Profile* profile) {
+  if (options.shards < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CallOptions::shards is ", options.shards, "; use 1 (no sharding) or more"));
+  }
+  const int64_t batch = inputs.empty() ? 0 : inputs.front().batch();
+  const int shards = static_cast<int>(std::min<int64_t>(options.shards, batch));
+  if (shards <= 1) return RunBatched(executable, std::move(inputs), kernels, options, profile);
+  for (const auto& [name, signature] : executable.module.kernels) {
+    if (!signature.bit_stable) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shards = ", options.shards, " needs every user kernel to be bit_stable, but '", name,
+          "' is not (its lanes may depend on the batch, and it is not declared safe to call "
+          "from several threads at once): run with shards = 1"));
+    }
+  }
+  AB_RETURN_IF_ERROR(CheckInputs(executable, inputs));
+  AB_RETURN_IF_ERROR(MakeBackend(options.backend).status());
+
+  struct Shard {
+    int64_t begin = 0, end = 0;
+    std::vector<Tensor> inputs;
+    absl::StatusOr<std::vector<Tensor>> result;
+    Profile profile;
+  };
+  std::vector<Shard> parts(static_cast<size_t>(shards));
+  for (int s = 0; s < shards; ++s) {
+    Shard& part = parts[static_cast<size_t>(s)];
+    part.begin = batch * s / shards;
+    part.end = batch * (s + 1) / shards;
+    part.inputs = LaneRange(inputs, part.begin, part.end);
+  }
+  inputs.clear();
+  auto run = [&](int s) {
+    Shard& part = parts[static_cast<size_t>(s)];
+    part.result = RunBatched(executable, std::move(part.inputs), kernels, options,
+                             profile == nullptr ? nullptr : &part.profile);
+  };
+  {
+    Eigen::ThreadPool pool(shards - 1);
+    Eigen::Barrier done(static_cast<unsigned>(shards - 1));
+    for (int s = 1; s < shards; ++s) {
+      pool.Schedule([&run, &done, s] {
+        run(s);
+        done.Notify();
+      });
+    }
+    run(0);
+    done.Wait();
+  }
+
+  for (int s = 0; s < shards; ++s) {
+    const Shard& part = parts[static_cast<size_t>(s)];
+    if (!part.result.ok()) {
+      return absl::Status(
+          part.result.status().code(),
+          absl::StrCat("shard ", s + 1, " of ", shards, " (lanes ", part.begin, " to ",
+                       part.end - 1, "; a lane number below counts from ", part.begin,
+                       "): ", part.result.status().message()));
+    }
+  }
+  std::vector<Tensor> outputs;
+  const std::vector<Tensor>& first = *parts.front().result;
+  for (size_t k = 0; k < first.size(); ++k) {
+    Tensor out(first[k].type(), batch);
+    for (const Shard& part : parts) {
+      const Tensor& piece = (*part.result)[k];
+      CopyBytes(out.lane_bytes_ptr(part.begin), piece.bytes(), piece.size_bytes());
+    }
+    outputs.push_back(std::move(out));
+  }
+  if (profile != nullptr) {
+    *profile = std::move(parts.front().profile);
+    for (size_t s = 1; s < parts.size(); ++s) profile->Add(parts[s].profile);
+  }
+  return outputs;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
@@ -54,8 +165,6 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
     return RunReferenceBatch(program, std::move(inputs), kernels,
                              ToReferenceOptions(options));
   }
-  AB_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend,
-                      MakeBackend(options.backend));
   if (options.vm == Vm::kStackless) {
     if (program.stage == Stage::kLowered) {
       return absl::InvalidArgumentError(
@@ -63,23 +172,18 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
           "use the stack VM or pass the untyped program");
     }
     if (program.stage != Stage::kUntyped) {
-      return RunStacklessVm(program, std::move(inputs), kernels, *backend,
-                            options, profile);
+      return RunSharded(program, std::move(inputs), kernels, options, profile);
     }
     AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
-    AB_ASSIGN_OR_RETURN(Program compiled,
-                        CompileProgram(program, TypesOf(inputs)));
-    return RunStacklessVm(compiled, std::move(inputs), kernels, *backend,
-                          options, profile);
+    AB_ASSIGN_OR_RETURN(Program compiled, CompileProgram(program, TypesOf(inputs)));
+    return RunSharded(compiled, std::move(inputs), kernels, options, profile);
   }
   if (program.stage == Stage::kLowered) {
-    return RunStackVm(program, std::move(inputs), kernels, *backend, options,
-                      profile);
+    return RunSharded(program, std::move(inputs), kernels, options, profile);
   }
   AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
   AB_ASSIGN_OR_RETURN(Program lowered, LowerProgram(program, TypesOf(inputs)));
-  return RunStackVm(lowered, std::move(inputs), kernels, *backend, options,
-                    profile);
+  return RunSharded(lowered, std::move(inputs), kernels, options, profile);
 }
 
 }  // namespace autobatch

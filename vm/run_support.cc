@@ -39,6 +39,7 @@ absl::Status RunCountedOp(Backend& backend, const PrimOp& op,
   PrimitiveCounters& counters = profile.CountersFor(op);
   ++counters.executions;
   counters.active_lanes += active >= 0 ? active : lanes.size();
+  counters.lane_slots += profile.batch;
   absl::Status status;
   if (profile.timing) {
     auto start = std::chrono::steady_clock::now();

@@ -297,6 +297,7 @@ class StackVm {
     BlockCounters& counters = profile_.blocks[fn_id.value][block_id.value];
     ++counters.executions;
     counters.active_lanes += lanes_.size();
+    counters.lane_slots += batch_;
     ++(mode == ExecMode::kDense ? counters.dense : counters.compact);
     counters.ops += static_cast<int64_t>(block.ops.size());
     ++profile_.steps;

@@ -128,6 +128,7 @@ class StacklessVm {
     BlockCounters& counters = profile_.blocks[f.value][b.value];
     ++counters.executions;
     counters.active_lanes += lanes.size();
+    counters.lane_slots += batch_;
     ++(mode == ExecMode::kDense ? counters.dense : counters.compact);
     ++profile_.steps;
     for (int64_t lane : lanes.indices()) ++profile_.lane_blocks[lane];

@@ -292,11 +292,17 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
     }
     lock_step_slots += most * batch;
   }
-  const int64_t most_per_chain =
-      batch == 0 ? 0 : *std::max_element(per_chain_gradients.begin(), per_chain_gradients.end());
-  if (most_per_chain > 0) {
-    u.free_running_bound = static_cast<double>(u.gradients_taken) /
-                           (static_cast<double>(most_per_chain) * static_cast<double>(batch));
+  // Free-running bound, per shard (RunProgram's lane ranges).
+  const int64_t shards = std::clamp<int64_t>(options.shards, 1, std::max<int64_t>(batch, 1));
+  int64_t free_running_slots = 0;
+  for (int64_t s = 0; s < shards; ++s) {
+    const auto begin = per_chain_gradients.begin() + batch * s / shards;
+    const auto end = per_chain_gradients.begin() + batch * (s + 1) / shards;
+    if (begin != end) free_running_slots += *std::max_element(begin, end) * (end - begin);
+  }
+  if (free_running_slots > 0) {
+    u.free_running_bound =
+        static_cast<double>(u.gradients_taken) / static_cast<double>(free_running_slots);
   }
   if (lock_step_slots > 0) {
     u.lock_step_utilization =
@@ -306,10 +312,11 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
   if (it != result.profile.kernels.end()) {
     u.kernel_executions = it->second.executions;
     u.kernel_active_lanes = it->second.active_lanes;
+    u.kernel_lane_slots = it->second.lane_slots;
   }
-  if (u.kernel_executions > 0 && batch > 0) {
-    u.utilization = static_cast<double>(u.gradients_taken) /
-                    (static_cast<double>(u.kernel_executions) * static_cast<double>(batch));
+  if (u.kernel_lane_slots > 0) {
+    u.utilization =
+        static_cast<double>(u.gradients_taken) / static_cast<double>(u.kernel_lane_slots);
   }
   return result;
 }

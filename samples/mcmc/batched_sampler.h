@@ -82,13 +82,17 @@ struct BatchUtilization {
   // (from the VM's Profile; equal to gradients_taken on the batched VMs).
   int64_t kernel_executions = 0;
   int64_t kernel_active_lanes = 0;
-  // gradients_taken / (kernel_executions * batch); 1 if the kernel never
-  // ran batched (no chains, no draws, or dry_run).
+  // The lane slots of those executions: kernel_executions * batch, or with
+  // CallOptions::shards the sum over shards of executions * shard size.
+  int64_t kernel_lane_slots = 0;
+  // gradients_taken / kernel_lane_slots; 1 if the kernel never ran batched
+  // (no chains, no draws, or dry_run).
   double utilization = 1.0;
   // The best any schedule can do: every kernel execution serves every chain
   // that still has evaluations to do, so there are (max over chains of its
-  // evaluations) executions: gradients_taken / (that max * batch). The stack
-  // VM reaches it for NUTS (batched_nuts.h orders the functions for this).
+  // evaluations) executions: gradients_taken / (that max * batch), with the
+  // max and batch taken per shard when the call is sharded. The stack VM
+  // reaches it for NUTS (batched_nuts.h orders the functions for this).
   double free_running_bound = 1.0;
   // What a lock-step run (every transition waits for the slowest chain,
   // as a vmap of one transition would) achieves on the same draws:

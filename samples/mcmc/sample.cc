@@ -70,7 +70,7 @@ struct PhaseCounts {
   int64_t divergences = 0;
   void Add(const BatchUtilization& u) {
     taken += u.gradients_taken;
-    computed += u.kernel_executions * u.batch;
+    computed += u.kernel_lane_slots;
   }
   double utilization() const {
     return computed > 0 ? static_cast<double>(taken) / static_cast<double>(computed) : 1.0;

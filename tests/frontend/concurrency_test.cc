@@ -30,13 +30,17 @@ struct Executor {
   CallOptions options;
 };
 
-// Both VMs on both backends, and the reference interpreter.
+// Both VMs on both backends, sharded runs (CallOptions::shards), and the
+// reference interpreter.
 std::vector<Executor> Executors() {
   std::vector<Executor> out;
   for (std::string backend : {"eigen", "threaded:2"}) {
     out.push_back({"stack/" + backend, {.vm = Vm::kStack, .backend = backend}});
     out.push_back({"stackless/" + backend, {.vm = Vm::kStackless, .backend = backend}});
   }
+  out.push_back({"stack/shards:2", {.vm = Vm::kStack, .shards = 2}});
+  out.push_back({"stackless/threaded:2/shards:3",
+                 {.vm = Vm::kStackless, .backend = "threaded:2", .shards = 3}});
   out.push_back({"dry_run", {.dry_run = true}});
   return out;
 }

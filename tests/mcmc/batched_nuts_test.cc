@@ -435,6 +435,20 @@ TEST(BatchedNutsTest, TheStackVmRunsChainsFreely) {
   ASSERT_TRUE(local.ok()) << local.status();
   EXPECT_EQ(local->utilization.gradients_taken, u.gradients_taken);
   std::cout << "  stackless VM: utilization " << local->utilization.utilization << "\n";
+
+  // Sharded (two threads, chains [0, 32) and [32, 64)): the same leapfrogs;
+  // each shard reaches its own free-running bound.
+  BatchedRunOptions sharded;
+  sharded.call.shards = 2;
+  absl::StatusOr<BatchedRunResult> halves = RunBatchedChains(*target, config, 2, ids, 10, sharded);
+  ASSERT_TRUE(halves.ok()) << halves.status();
+  EXPECT_EQ(halves->leapfrogs, run->leapfrogs);
+  const BatchUtilization& h = halves->utilization;
+  const int64_t most_first = *std::max_element(run->leapfrogs.begin(), run->leapfrogs.begin() + 32);
+  const int64_t most_second = *std::max_element(run->leapfrogs.begin() + 32, run->leapfrogs.end());
+  EXPECT_EQ(h.kernel_lane_slots, 32 * most_first + 32 * most_second);
+  EXPECT_DOUBLE_EQ(h.utilization, h.free_running_bound);
+  EXPECT_GE(h.utilization, u.utilization);
 }
 
 // ---------------------------------------------------------------------------

@@ -345,6 +345,32 @@ TEST(SampleTest, ProgressIsReportedWhileAVmCallRuns) {
   EXPECT_EQ(events.back().total_iteration, 4000);
 }
 
+// Sharded calls (CallOptions::shards) run the chains on two threads, the
+// warmup adapter and the draw recorder called from both at once: the same
+// adaptation and draws as one call.
+TEST(SampleTest, ShardedRunsGiveTheSameChains) {
+  std::unique_ptr<Target> model = Make("eight_schools");
+  SampleOptions o = Small(5, 60, 20);
+  o.adaptation.delta = 0.9;
+  absl::StatusOr<SampleResult> one = Sample(*model, o);
+  ASSERT_TRUE(one.ok()) << one.status();
+  o.call.shards = 2;
+  absl::StatusOr<SampleResult> two = Sample(*model, o);
+  ASSERT_TRUE(two.ok()) << two.status();
+  for (size_t id = 0; id < 5; ++id) {
+    SCOPED_TRACE(id);
+    EXPECT_TRUE(SameBits(one->chains[id].step_size, two->chains[id].step_size));
+    EXPECT_EQ(one->chains[id].inv_metric, two->chains[id].inv_metric);
+    EXPECT_EQ(one->chains[id].warmup_divergences, two->chains[id].warmup_divergences);
+    const Eigen::MatrixXd& a = one->draws[id];
+    const Eigen::MatrixXd& b = two->draws[id];
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), sizeof(double) * a.size()), 0);
+  }
+  EXPECT_EQ(one->sampling_leapfrogs_taken, two->sampling_leapfrogs_taken);
+  EXPECT_EQ(one->warmup_leapfrogs_taken, two->warmup_leapfrogs_taken);
+}
+
 TEST(SampleTest, FixedParametersRwmhAndStacklessVm) {
   std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 2}});
   // Adaptation off: warmup is burn-in in chunks; step size and metric kept.

@@ -1,0 +1,197 @@
+// RunProgram's sharded calls (CallOptions::shards): same bits as one call,
+// summed profiles, errors that name the shard, and what is refused.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "frontend/context.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "passes/pipeline.h"
+#include "samples/fibonacci/fibonacci.h"
+#include "samples/peanuts/peanuts.h"
+#include "vm/run.h"
+
+namespace autobatch {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<int64_t> FibInputs(int64_t batch) {
+  std::vector<int64_t> n;
+  for (int64_t i = 0; i < batch; ++i) n.push_back((i * 7919) % 13);
+  return n;
+}
+
+struct Fib {
+  Context ctx;
+  BatchFunction fn = samples::DefineFibonacci(ctx);
+  Program lowered = *LowerProgram(*ctx.Program(fn), {Scalar(DType::kI64)});
+};
+
+TEST(ShardsTest, ShardedRunsGiveTheBitsOfOneCall) {
+  Fib fib;
+  for (Vm vm : {Vm::kStack, Vm::kStackless}) {
+    for (int64_t batch : {1, 7, 64, 1000}) {
+      std::vector<Tensor> in = {*Tensor::FromVector(FibInputs(batch))};
+      absl::StatusOr<std::vector<Tensor>> one = fib.fn.Run(in, {.vm = vm});
+      ASSERT_TRUE(one.ok()) << one.status();
+      for (int shards : {2, 3, 8}) {
+        for (std::string backend : {"eigen", "threaded:2"}) {
+          absl::StatusOr<std::vector<Tensor>> sharded =
+              fib.fn.Run(in, {.vm = vm, .backend = backend, .shards = shards});
+          ASSERT_TRUE(sharded.ok()) << sharded.status();
+          EXPECT_EQ(*sharded, *one) << "batch " << batch << ", " << shards << " shards, "
+                                    << backend;
+        }
+      }
+    }
+  }
+}
+
+TEST(ShardsTest, FloatingPointLanesKeepTheirBits) {
+  Context ctx;
+  BatchFunction peanuts = samples::DefinePeaNuts(ctx, {.dimension = 8, .max_depth = 4});
+  const int64_t batch = 37;
+  std::vector<double> x;
+  std::vector<int64_t> seed, traj;
+  for (int64_t l = 0; l < batch; ++l) {
+    for (int i = 0; i < 8; ++i) x.push_back(0.1 * static_cast<double>(l) - 0.3 * i);
+    seed.push_back(l * 31 + 5);
+    traj.push_back(2);
+  }
+  std::vector<Tensor> in = {*Tensor::FromVector(x, {8}), *Tensor::FromVector(seed),
+                            *Tensor::FromVector(traj)};
+  absl::StatusOr<std::vector<Tensor>> one = peanuts.Run(in, {});
+  ASSERT_TRUE(one.ok()) << one.status();
+  absl::StatusOr<std::vector<Tensor>> sharded = peanuts.Run(in, {.shards = 4});
+  ASSERT_TRUE(sharded.ok()) << sharded.status();
+  EXPECT_EQ(*sharded, *one);
+}
+
+// The summed profile is the sum of the shards' own runs: per-lane trip
+// counts equal the unsharded ones, lane slots count each shard's size.
+TEST(ShardsTest, ProfileSumsTheShards) {
+  Fib fib;
+  const std::vector<int64_t> n = FibInputs(10);
+  Profile sharded;
+  ASSERT_TRUE(RunProgram(fib.lowered, {*Tensor::FromVector(n)}, &fib.ctx.kernels(),
+                         {.shards = 3}, &sharded)
+                  .ok());
+  Profile whole;
+  ASSERT_TRUE(
+      RunProgram(fib.lowered, {*Tensor::FromVector(n)}, &fib.ctx.kernels(), {}, &whole).ok());
+  EXPECT_EQ(sharded.batch, 10);
+  EXPECT_EQ(sharded.lane_blocks, whole.lane_blocks);
+
+  // Shards of 10 lanes in 3: lanes [0, 3), [3, 6), [6, 10).
+  Profile expected;
+  const int64_t bounds[] = {0, 3, 6, 10};
+  for (int s = 0; s < 3; ++s) {
+    std::vector<int64_t> part(n.begin() + bounds[s], n.begin() + bounds[s + 1]);
+    Profile p;
+    ASSERT_TRUE(
+        RunProgram(fib.lowered, {*Tensor::FromVector(part)}, &fib.ctx.kernels(), {}, &p).ok());
+    if (s == 0) {
+      expected = p;
+    } else {
+      expected.Add(p);
+    }
+  }
+  EXPECT_EQ(sharded.steps, expected.steps);
+  int64_t slots = 0, active = 0;
+  for (size_t f = 0; f < sharded.blocks.size(); ++f) {
+    for (size_t b = 0; b < sharded.blocks[f].size(); ++b) {
+      const BlockCounters& got = sharded.blocks[f][b];
+      const BlockCounters& want = expected.blocks[f][b];
+      EXPECT_EQ(got.executions, want.executions);
+      EXPECT_EQ(got.active_lanes, want.active_lanes);
+      EXPECT_EQ(got.lane_slots, want.lane_slots);
+      EXPECT_EQ(got.active_lanes, whole.blocks[f][b].active_lanes);
+      slots += got.lane_slots;
+      active += got.active_lanes;
+    }
+  }
+  EXPECT_GT(slots, 0);
+  EXPECT_DOUBLE_EQ(sharded.Utilization(),
+                   static_cast<double>(active) / static_cast<double>(slots));
+  EXPECT_EQ(sharded.PrimitiveExecutions("add"), expected.PrimitiveExecutions("add"));
+}
+
+TEST(ShardsTest, MoreShardsThanLanesAndEmptyBatchesRun) {
+  Fib fib;
+  for (int64_t batch : {0, 1, 3}) {
+    std::vector<Tensor> in = {*Tensor::FromVector(FibInputs(batch))};
+    absl::StatusOr<std::vector<Tensor>> one = fib.fn.Run(in, {});
+    absl::StatusOr<std::vector<Tensor>> sharded = fib.fn.Run(in, {.shards = 8});
+    ASSERT_TRUE(one.ok()) << one.status();
+    ASSERT_TRUE(sharded.ok()) << sharded.status();
+    EXPECT_EQ(*sharded, *one);
+  }
+}
+
+TEST(ShardsTest, ShardCountBelowOneIsInvalid) {
+  Fib fib;
+  absl::StatusOr<std::vector<Tensor>> out =
+      fib.fn.Run({*Tensor::FromVector(FibInputs(4))}, {.shards = 0});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("shards is 0"));
+}
+
+// A lane error names the shard and where its lanes start.
+TEST(ShardsTest, ErrorsNameTheShardAndItsLanes) {
+  Fib fib;
+  absl::StatusOr<std::vector<Tensor>> out =
+      fib.fn.Run({*Tensor::FromVector<int64_t>({1, 2, 1, 40})},
+                 {.shards = 2, .max_stack_depth = 8});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(out.status().message()),
+              HasSubstr("shard 2 of 2 (lanes 2 to 3; a lane number below counts from 2): "
+                        "stack overflow in function 'fibonacci'"));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("stack overflow at lane 1"));
+}
+
+TEST(ShardsTest, BadBackendAndMismatchedInputsAreReportedOnce) {
+  Context ctx;
+  BatchFunction add = ctx.Batch("add")([](Value a, Value b) { return a + b; });
+  absl::StatusOr<std::vector<Tensor>> out =
+      add.Run({*Tensor::FromVector<int64_t>({1, 2}), *Tensor::FromVector<int64_t>({1, 2})},
+              {.backend = "gpu", .shards = 2});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("gpu"));
+  EXPECT_THAT(std::string(out.status().message()), ::testing::Not(HasSubstr("shard")));
+
+  out = add.Run({*Tensor::FromVector<int64_t>({1, 2, 3}), *Tensor::FromVector<int64_t>({1, 2})},
+                {.shards = 2});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A kernel that is not bit_stable has not promised to be callable from two
+// threads at once: sharding it is refused, naming the kernel.
+TEST(ShardsTest, KernelsThatAreNotBitStableAreNotSharded) {
+  Context ctx;
+  Kernel twice = ctx.RegisterKernel(
+      "twice", KernelSignature{{Scalar(DType::kF64)}, {Scalar(DType::kF64)}, false},
+      [](const KernelCall& call) -> absl::Status {
+        const double* x = reinterpret_cast<const double*>(call.inputs[0].data);
+        double* out = reinterpret_cast<double*>(call.outputs[0].data);
+        for (int64_t l = 0; l < call.num_lanes; ++l) out[l] = 2 * x[l];
+        return absl::OkStatus();
+      });
+  BatchFunction f = ctx.Batch("f")([&](Value x) { return twice(x); });
+  std::vector<Tensor> in = {*Tensor::FromVector<double>({1, 2, 3})};
+  absl::StatusOr<std::vector<Tensor>> out = f.Run(in, {.shards = 2});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("'twice' is not"));
+  out = f.Run(in, {.shards = 1});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->front().ToVector<double>(), (std::vector<double>{2, 4, 6}));
+}
+
+}  // namespace
+}  // namespace autobatch
