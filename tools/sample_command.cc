@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -114,8 +116,12 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
         "--block-policy '", args.block_policy, "' is not one of lowest-index, most-lanes"));
   }
   o.call.block_policy = *policy;
-  AB_ASSIGN_OR_RETURN(const int64_t shards, ParseInt("--shards", args.shards, 1, 256));
-  o.call.shards = static_cast<int>(shards);
+  if (args.shards == "auto") {
+    o.call.shards = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 256u));
+  } else {
+    AB_ASSIGN_OR_RETURN(const int64_t shards, ParseInt("--shards", args.shards, 1, 256));
+    o.call.shards = static_cast<int>(shards);
+  }
   constexpr int64_t kMaxIterations = (int64_t{1} << 31) - 1;
   AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, int64_t{1} << 24));
   AB_ASSIGN_OR_RETURN(o.num_warmup, ParseInt("--warmup", args.warmup, 0, kMaxIterations));
@@ -177,7 +183,8 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   cmd->add_option("--block-policy", args.block_policy,
                   "stack VM schedule: most-lanes (default) or lowest-index");
   cmd->add_option("--shards", args.shards,
-                  "run the chains as N sub-batches on N threads, same draws (default 1)");
+                  "run the chains as N sub-batches on N threads (same draws for every N); "
+                  "default auto: one per hardware thread");
   cmd->add_option("--output-dir", args.output_dir,
                   "write one Stan CSV file per chain there (output_<id+1>.csv)");
   cmd->add_option("--sig-figs", args.sig_figs, "significant digits in the CSV files (default 6)");

@@ -40,7 +40,7 @@ struct SampleArgs {
   std::string vm = "stack";
   std::string backend = "eigen";
   std::string block_policy = "most-lanes";
-  std::string shards = "1";
+  std::string shards = "auto";
   std::string output_dir;
   std::string sig_figs = "6";
   std::string summary_json;

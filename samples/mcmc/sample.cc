@@ -3,6 +3,7 @@
 #include "samples/mcmc/sample.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -15,6 +16,8 @@
 #include <span>
 #include <thread>
 #include <utility>
+
+#include <unsupported/Eigen/CXX11/ThreadPool>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -442,14 +445,38 @@ absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& opt
   for (size_t k = 0; k < result.chains.size(); ++k) {
     result.chains[k].ebfmi = ebfmi(static_cast<Eigen::Index>(k));
   }
-  for (Eigen::Index c = 0; c < static_cast<Eigen::Index>(result.column_names.size()); ++c) {
-    const Eigen::MatrixXd column = result.Column(c);
-    SummaryRow row = Summarize(column);
-    if (!HasChainDiagnostics(result.column_names[static_cast<size_t>(c)], column)) {
-      row.mcse = row.ess_bulk = row.ess_tail = row.rhat =
-          std::numeric_limits<double>::quiet_NaN();
+  // The columns' summaries are independent (each sorts its draws several
+  // times: seconds for 1024 chains x 1000 draws), so they are computed on as
+  // many threads as the VM calls' shards.
+  const size_t num_columns = result.column_names.size();
+  result.summary.assign(num_columns, SummaryRow{});
+  std::atomic<size_t> next_column{0};
+  auto summarize_columns = [&result, &next_column, num_columns] {
+    for (size_t c = next_column++; c < num_columns; c = next_column++) {
+      const Eigen::MatrixXd column = result.Column(static_cast<Eigen::Index>(c));
+      SummaryRow row = Summarize(column);
+      if (!HasChainDiagnostics(result.column_names[c], column)) {
+        row.mcse = row.ess_bulk = row.ess_tail = row.rhat =
+            std::numeric_limits<double>::quiet_NaN();
+      }
+      result.summary[c] = row;
     }
-    result.summary.push_back(row);
+  };
+  const int threads =
+      static_cast<int>(std::clamp<int64_t>(options.call.shards, 1, std::max<size_t>(num_columns, 1)));
+  if (threads > 1) {
+    Eigen::ThreadPool pool(threads - 1);
+    Eigen::Barrier done(static_cast<unsigned>(threads - 1));
+    for (int t = 1; t < threads; ++t) {
+      pool.Schedule([&summarize_columns, &done] {
+        summarize_columns();
+        done.Notify();
+      });
+    }
+    summarize_columns();
+    done.Wait();
+  } else {
+    summarize_columns();
   }
   runner.ReportDone();
   return result;

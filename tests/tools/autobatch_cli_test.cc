@@ -84,6 +84,16 @@ TEST(CliTest, BlockPoliciesGiveTheSameOutputsOnOtherSchedules) {
   Result bad = RunCli("run fibonacci --inputs " + inputs + " --block-policy fastest");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.out, HasSubstr("most-lanes"));
+
+  // Sharded runs (--shards): the same outputs; the summed profile.
+  Result sharded = RunCli("run fibonacci --inputs " + inputs + " --shards 3");
+  ASSERT_EQ(sharded.exit_code, 0) << sharded.out;
+  nlohmann::json out = nlohmann::json::parse(sharded.out);
+  EXPECT_EQ(out["outputs"], outputs[0]);
+  EXPECT_EQ(out["profile"]["batch"], 10);
+  bad = RunCli("run fibonacci --inputs " + inputs + " --shards 0");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.out, HasSubstr("--shards"));
 }
 
 TEST(CliTest, NonFiniteInputsAndOutputsAreStrings) {

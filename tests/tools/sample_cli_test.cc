@@ -97,6 +97,22 @@ TEST(SampleCliTest, RunsAndWritesCsvAndSummaryJson) {
   EXPECT_EQ(j2["chains"][1]["inv_metric"], adapt["inv_metric"]);
 }
 
+// --shards runs the chains on several threads: the same summary numbers.
+TEST(SampleCliTest, ShardsGiveTheSameSummary) {
+  const std::string dir = TempDir("sample_cli_shards");
+  nlohmann::json columns[2];
+  const char* shards[2] = {"1", "3"};
+  for (int i = 0; i < 2; ++i) {
+    const std::string json = dir + "/s" + shards[i] + ".json";
+    Result r = RunCli(std::string("sample --target eight_schools --chains 5 --warmup 150 ") +
+                      "--samples 50 --delta 0.9 --no-progress --shards " + shards[i] +
+                      " --summary-json " + json);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    columns[i] = nlohmann::json::parse(ReadFile(json))["columns"];
+  }
+  EXPECT_EQ(columns[0], columns[1]);
+}
+
 TEST(SampleCliTest, ErrorsExitOneWithAMessage) {
   const std::string dir = TempDir("sample_cli_errors");
   struct Case {
@@ -115,6 +131,8 @@ TEST(SampleCliTest, ErrorsExitOneWithAMessage) {
       {"--target iid_gaussian --max-depth 99", "--max-depth"},
       {"--target iid_gaussian --algorithm gibbs", "--algorithm"},
       {"--target iid_gaussian --vm gpu", "--vm"},
+      {"--target iid_gaussian --shards 0", "--shards"},
+      {"--target iid_gaussian --shards two", "--shards 'two'"},
       {"--target iid_gaussian --target-params dimension=-3", "dimension"},
       {"--target iid_gaussian --target-params nokey=1", "nokey"},
       {"--target iid_gaussian --warmup 0", "--no-adapt"},
