@@ -369,6 +369,12 @@ TEST(SampleTest, ShardedRunsGiveTheSameChains) {
   }
   EXPECT_EQ(one->sampling_leapfrogs_taken, two->sampling_leapfrogs_taken);
   EXPECT_EQ(one->warmup_leapfrogs_taken, two->warmup_leapfrogs_taken);
+  // The summary, computed on two threads, has the same bits (NaN included).
+  ASSERT_EQ(one->summary.size(), two->summary.size());
+  for (size_t c = 0; c < one->summary.size(); ++c) {
+    EXPECT_EQ(std::memcmp(&one->summary[c], &two->summary[c], sizeof(SummaryRow)), 0)
+        << one->column_names[c];
+  }
 }
 
 TEST(SampleTest, FixedParametersRwmhAndStacklessVm) {
