@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <limits>
 #include <span>
 
 #include "absl/strings/str_cat.h"
@@ -122,6 +123,7 @@ class StackVm {
     dirty_epoch_.assign(module_.variables.size(), -1);
     written_.reserve(module_.variables.size());
     pc_stack_.assign(static_cast<size_t>(batch_), {});
+    for (Waiting& w : waiting_) w.bits.assign((static_cast<size_t>(batch_) + 63) / 64, 0);
     all_lanes_ = LaneSet::All(batch_);
     lanes_.Reset(batch_);
     if_true_.Reset(batch_);
@@ -195,69 +197,62 @@ class StackVm {
                                                          : &values_[v.value];
   }
 
-  // Lanes arrive at a block in sorted runs: every sweep over a sorted lane
-  // set (one per terminator, two for a Branch) appends increasing lanes, so
-  // a block's waiting list is a few sorted runs that Take merges — cheaper
-  // than sorting, and O(lanes moved), never O(batch).
+  // The lanes waiting at one block, as a bitset over the batch, so that Take
+  // yields them in increasing order without sorting or merging; words
+  // [lo, hi) are the only ones that may be nonzero, so Take costs the lanes
+  // plus the span of words they occupy.
   struct Waiting {
-    std::vector<int64_t> lanes;
-    std::vector<size_t> run_starts;
-    int64_t sweep = -1;  // the sweep that appended the last run
+    std::vector<uint64_t> bits;
+    int64_t count = 0;
+    size_t lo = std::numeric_limits<size_t>::max();
+    size_t hi = 0;
   };
 
   void MoveLane(int64_t lane, int32_t gid) {
     Waiting& w = waiting_[gid];
-    if (w.sweep != sweep_) {
-      w.run_starts.push_back(w.lanes.size());
-      w.sweep = sweep_;
-    }
-    w.lanes.push_back(lane);
+    const size_t word = static_cast<size_t>(lane) >> 6;
+    const uint64_t bit = uint64_t{1} << (lane & 63);
+    AB_DCHECK((w.bits[word] & bit) == 0, "a lane waits at one block at a time");
+    w.bits[word] |= bit;
+    ++w.count;
+    w.lo = std::min(w.lo, word);
+    w.hi = std::max(w.hi, word + 1);
     nonempty_[gid >> 6] |= uint64_t{1} << (gid & 63);
   }
 
+  // `lanes` in increasing order (a LaneSet's indices).
   void MoveLanes(std::span<const int64_t> lanes, int32_t gid) {
     if (lanes.empty()) return;
     Waiting& w = waiting_[gid];
-    if (w.sweep != sweep_) {
-      w.run_starts.push_back(w.lanes.size());
-      w.sweep = sweep_;
+    for (int64_t lane : lanes) {
+      AB_DCHECK((w.bits[static_cast<size_t>(lane) >> 6] & (uint64_t{1} << (lane & 63))) == 0,
+                "a lane waits at one block at a time");
+      w.bits[static_cast<size_t>(lane) >> 6] |= uint64_t{1} << (lane & 63);
     }
-    w.lanes.insert(w.lanes.end(), lanes.begin(), lanes.end());
+    w.count += static_cast<int64_t>(lanes.size());
+    w.lo = std::min(w.lo, static_cast<size_t>(lanes.front()) >> 6);
+    w.hi = std::max(w.hi, (static_cast<size_t>(lanes.back()) >> 6) + 1);
     nonempty_[gid >> 6] |= uint64_t{1} << (gid & 63);
   }
 
-  // Moves the lanes waiting at `gid` into lanes_, sorted.
+  // Moves the lanes waiting at `gid` into lanes_, in increasing order.
   void Take(int32_t gid) {
     Waiting& w = waiting_[gid];
-    std::vector<int64_t>& v = w.lanes;
-    // Merge adjacent sorted runs pairwise until one is left, through a
-    // scratch buffer that only grows (std::inplace_merge would allocate).
-    while (w.run_starts.size() > 1) {
-      merged_starts_.clear();
-      if (merge_buffer_.size() < v.size()) merge_buffer_.resize(v.size());
-      for (size_t r = 0; r < w.run_starts.size(); r += 2) {
-        merged_starts_.push_back(w.run_starts[r]);
-        const auto at = [&](size_t i) { return v.begin() + static_cast<std::ptrdiff_t>(i); };
-        const size_t begin = w.run_starts[r];
-        const size_t end = r + 2 < w.run_starts.size() ? w.run_starts[r + 2] : v.size();
-        if (r + 1 < w.run_starts.size()) {
-          std::merge(at(begin), at(w.run_starts[r + 1]), at(w.run_starts[r + 1]), at(end),
-                     merge_buffer_.begin() + static_cast<std::ptrdiff_t>(begin));
-          std::copy(merge_buffer_.begin() + static_cast<std::ptrdiff_t>(begin),
-                    merge_buffer_.begin() + static_cast<std::ptrdiff_t>(end), at(begin));
-        }
-      }
-      w.run_starts.swap(merged_starts_);
-    }
-    AB_DCHECK(std::is_sorted(v.begin(), v.end()));
     lanes_.Clear();
-    for (int64_t lane : v) {
-      lanes_.Append(lane);
-      ++profile_.lane_blocks[lane];
+    for (size_t word = w.lo; word < w.hi; ++word) {
+      uint64_t bits = w.bits[word];
+      w.bits[word] = 0;
+      while (bits != 0) {
+        const int64_t lane = static_cast<int64_t>(word * 64) + std::countr_zero(bits);
+        bits &= bits - 1;
+        lanes_.Append(lane);
+        ++profile_.lane_blocks[lane];
+      }
     }
-    v.clear();
-    w.run_starts.clear();
-    w.sweep = -1;
+    AB_DCHECK(lanes_.size() == w.count);
+    w.count = 0;
+    w.lo = std::numeric_limits<size_t>::max();
+    w.hi = 0;
     nonempty_[gid >> 6] &= ~(uint64_t{1} << (gid & 63));
   }
 
@@ -272,7 +267,7 @@ class StackVm {
           const int32_t g = static_cast<int32_t>(w * 64 + std::countr_zero(bits));
           if (best < 0 || (heavy_[best] && !heavy_[g]) ||
               (heavy_[best] == heavy_[g] &&
-               waiting_[g].lanes.size() > waiting_[best].lanes.size())) {
+               waiting_[g].count > waiting_[best].count)) {
             best = g;
           }
         }
@@ -493,9 +488,7 @@ class StackVm {
               backend_.Split(*Storage(t.cond), lanes_, &if_true_, &if_false_);
               int32_t then_gid = Gid(fn_id, t.then_block);
               int32_t else_gid = Gid(fn_id, t.else_block);
-              ++sweep_;
               MoveLanes(if_true_.indices(), then_gid);
-              ++sweep_;
               MoveLanes(if_false_.indices(), else_gid);
               return absl::OkStatus();
             },
@@ -515,12 +508,10 @@ class StackVm {
                 }
                 stack.push_back(return_gid);
               }
-              ++sweep_;
               MoveLanes(lanes_.indices(), callee_gid);
               return absl::OkStatus();
             },
             [&](const IndirectGoto&) {
-              ++sweep_;
               for (int64_t lane : lanes_.indices()) {
                 std::vector<int32_t>& stack = pc_stack_[lane];
                 if (stack.empty()) continue;  // returned from the entry: halt
@@ -540,7 +531,6 @@ class StackVm {
   }
 
   void MoveAll(int32_t gid) {
-    ++sweep_;
     MoveLanes(lanes_.indices(), gid);
   }
 
@@ -563,9 +553,6 @@ class StackVm {
   std::vector<std::vector<int32_t>> pc_stack_;  // per lane: return addresses
   std::vector<Waiting> waiting_;                // per global block
   std::vector<uint64_t> nonempty_;              // bitset of waiting_ non-empty
-  std::vector<size_t> merged_starts_;
-  std::vector<int64_t> merge_buffer_;
-  int64_t sweep_ = 0;
   LaneSet lanes_, if_true_, if_false_;
   LaneSet all_lanes_;      // every lane of the batch
   LaneSet compact_lanes_;  // every lane of a compact copy (0..n-1)
