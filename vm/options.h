@@ -53,12 +53,15 @@ struct CallOptions {
   // Backend name ("eigen", "threaded").
   std::string backend = "eigen";
   // Run the batch as this many independent batched calls ("shards") on
-  // contiguous lane ranges, at once: one thread (an Eigen::ThreadPool of
-  // shards - 1 workers, plus the calling thread), VM and backend per shard,
-  // outputs concatenated and profiles summed. A lane's bits do not depend on
-  // the batch (DESIGN.md, "Determinism"), so they are those of the unsharded
-  // call; sharding parallelizes everything a VM does (scheduling, stacks and
-  // kernels), where the threaded backend splits single ops. Requires every
+  // contiguous lane ranges, each with its own VM and backend, on
+  // min(shards, hardware threads) threads (an Eigen::ThreadPool plus the
+  // calling thread; each takes the next shard until none is left); outputs
+  // are concatenated and profiles summed. A lane's bits do not depend on the
+  // batch (DESIGN.md, "Determinism"), so they are those of the unsharded
+  // call. Sharding parallelizes everything a VM does (scheduling, stacks and
+  // kernels), where the threaded backend splits single ops; more shards than
+  // threads also keep each batch's working set in cache (measured in
+  // docs/BENCHMARKS.md, session 4). Requires every
   // user kernel of the program to be bit_stable (the promise that lets the
   // threaded backend call it from several threads on disjoint lanes), else
   // InvalidArgument naming the kernel. Clamped to the batch; the step budget

@@ -2,13 +2,14 @@
 #include "vm/run.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
-
-#include <unsupported/Eigen/CXX11/ThreadPool>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
 #include "backends/lane_copy.h"
+#include "backends/run_on_threads.h"
 #include "passes/pipeline.h"
 #include "vm/inputs.h"
 #include "vm/reference_interpreter.h"
@@ -49,6 +50,10 @@ absl::StatusOr<std::vector<Tensor>> RunBatched(const Program& executable,
   return RunStackVm(executable, std::move(inputs), kernels, *backend, options, profile);
 }
 
+int HardwareThreads() {
+  return static_cast<int>(std::max(std::thread::hardware_concurrency(), 1u));
+}
+
 // Lanes [begin, end) of every tensor.
 std::vector<Tensor> LaneRange(const std::vector<Tensor>& tensors, int64_t begin, int64_t end) {
   std::vector<Tensor> out;
@@ -61,8 +66,9 @@ std::vector<Tensor> LaneRange(const std::vector<Tensor>& tensors, int64_t begin,
   return out;
 }
 
-// RunBatched on options.shards contiguous lane ranges at once (vm/options.h,
-// CallOptions::shards): one thread, VM and backend per range.
+// RunBatched on options.shards contiguous lane ranges (vm/options.h,
+// CallOptions::shards): a VM and backend per range, on up to one thread per
+// hardware thread.
 absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
                                                std::vector<Tensor> inputs,
                                                const KernelRegistry* kernels,
@@ -99,23 +105,16 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
     part.inputs = LaneRange(inputs, part.begin, part.end);
   }
   inputs.clear();
-  auto run = [&](int s) {
-    Shard& part = parts[static_cast<size_t>(s)];
-    part.result = RunBatched(executable, std::move(part.inputs), kernels, options,
-                             profile == nullptr ? nullptr : &part.profile);
-  };
-  {
-    Eigen::ThreadPool pool(shards - 1);
-    Eigen::Barrier done(static_cast<unsigned>(shards - 1));
-    for (int s = 1; s < shards; ++s) {
-      pool.Schedule([&run, &done, s] {
-        run(s);
-        done.Notify();
-      });
+  // Each thread takes the next shard not yet started until none is left.
+  std::atomic<int> next{0};
+  auto run_shards = [&] {
+    for (int s = next++; s < shards; s = next++) {
+      Shard& part = parts[static_cast<size_t>(s)];
+      part.result = RunBatched(executable, std::move(part.inputs), kernels, options,
+                               profile == nullptr ? nullptr : &part.profile);
     }
-    run(0);
-    done.Wait();
-  }
+  };
+  RunOnThreads(std::min(shards, HardwareThreads()), run_shards);
 
   for (int s = 0; s < shards; ++s) {
     const Shard& part = parts[static_cast<size_t>(s)];

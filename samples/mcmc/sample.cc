@@ -17,10 +17,9 @@
 #include <thread>
 #include <utility>
 
-#include <unsupported/Eigen/CXX11/ThreadPool>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "backends/run_on_threads.h"
 #include "ir/status.h"
 #include "samples/mcmc/adaptation.h"
 #include "samples/mcmc/batched_sampler.h"
@@ -447,7 +446,7 @@ absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& opt
   }
   // The columns' summaries are independent (each sorts its draws several
   // times: seconds for 1024 chains x 1000 draws), so they are computed on as
-  // many threads as the VM calls' shards.
+  // many threads as the VM calls' shards (at most one per hardware thread).
   const size_t num_columns = result.column_names.size();
   result.summary.assign(num_columns, SummaryRow{});
   std::atomic<size_t> next_column{0};
@@ -462,22 +461,10 @@ absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& opt
       result.summary[c] = row;
     }
   };
-  const int threads =
-      static_cast<int>(std::clamp<int64_t>(options.call.shards, 1, std::max<size_t>(num_columns, 1)));
-  if (threads > 1) {
-    Eigen::ThreadPool pool(threads - 1);
-    Eigen::Barrier done(static_cast<unsigned>(threads - 1));
-    for (int t = 1; t < threads; ++t) {
-      pool.Schedule([&summarize_columns, &done] {
-        summarize_columns();
-        done.Notify();
-      });
-    }
-    summarize_columns();
-    done.Wait();
-  } else {
-    summarize_columns();
-  }
+  RunOnThreads(static_cast<int>(std::min<int64_t>(
+                   {options.call.shards, static_cast<int64_t>(num_columns),
+                    static_cast<int64_t>(std::max(std::thread::hardware_concurrency(), 1u))})),
+               summarize_columns);
   runner.ReportDone();
   return result;
 }

@@ -1,0 +1,34 @@
+// RunOnThreads: one body run by several threads at once, then joined.
+#ifndef AUTOBATCH_BACKENDS_RUN_ON_THREADS_H_
+#define AUTOBATCH_BACKENDS_RUN_ON_THREADS_H_
+
+#include <functional>
+
+#include <unsupported/Eigen/CXX11/ThreadPool>
+
+namespace autobatch {
+
+// Runs `body` on `threads` threads at once — the calling thread and
+// threads - 1 workers of a fresh Eigen::ThreadPool — and returns when every
+// run has returned. The body shares out its own work (e.g. an atomic counter
+// over items). threads <= 1 runs it once on the calling thread.
+inline void RunOnThreads(int threads, const std::function<void()>& body) {
+  if (threads <= 1) {
+    body();
+    return;
+  }
+  Eigen::ThreadPool pool(threads - 1);
+  Eigen::Barrier done(static_cast<unsigned>(threads - 1));
+  for (int t = 1; t < threads; ++t) {
+    pool.Schedule([&body, &done] {
+      body();
+      done.Notify();
+    });
+  }
+  body();
+  done.Wait();
+}
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_BACKENDS_RUN_ON_THREADS_H_
