@@ -116,14 +116,19 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
         "--block-policy '", args.block_policy, "' is not one of lowest-index, most-lanes"));
   }
   o.call.block_policy = *policy;
+  constexpr int64_t kMaxIterations = (int64_t{1} << 31) - 1;
+  AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, int64_t{1} << 24));
   if (args.shards == "auto") {
-    o.call.shards = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 256u));
+    // A model whose kernel is not bit-stable cannot be sharded (vm/options.h).
+    o.call.shards =
+        model.batch_bit_stable()
+            ? mcmc::DefaultShards(o.num_chains, model.dimension(),
+                                  static_cast<int>(std::max(std::thread::hardware_concurrency(), 1u)))
+            : 1;
   } else {
     AB_ASSIGN_OR_RETURN(const int64_t shards, ParseInt("--shards", args.shards, 1, 256));
     o.call.shards = static_cast<int>(shards);
   }
-  constexpr int64_t kMaxIterations = (int64_t{1} << 31) - 1;
-  AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, int64_t{1} << 24));
   AB_ASSIGN_OR_RETURN(o.num_warmup, ParseInt("--warmup", args.warmup, 0, kMaxIterations));
   AB_ASSIGN_OR_RETURN(o.num_samples, ParseInt("--samples", args.samples, 1, kMaxIterations));
   AB_ASSIGN_OR_RETURN(o.seed, ParseSeed(args.seed));
@@ -184,7 +189,8 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
                   "stack VM schedule: most-lanes (default) or lowest-index");
   cmd->add_option("--shards", args.shards,
                   "run the chains as N sub-batches on N threads (same draws for every N); "
-                  "default auto: one per hardware thread");
+                  "default auto: at least one per hardware thread, smaller for big models "
+                  "(mcmc::DefaultShards)");
   cmd->add_option("--output-dir", args.output_dir,
                   "write one Stan CSV file per chain there (output_<id+1>.csv)");
   cmd->add_option("--sig-figs", args.sig_figs, "significant digits in the CSV files (default 6)");

@@ -472,6 +472,12 @@ absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& opt
 // ---------------------------------------------------------------------------
 // Stan CSV.
 
+int DefaultShards(int64_t num_chains, int64_t dimension, int threads) {
+  const int64_t per_shard = std::max<int64_t>(32, 6400 / std::max<int64_t>(dimension, 1));
+  const int64_t by_size = (std::max<int64_t>(num_chains, 1) + per_shard - 1) / per_shard;
+  return static_cast<int>(std::clamp<int64_t>(std::max<int64_t>(threads, by_size), 1, 256));
+}
+
 StanCsv MakeChainCsv(const SampleResult& result, size_t chain) {
   AB_CHECK(chain < result.chains.size());
   const SampleOptions& o = result.options;

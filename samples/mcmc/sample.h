@@ -153,6 +153,18 @@ struct SampleResult {
   int64_t total_max_depth_hits() const;
 };
 
+// A shard count (CallOptions::shards) for `num_chains` chains of a model of
+// `dimension` coordinates on `threads` hardware threads: at least one shard
+// per thread, and shards of at most max(32, 6400 / dimension) chains. The
+// sampler's working set is a few dozen d-vectors per chain plus their
+// stacks, and a batch whose working set leaves the L2 cache runs slower per
+// chain, while every shard pays the per-block costs again; the bound fits
+// the measurements on the 2-core development machine (d = 100: 16 shards of
+// 64 chains ran 1024 chains 1.7x faster than 2 shards; d = 10: 2 shards of
+// 512 beat 4 of 256 on the full README demo; docs/BENCHMARKS.md, session 4).
+// Draws do not depend on it.
+int DefaultShards(int64_t num_chains, int64_t dimension, int threads);
+
 // Runs the chains as described at the top.
 // Errors: InvalidArgument for bad options (naming the field and its value),
 // a bad sampler config (SamplerConfig::Validate), or a loaded adaptation

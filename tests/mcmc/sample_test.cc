@@ -411,6 +411,20 @@ TEST(SampleTest, FixedParametersRwmhAndStacklessVm) {
   EXPECT_EQ(l->chains[0].inv_metric, (std::vector<double>{2.0, 3.0}));
 }
 
+TEST(SampleTest, DefaultShardsKeepBatchesSmallForBigModels) {
+  // At least one shard per thread.
+  EXPECT_EQ(DefaultShards(4, 10, 2), 2);
+  EXPECT_EQ(DefaultShards(1, 2, 8), 8);
+  // d = 10: 640 chains a shard; d = 100: 64; d >= 200: 32.
+  EXPECT_EQ(DefaultShards(1024, 10, 2), 2);
+  EXPECT_EQ(DefaultShards(1281, 10, 1), 3);
+  EXPECT_EQ(DefaultShards(1024, 100, 2), 16);
+  EXPECT_EQ(DefaultShards(1024, 1000, 2), 32);
+  // Never more than 256; degenerate sizes give one shard per thread.
+  EXPECT_EQ(DefaultShards(int64_t{1} << 24, 1000, 2), 256);
+  EXPECT_EQ(DefaultShards(0, 0, 1), 1);
+}
+
 TEST(SampleTest, BadOptionsAreErrors) {
   std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 2}});
   SampleOptions o = Small(0, 10, 10);
