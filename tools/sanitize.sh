@@ -5,8 +5,10 @@
 #   address  configures build-asan/ with AUTOBATCH_SANITIZE=address,undefined
 #            (-O1 -g, internal checks on, no benchmarks), builds, runs every test.
 #   thread   configures build-tsan/ with AUTOBATCH_SANITIZE=thread, builds only
-#            concurrency_test and threaded_backend_test, and runs the tests
-#            labelled `concurrency` and the ThreadedBackendTest cases.
+#            concurrency_test, threaded_backend_test, run_test and sample_test,
+#            and runs the tests labelled `concurrency`, the ThreadedBackendTest
+#            and ShardsTest cases, and the sharded sampler test (its user
+#            kernels called from two threads at once).
 # Every sanitizer report aborts its test, so any finding fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,12 +44,15 @@ case "$mode" in
     ;;
   thread)
     configure build-tsan thread
-    cmake --build build-tsan -j"$jobs" --target concurrency_test threaded_backend_test
+    cmake --build build-tsan -j"$jobs" --target concurrency_test threaded_backend_test run_test \
+      sample_test
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
     ctest --test-dir build-tsan --no-tests=error --output-on-failure -j"$jobs" --timeout 1200 \
       -L concurrency "$@"
     ctest --test-dir build-tsan --no-tests=error --output-on-failure -j"$jobs" --timeout 1200 \
       -R '^ThreadedBackendTest\.' "$@"
+    ctest --test-dir build-tsan --no-tests=error --output-on-failure -j"$jobs" --timeout 1200 \
+      -R '^(ShardsTest\..*|SampleTest\.ShardedRunsGiveTheSameChains)$' "$@"
     ;;
   *)
     echo "usage: tools/sanitize.sh address|thread [ctest arguments...]" >&2
