@@ -29,6 +29,17 @@ std::vector<fs::path> FilesIn(const fs::path& dir) {
   return files;
 }
 
+// The fuzzer's limits, but with a wall-clock budget far beyond any seed's
+// run, so the step budget is always the one that stops a long run: the
+// goldens must not depend on the machine's speed (CI's ASan build on a
+// loaded machine once took more than the fuzzer's 5 s for one seed, and
+// reported DEADLINE_EXCEEDED for RESOURCE_EXHAUSTED).
+FuzzLimits GoldenLimits() {
+  FuzzLimits limits;
+  limits.timeout_seconds = 3600;
+  return limits;
+}
+
 std::string ReadBytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream bytes;
@@ -46,7 +57,7 @@ TEST(FuzzCorpusTest, SeedsLoadVerifyAndAgree) {
   int compared = 0;
   for (const fs::path& file : files) {
     SCOPED_TRACE(file.string());
-    FuzzOutcome outcome = RunFuzzInput(ReadBytes(file));
+    FuzzOutcome outcome = RunFuzzInput(ReadBytes(file), GoldenLimits());
     EXPECT_TRUE(outcome.loaded && outcome.verified) << outcome.rejected;
     EXPECT_EQ(outcome.finding, "");
     compared += outcome.compared ? 1 : 0;
@@ -64,7 +75,7 @@ TEST(FuzzCorpusTest, RegressionsNoLongerFail) {
   std::string summary;
   for (const fs::path& file : FilesIn(kFuzzDir / "regressions")) {
     SCOPED_TRACE(file.string());
-    FuzzOutcome outcome = RunFuzzInput(ReadBytes(file));
+    FuzzOutcome outcome = RunFuzzInput(ReadBytes(file), GoldenLimits());
     EXPECT_EQ(outcome.finding, "");
     summary += file.filename().string() + ": " + outcome.Summary() + "\n";
   }
