@@ -65,7 +65,8 @@ struct CallOptions {
   // user kernel of the program to be bit_stable (the promise that lets the
   // threaded backend call it from several threads on disjoint lanes), else
   // InvalidArgument naming the kernel. Clamped to the batch; the step budget
-  // applies to each shard. Ignored by dry_run. Must be >= 1.
+  // applies to each shard, the wall-clock budget to the whole call. Ignored
+  // by dry_run. Must be >= 1.
   int shards = 1;
   // Maximum recursion depth (frames, the entry's included) of any lane. The
   // stack VM grows its stacks on demand up to this depth; the stackless VM

@@ -106,11 +106,21 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
   }
   inputs.clear();
   // Each thread takes the next shard not yet started until none is left.
+  // The wall-clock budget is the call's: a shard that starts late gets what
+  // is left of it.
+  const auto start = std::chrono::steady_clock::now();
   std::atomic<int> next{0};
   auto run_shards = [&] {
     for (int s = next++; s < shards; s = next++) {
       Shard& part = parts[static_cast<size_t>(s)];
-      part.result = RunBatched(executable, std::move(part.inputs), kernels, options,
+      CallOptions shard_options = options;
+      if (options.timeout_seconds > 0) {
+        const double spent =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        // Positive, so that a shard with nothing left fails the VM's own way.
+        shard_options.timeout_seconds = std::max(options.timeout_seconds - spent, 1e-9);
+      }
+      part.result = RunBatched(executable, std::move(part.inputs), kernels, shard_options,
                                profile == nullptr ? nullptr : &part.profile);
     }
   };

@@ -1,5 +1,6 @@
 // RunProgram's sharded calls (CallOptions::shards): same bits as one call,
 // summed profiles, errors that name the shard, and what is refused.
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -128,6 +129,23 @@ TEST(ShardsTest, MoreShardsThanLanesAndEmptyBatchesRun) {
     ASSERT_TRUE(sharded.ok()) << sharded.status();
     EXPECT_EQ(*sharded, *one);
   }
+}
+
+// The wall-clock budget bounds the whole call, not each shard: shards queued
+// behind others get only what is left of it.
+TEST(ShardsTest, TimeoutBoundsTheWholeCall) {
+  Fib fib;  // fibonacci(60) makes about 3e12 calls: it runs until stopped
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<Tensor>> out =
+      fib.fn.Run({*Tensor::FromVector<int64_t>({60, 60, 60, 60, 60, 60, 60, 60})},
+               {.shards = 8, .max_steps = 0, .timeout_seconds = 0.25});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded);
+  // 8 shards each given 0.25 s would take at least 1 s on 2 threads; the
+  // call's own budget ends it near 0.25 s.
+  EXPECT_LT(seconds, 0.6) << out.status();
 }
 
 TEST(ShardsTest, ShardCountBelowOneIsInvalid) {
