@@ -758,6 +758,25 @@ const T* ColumnMajor(const DenseMatrix& m) {
   return buffer.data();
 }
 
+// o[k] = M x[k] for the K lanes x[k] = x + k * cols, o[k] = o + k * rows, in
+// axpy form: vectorizes over rows, and each element sums j = 0, 1, ... in
+// order. The K lanes share each column load (the matrix streams from L2 once
+// per K lanes); which lanes share it does not change any lane's bits.
+template <int K, typename T>
+void MatVecLanes(const T* cm, int64_t rows, int64_t cols, const T* x, T* __restrict o) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int k = 0; k < K; ++k) o[k * rows + i] = cm[i] * x[k * cols];
+  }
+  for (int64_t j = 1; j < cols; ++j) {
+    const T* __restrict col = cm + j * rows;
+    T a[K];
+    for (int k = 0; k < K; ++k) a[k] = x[k * cols + j];
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int k = 0; k < K; ++k) o[k * rows + i] = o[k * rows + i] + col[i] * a[k];
+    }
+  }
+}
+
 absl::Status RunMatVec(const Call& c) {
   AB_RETURN_IF_ERROR(CheckMatVec(c));
   const DenseMatrix& m = *c.op.attrs.matrix;
@@ -772,49 +791,12 @@ absl::Status RunMatVec(const Call& c) {
       std::fill(o, o + c.lanes * rows, T{0});
       return;
     }
-    // Axpy form: vectorizes over rows, and each element still sums
-    // j = 0, 1, ... in order. kBlock lanes share each column load (the
-    // matrix streams from L2 once per block, not once per lane); which lanes
-    // share a block does not change any lane's bits.
     constexpr int64_t kBlock = 4;
     int64_t l = 0;
     for (; l + kBlock <= c.lanes; l += kBlock) {
-      const T* x0 = x + l * cols;
-      const T* x1 = x0 + cols;
-      const T* x2 = x1 + cols;
-      const T* x3 = x2 + cols;
-      T* __restrict o0 = o + l * rows;
-      T* __restrict o1 = o0 + rows;
-      T* __restrict o2 = o1 + rows;
-      T* __restrict o3 = o2 + rows;
-      for (int64_t i = 0; i < rows; ++i) {
-        o0[i] = cm[i] * x0[0];
-        o1[i] = cm[i] * x1[0];
-        o2[i] = cm[i] * x2[0];
-        o3[i] = cm[i] * x3[0];
-      }
-      for (int64_t j = 1; j < cols; ++j) {
-        const T* __restrict col = cm + j * rows;
-        const T a0 = x0[j], a1 = x1[j], a2 = x2[j], a3 = x3[j];
-        for (int64_t i = 0; i < rows; ++i) {
-          o0[i] = o0[i] + col[i] * a0;
-          o1[i] = o1[i] + col[i] * a1;
-          o2[i] = o2[i] + col[i] * a2;
-          o3[i] = o3[i] + col[i] * a3;
-        }
-      }
+      MatVecLanes<kBlock>(cm, rows, cols, x + l * cols, o + l * rows);
     }
-    for (; l < c.lanes; ++l) {
-      const T* xl = x + l * cols;
-      T* __restrict ol = o + l * rows;
-      const T x0 = xl[0];
-      for (int64_t i = 0; i < rows; ++i) ol[i] = cm[i] * x0;
-      for (int64_t j = 1; j < cols; ++j) {
-        const T xj = xl[j];
-        const T* __restrict col = cm + j * rows;
-        for (int64_t i = 0; i < rows; ++i) ol[i] = ol[i] + col[i] * xj;
-      }
-    }
+    for (; l < c.lanes; ++l) MatVecLanes<1>(cm, rows, cols, x + l * cols, o + l * rows);
     for (int64_t i = 0; i < c.lanes * rows; ++i) o[i] = Canon(o[i]);
   });
 }

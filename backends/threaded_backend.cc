@@ -3,13 +3,13 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 #include <utility>
 
 #include <unsupported/Eigen/CXX11/ThreadPool>
 
 #include "absl/strings/str_cat.h"
 #include "backends/lane_copy.h"
+#include "backends/run_on_threads.h"
 #include "backends/kernel_registry.h"
 #include "ir/status.h"
 
@@ -69,8 +69,7 @@ int ThreadCount(const ThreadedBackendOptions& options) {
   AB_CHECK(options.num_threads >= 0 && options.num_threads <= ThreadedBackend::kMaxThreads,
            "ThreadedBackend: thread count out of range");
   if (options.num_threads > 0) return options.num_threads;
-  const unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(std::min<unsigned>(n, ThreadedBackend::kMaxThreads));
+  return std::min(HardwareThreads(), ThreadedBackend::kMaxThreads);
 }
 
 }  // namespace

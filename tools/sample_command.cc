@@ -12,12 +12,12 @@
 #include <limits>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "backends/run_on_threads.h"
 #include "ir/status.h"
 #include "samples/mcmc/progress.h"
 #include "samples/mcmc/sample.h"
@@ -122,8 +122,7 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
     // A model whose kernel is not bit-stable cannot be sharded (vm/options.h).
     o.call.shards =
         model.batch_bit_stable()
-            ? mcmc::DefaultShards(o.num_chains, model.dimension(),
-                                  static_cast<int>(std::max(std::thread::hardware_concurrency(), 1u)))
+            ? mcmc::DefaultShards(o.num_chains, model.dimension(), HardwareThreads())
             : 1;
   } else {
     AB_ASSIGN_OR_RETURN(const int64_t shards, ParseInt("--shards", args.shards, 1, 256));

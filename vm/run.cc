@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <thread>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
@@ -50,10 +50,6 @@ absl::StatusOr<std::vector<Tensor>> RunBatched(const Program& executable,
   return RunStackVm(executable, std::move(inputs), kernels, *backend, options, profile);
 }
 
-int HardwareThreads() {
-  return static_cast<int>(std::max(std::thread::hardware_concurrency(), 1u));
-}
-
 // Lanes [begin, end) of every tensor.
 std::vector<Tensor> LaneRange(const std::vector<Tensor>& tensors, int64_t begin, int64_t end) {
   std::vector<Tensor> out;
@@ -78,8 +74,9 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
         "CallOptions::shards is ", options.shards, "; use 1 (no sharding) or more"));
   }
   const int64_t batch = inputs.empty() ? 0 : inputs.front().batch();
-  const int shards = static_cast<int>(std::min<int64_t>(options.shards, batch));
-  if (shards <= 1) return RunBatched(executable, std::move(inputs), kernels, options, profile);
+  const std::vector<std::pair<int64_t, int64_t>> ranges = ShardRanges(batch, options.shards);
+  const int shards = static_cast<int>(ranges.size());
+  if (shards == 1) return RunBatched(executable, std::move(inputs), kernels, options, profile);
   for (const auto& [name, signature] : executable.module.kernels) {
     if (!signature.bit_stable) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -98,11 +95,9 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
     Profile profile;
   };
   std::vector<Shard> parts(static_cast<size_t>(shards));
-  for (int s = 0; s < shards; ++s) {
-    Shard& part = parts[static_cast<size_t>(s)];
-    part.begin = batch * s / shards;
-    part.end = batch * (s + 1) / shards;
-    part.inputs = LaneRange(inputs, part.begin, part.end);
+  for (size_t s = 0; s < parts.size(); ++s) {
+    std::tie(parts[s].begin, parts[s].end) = ranges[s];
+    parts[s].inputs = LaneRange(inputs, parts[s].begin, parts[s].end);
   }
   inputs.clear();
   // Each thread takes the next shard not yet started until none is left.
@@ -124,7 +119,7 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
                                profile == nullptr ? nullptr : &part.profile);
     }
   };
-  RunOnThreads(std::min(shards, HardwareThreads()), run_shards);
+  RunOnThreads(shards, run_shards);
 
   for (int s = 0; s < shards; ++s) {
     const Shard& part = parts[static_cast<size_t>(s)];
@@ -154,6 +149,14 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
 }
 
 }  // namespace
+
+std::vector<std::pair<int64_t, int64_t>> ShardRanges(int64_t batch, int shards) {
+  const int64_t n = std::min<int64_t>(shards, batch);
+  if (n < 2) return {{0, batch}};
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t s = 0; s < n; ++s) ranges.emplace_back(batch * s / n, batch * (s + 1) / n);
+  return ranges;
+}
 
 absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
                                                std::vector<Tensor> inputs,

@@ -2,6 +2,8 @@
 #ifndef AUTOBATCH_VM_RUN_H_
 #define AUTOBATCH_VM_RUN_H_
 
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -29,6 +31,12 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
                                                const KernelRegistry* kernels,
                                                const CallOptions& options,
                                                Profile* profile = nullptr);
+
+// The lane ranges [begin, end) that a call over `batch` lanes with
+// CallOptions::shards = `shards` (>= 1) runs as, in lane order:
+// min(shards, batch) contiguous ranges whose sizes differ by at most one, or
+// the single range [0, batch) if that is fewer than two.
+std::vector<std::pair<int64_t, int64_t>> ShardRanges(int64_t batch, int shards);
 
 
 }  // namespace autobatch

@@ -220,7 +220,8 @@ class StackVm {
     nonempty_[gid >> 6] |= uint64_t{1} << (gid & 63);
   }
 
-  // `lanes` in increasing order (a LaneSet's indices).
+  // `lanes` in increasing order (a LaneSet's indices): MoveLane for each,
+  // with the bookkeeping done once.
   void MoveLanes(std::span<const int64_t> lanes, int32_t gid) {
     if (lanes.empty()) return;
     Waiting& w = waiting_[gid];

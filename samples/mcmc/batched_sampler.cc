@@ -292,12 +292,11 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
     }
     lock_step_slots += most * batch;
   }
-  // Free-running bound, per shard (RunProgram's lane ranges).
-  const int64_t shards = std::clamp<int64_t>(options.shards, 1, std::max<int64_t>(batch, 1));
+  // Free-running bound, per shard.
   int64_t free_running_slots = 0;
-  for (int64_t s = 0; s < shards; ++s) {
-    const auto begin = per_chain_gradients.begin() + batch * s / shards;
-    const auto end = per_chain_gradients.begin() + batch * (s + 1) / shards;
+  for (const auto& [first, last] : ShardRanges(batch, options.shards)) {
+    const auto begin = per_chain_gradients.begin() + first;
+    const auto end = per_chain_gradients.begin() + last;
     if (begin != end) free_running_slots += *std::max_element(begin, end) * (end - begin);
   }
   if (free_running_slots > 0) {

@@ -461,9 +461,8 @@ absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& opt
       result.summary[c] = row;
     }
   };
-  RunOnThreads(static_cast<int>(std::min<int64_t>(
-                   {options.call.shards, static_cast<int64_t>(num_columns),
-                    static_cast<int64_t>(std::max(std::thread::hardware_concurrency(), 1u))})),
+  RunOnThreads(static_cast<int>(std::min<int64_t>(options.call.shards,
+                                                  static_cast<int64_t>(num_columns))),
                summarize_columns);
   runner.ReportDone();
   return result;
