@@ -81,4 +81,10 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name) {
   return MakeBackend(*kind);
 }
 
+bool IsPlainCopy(const PrimOp& op, std::span<const Tensor* const> inputs,
+                 std::span<Tensor* const> outputs) {
+  return op.prim == Primitive::kCopy && inputs.size() == 1 && outputs.size() == 1 &&
+         inputs[0]->type() == outputs[0]->type();
+}
+
 }  // namespace autobatch

@@ -142,6 +142,12 @@ class Backend {
                           const LaneSet& lanes, LaneSet* out) = 0;
 };
 
+// Whether `op` is a copy between two tensors of one type, which a backend runs
+// as MaskedUpdate: the same bits, without a kernel pass into scratch and a
+// blend back. (Any other copy goes to the kernel, which reports the error.)
+bool IsPlainCopy(const PrimOp& op, std::span<const Tensor* const> inputs,
+                 std::span<Tensor* const> outputs);
+
 // The available backends: eigen (single-threaded) and threaded (eigen's
 // kernels with lanes split over a thread pool; backends/threaded_backend.h).
 enum class BackendKind : uint8_t { kEigen, kThreaded };

@@ -21,22 +21,16 @@ void MaskedCopyBytes(const std::byte* src, std::byte* dst, int64_t lane_bytes,
     std::memmove(dst, src, static_cast<size_t>(batch * lane_bytes));
     return;
   }
-  auto blend = [&](auto zero) {
-    using W = decltype(zero);
-    const W* s = reinterpret_cast<const W*>(src);
-    W* d = reinterpret_cast<W*>(dst);
-    const uint8_t* mask = lanes.mask().data();
-    for (int64_t i = 0; i < batch; ++i) d[i] = mask[i] != 0 ? s[i] : d[i];
-  };
-  // A blend over the whole batch vectorizes; sparse sets copy lane by lane.
-  const bool dense = lanes.size() * 8 >= batch;
-  if (dense && lane_bytes == 8) return blend(uint64_t{});
-  if (dense && lane_bytes == 4) return blend(uint32_t{});
-  if (dense && lane_bytes == 1) return blend(uint8_t{});
-  for (int64_t lane : lanes.indices()) {
-    std::memcpy(dst + lane * lane_bytes, src + lane * lane_bytes,
-                static_cast<size_t>(lane_bytes));
+  // A pass over the whole mask suits dense sets; sparse ones go by index.
+  if (lanes.size() * 8 >= batch) {
+    MaskedCopyLaneBytes(src, dst, lane_bytes, lanes.mask().data(), 0, batch);
+    return;
   }
+  WithLaneCopy(lane_bytes, [&](auto copy_lane) {
+    for (int64_t lane : lanes.indices()) {
+      copy_lane(dst + lane * lane_bytes, src + lane * lane_bytes);
+    }
+  });
 }
 
 int64_t ScalarIntAt(const Tensor& t, int64_t lane) {
@@ -101,6 +95,10 @@ absl::Status EigenBackend::RunOp(const PrimOp& op,
     for (const Tensor* in : inputs) aliased = aliased || in == outputs[k];
   }
   if (lanes.empty()) return absl::OkStatus();
+  if (IsPlainCopy(op, inputs, outputs)) {
+    MaskedUpdate(*inputs[0], lanes, outputs[0]);
+    return absl::OkStatus();
+  }
 
   const size_t num_in = inputs.size();
   // Slots only grow, so the views' shape vectors keep their capacity and
@@ -184,11 +182,14 @@ void EigenBackend::CopyLanes(const Tensor& src, std::span<const int64_t> src_lan
   AB_CHECK(src_lanes.size() == dst_lanes.size() && &src != dst,
            "CopyLanes: bad arguments");
   const int64_t lane_bytes = src.lane_bytes();
-  for (size_t i = 0; i < src_lanes.size(); ++i) {
-    AB_DCHECK(src_lanes[i] >= 0 && src_lanes[i] < src.batch() && dst_lanes[i] >= 0 &&
-              dst_lanes[i] < dst->batch());
-    CopyBytes(dst->lane_bytes_ptr(dst_lanes[i]), src.lane_bytes_ptr(src_lanes[i]), lane_bytes);
-  }
+  if (lane_bytes == 0) return;
+  WithLaneCopy(lane_bytes, [&](auto copy_lane) {
+    for (size_t i = 0; i < src_lanes.size(); ++i) {
+      AB_DCHECK(src_lanes[i] >= 0 && src_lanes[i] < src.batch() && dst_lanes[i] >= 0 &&
+                dst_lanes[i] < dst->batch());
+      copy_lane(dst->lane_bytes_ptr(dst_lanes[i]), src.lane_bytes_ptr(src_lanes[i]));
+    }
+  });
 }
 
 void EigenBackend::FillLanes(int64_t value, const LaneSet& lanes, Tensor* dst) {
@@ -232,14 +233,20 @@ absl::Status EigenBackend::Push(const LaneSet& lanes, int64_t max_depth,
     stack->saved = std::move(grown);
   }
   const int64_t lane_bytes = stack->top.lane_bytes();
-  for (int64_t lane : lanes.indices()) {
-    int32_t& depth = stack->depth[static_cast<size_t>(lane)];
-    if (lane_bytes > 0) {
-      std::memcpy(stack->saved.lane_bytes_ptr(depth * batch + lane),
-                  stack->top.lane_bytes_ptr(lane), static_cast<size_t>(lane_bytes));
-    }
-    ++depth;
+  if (lane_bytes == 0) {
+    for (int64_t lane : lanes.indices()) ++stack->depth[static_cast<size_t>(lane)];
+    return absl::OkStatus();
   }
+  std::byte* saved = stack->saved.bytes();
+  const std::byte* top = stack->top.bytes();
+  int32_t* depths = stack->depth.data();
+  WithLaneCopy(lane_bytes, [&](auto copy_lane) {
+    for (int64_t lane : lanes.indices()) {
+      int32_t& depth = depths[lane];
+      copy_lane(saved + (depth * batch + lane) * lane_bytes, top + lane * lane_bytes);
+      ++depth;
+    }
+  });
   return absl::OkStatus();
 }
 
@@ -254,15 +261,20 @@ absl::Status EigenBackend::Pop(const LaneSet& lanes, LaneStack* stack) {
     }
   }
   const int64_t lane_bytes = stack->top.lane_bytes();
-  for (int64_t lane : lanes.indices()) {
-    int32_t& depth = stack->depth[static_cast<size_t>(lane)];
-    --depth;
-    if (lane_bytes > 0) {
-      std::memcpy(stack->top.lane_bytes_ptr(lane),
-                  stack->saved.lane_bytes_ptr(depth * batch + lane),
-                  static_cast<size_t>(lane_bytes));
-    }
+  if (lane_bytes == 0) {
+    for (int64_t lane : lanes.indices()) --stack->depth[static_cast<size_t>(lane)];
+    return absl::OkStatus();
   }
+  const std::byte* saved = stack->saved.bytes();
+  std::byte* top = stack->top.bytes();
+  int32_t* depths = stack->depth.data();
+  WithLaneCopy(lane_bytes, [&](auto copy_lane) {
+    for (int64_t lane : lanes.indices()) {
+      int32_t& depth = depths[lane];
+      --depth;
+      copy_lane(top + lane * lane_bytes, saved + (depth * batch + lane) * lane_bytes);
+    }
+  });
   return absl::OkStatus();
 }
 

@@ -1,4 +1,5 @@
-// Byte copies, and byte-level gather and scatter of lanes, shared by Tensor and the backends.
+// Byte copies, and byte-level gather, scatter and masked copies of lanes,
+// shared by Tensor and the backends.
 #ifndef AUTOBATCH_BACKENDS_LANE_COPY_H_
 #define AUTOBATCH_BACKENDS_LANE_COPY_H_
 
@@ -6,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <type_traits>
 
 namespace autobatch {
 
@@ -16,36 +18,79 @@ inline void CopyBytes(std::byte* dst, const std::byte* src, int64_t bytes) {
   if (bytes > 0) std::memcpy(dst, src, static_cast<size_t>(bytes));
 }
 
+// Calls body(copy_lane) once, where copy_lane(dst, src) copies one lane of
+// lane_bytes > 0 bytes. The size is dispatched here, outside body's loop over
+// lanes: the common sizes get a fixed-size copy that compiles to a few moves,
+// other multiples of 8 a word loop, so no lane pays a memcpy call (which
+// dominated pushes, pops, gathers and scatters of small vectors).
+template <typename Body>
+inline void WithLaneCopy(int64_t lane_bytes, Body&& body) {
+  auto fixed = [&](auto size) {
+    body([](std::byte* dst, const std::byte* src) {
+      std::memcpy(dst, src, decltype(size)::value);
+    });
+  };
+  switch (lane_bytes) {
+    case 1: return fixed(std::integral_constant<size_t, 1>{});
+    case 2: return fixed(std::integral_constant<size_t, 2>{});
+    case 4: return fixed(std::integral_constant<size_t, 4>{});
+    case 8: return fixed(std::integral_constant<size_t, 8>{});
+    case 16: return fixed(std::integral_constant<size_t, 16>{});
+    case 32: return fixed(std::integral_constant<size_t, 32>{});
+    default: break;
+  }
+  const size_t bytes = static_cast<size_t>(lane_bytes);
+  if (bytes % 8 == 0) {
+    body([words = bytes / 8](std::byte* dst, const std::byte* src) {
+      for (size_t w = 0; w < words; ++w) std::memcpy(dst + 8 * w, src + 8 * w, 8);
+    });
+  } else {
+    body([bytes](std::byte* dst, const std::byte* src) { std::memcpy(dst, src, bytes); });
+  }
+}
+
 // dst lane i = src lane lanes[i], for every i (lanes of lane_bytes bytes).
 inline void GatherLaneBytes(const std::byte* src, std::byte* dst, int64_t lane_bytes,
                             std::span<const int64_t> lanes) {
   if (lane_bytes == 0) return;  // src or dst may be null
-  if (lane_bytes == 8) {
-    const uint64_t* s = reinterpret_cast<const uint64_t*>(src);
-    uint64_t* d = reinterpret_cast<uint64_t*>(dst);
-    for (size_t i = 0; i < lanes.size(); ++i) d[i] = s[lanes[i]];
-    return;
-  }
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    std::memcpy(dst + static_cast<int64_t>(i) * lane_bytes, src + lanes[i] * lane_bytes,
-                static_cast<size_t>(lane_bytes));
-  }
+  WithLaneCopy(lane_bytes, [&](auto copy_lane) {
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      copy_lane(dst + static_cast<int64_t>(i) * lane_bytes, src + lanes[i] * lane_bytes);
+    }
+  });
 }
 
 // dst lane lanes[i] = src lane i, for every i: the inverse of GatherLaneBytes.
 inline void ScatterLaneBytes(const std::byte* src, std::byte* dst, int64_t lane_bytes,
                              std::span<const int64_t> lanes) {
   if (lane_bytes == 0) return;  // src or dst may be null
-  if (lane_bytes == 8) {
-    const uint64_t* s = reinterpret_cast<const uint64_t*>(src);
-    uint64_t* d = reinterpret_cast<uint64_t*>(dst);
-    for (size_t i = 0; i < lanes.size(); ++i) d[lanes[i]] = s[i];
-    return;
-  }
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    std::memcpy(dst + lanes[i] * lane_bytes, src + static_cast<int64_t>(i) * lane_bytes,
-                static_cast<size_t>(lane_bytes));
-  }
+  WithLaneCopy(lane_bytes, [&](auto copy_lane) {
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      copy_lane(dst + lanes[i] * lane_bytes, src + static_cast<int64_t>(i) * lane_bytes);
+    }
+  });
+}
+
+// dst lane i = src lane i for the lanes i in [begin, end) with mask[i] != 0
+// (src and dst batch-lane byte arrays, mask one byte per lane). Scalar lanes
+// blend over the whole range, which vectorizes; wider lanes copy lane by lane.
+inline void MaskedCopyLaneBytes(const std::byte* src, std::byte* dst, int64_t lane_bytes,
+                                const uint8_t* mask, int64_t begin, int64_t end) {
+  auto blend = [&](auto zero) {
+    using W = decltype(zero);
+    const W* s = reinterpret_cast<const W*>(src);
+    W* d = reinterpret_cast<W*>(dst);
+    for (int64_t i = begin; i < end; ++i) d[i] = mask[i] != 0 ? s[i] : d[i];
+  };
+  if (lane_bytes == 0) return;
+  if (lane_bytes == 8) return blend(uint64_t{});
+  if (lane_bytes == 4) return blend(uint32_t{});
+  if (lane_bytes == 1) return blend(uint8_t{});
+  WithLaneCopy(lane_bytes, [&](auto copy_lane) {
+    for (int64_t i = begin; i < end; ++i) {
+      if (mask[i] != 0) copy_lane(dst + i * lane_bytes, src + i * lane_bytes);
+    }
+  });
 }
 
 }  // namespace autobatch

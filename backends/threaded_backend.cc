@@ -46,25 +46,6 @@ constexpr double kMatVecFactor = 4;    // per rows * cols
 // matter: splitting it too early costs a few microseconds per op).
 constexpr double kUserKernelFactor = kTranscendentalFactor;
 
-// dst[i] = src[i] for the lanes i in [begin, end) with mask[i] != 0.
-void MaskedCopyRange(const std::byte* src, std::byte* dst, int64_t lane_bytes,
-                     const uint8_t* mask, int64_t begin, int64_t end) {
-  auto blend = [&](auto zero) {
-    using W = decltype(zero);
-    const W* s = reinterpret_cast<const W*>(src);
-    W* d = reinterpret_cast<W*>(dst);
-    for (int64_t i = begin; i < end; ++i) d[i] = mask[i] != 0 ? s[i] : d[i];
-  };
-  if (lane_bytes == 8) return blend(uint64_t{});
-  if (lane_bytes == 4) return blend(uint32_t{});
-  if (lane_bytes == 1) return blend(uint8_t{});
-  for (int64_t i = begin; i < end; ++i) {
-    if (mask[i] != 0) {
-      CopyBytes(dst + i * lane_bytes, src + i * lane_bytes, lane_bytes);
-    }
-  }
-}
-
 int ThreadCount(const ThreadedBackendOptions& options) {
   AB_CHECK(options.num_threads >= 0 && options.num_threads <= ThreadedBackend::kMaxThreads,
            "ThreadedBackend: thread count out of range");
@@ -199,6 +180,10 @@ absl::Status ThreadedBackend::RunOp(const PrimOp& op,
     }
     for (const Tensor* in : inputs) aliased = aliased || in == outputs[k];
   }
+  if (IsPlainCopy(op, inputs, outputs)) {
+    MaskedUpdate(*inputs[0], lanes, outputs[0]);
+    return absl::OkStatus();
+  }
   const bool compact = mode == ExecMode::kCompact && !lanes.full();
   const int64_t items = compact ? lanes.size() : lanes.batch();
   int num_chunks = lanes.empty() ? 1 : NumChunks(items, LaneCost(op, inputs, outputs));
@@ -291,7 +276,7 @@ void ThreadedBackend::RunChunk(int chunk) {
     if (full) {
       CopyBytes(dst, slot.out_views[k].data, n * lane_bytes);
     } else {
-      MaskedCopyRange(slot.out_views[k].data, dst, lane_bytes,
+      MaskedCopyLaneBytes(slot.out_views[k].data, dst, lane_bytes,
                       job.lanes->mask().data() + begin, 0, n);
     }
   }
@@ -312,7 +297,7 @@ void ThreadedBackend::MaskedUpdate(const Tensor& src, const LaneSet& lanes, Tens
       CopyBytes(dst->bytes() + begin * lane_bytes, src.bytes() + begin * lane_bytes,
                 (end - begin) * lane_bytes);
     } else {
-      MaskedCopyRange(src.bytes(), dst->bytes(), lane_bytes, lanes.mask().data(), begin,
+      MaskedCopyLaneBytes(src.bytes(), dst->bytes(), lane_bytes, lanes.mask().data(), begin,
                       end);
     }
   };

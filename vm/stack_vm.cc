@@ -122,7 +122,8 @@ class StackVm {
     compact_epoch_.assign(module_.variables.size(), -1);
     dirty_epoch_.assign(module_.variables.size(), -1);
     written_.reserve(module_.variables.size());
-    pc_stack_.assign(static_cast<size_t>(batch_), {});
+    pc_depth_.assign(static_cast<size_t>(batch_), 0);
+    pc_saved_.assign(static_cast<size_t>(batch_) * 4, -1);
     for (Waiting& w : waiting_) w.bits.assign((static_cast<size_t>(batch_) + 63) / 64, 0);
     all_lanes_ = LaneSet::All(batch_);
     lanes_.Reset(batch_);
@@ -379,6 +380,10 @@ class StackVm {
     for (const Op& op : block.ops) {
       if (const auto* prim = std::get_if<PrimOp>(&op)) {
         if (SkipsOp(*prim)) continue;
+        if (CopiesStorageToStorage(*prim)) {
+          AB_RETURN_IF_ERROR(RunStorageCopy(*prim, fn));
+          continue;
+        }
         in_ptrs_.clear();
         out_ptrs_.clear();
         for (VarId v : prim->inputs) in_ptrs_.push_back(CompactRead(v));
@@ -410,6 +415,38 @@ class StackVm {
       if (dirty_epoch_[branch->cond.value] == epoch_) FlushCompact(branch->cond);
     }
     return absl::OkStatus();
+  }
+
+  // Whether a copy op in a compact block can move the running lanes from
+  // storage to storage: its source has no compact copy yet (so the storage is
+  // current) and its destination outlives the block (so no later op wants a
+  // compact copy of it that this would have made). One pass over the lanes
+  // instead of a gather, a kernel over the copies and a scatter.
+  bool CopiesStorageToStorage(const PrimOp& op) const {
+    if (op.prim != Primitive::kCopy || op.inputs.size() != 1 || op.outputs.size() != 1) {
+      return false;
+    }
+    const VarId in = op.inputs[0];
+    const VarId out = op.outputs[0];
+    return in != out && compact_epoch_[in.value] != epoch_ && !constant_[in.value] &&
+           !BlockLocal(out);
+  }
+
+  absl::Status RunStorageCopy(const PrimOp& op, const Function& fn) {
+    const VarId out = op.outputs[0];
+    if (PushesFrame(op, out)) {
+      if (dirty_epoch_[out.value] == epoch_) FlushCompact(out);
+      AB_RETURN_IF_ERROR(Push(out, fn));
+    }
+    // Every running lane of the storage is overwritten: a compact copy of
+    // `out`, even an unflushed one, is stale.
+    compact_epoch_[out.value] = -1;
+    dirty_epoch_[out.value] = -1;
+    const Tensor* in = Storage(op.inputs[0]);
+    Tensor* dst = Storage(out);
+    return RunCountedOp(backend_, op, std::span<const Tensor* const>(&in, 1),
+                        std::span<Tensor* const>(&dst, 1), lanes_, ExecMode::kCompact,
+                        kernels_, profile_, fn);
   }
 
   // The compact copy of `v` for the running lanes, gathered on first use.
@@ -494,12 +531,12 @@ class StackVm {
               return absl::OkStatus();
             },
             [&](const PushGoto& t) {
-              int32_t return_gid = Gid(fn_id, t.return_to);
-              int32_t callee_gid = Gid(t.callee, BlockId(0));
+              const int32_t return_gid = Gid(fn_id, t.return_to);
+              const int32_t callee_gid = Gid(t.callee, BlockId(0));
+              int32_t needed = 0;
               for (int64_t lane : lanes_.indices()) {
-                std::vector<int32_t>& stack = pc_stack_[lane];
-                if (static_cast<int64_t>(stack.size()) + 1 >=
-                    options_.max_stack_depth) [[unlikely]] {
+                const int32_t depth = pc_depth_[lane];
+                if (depth + 1 >= options_.max_stack_depth) [[unlikely]] {
                   return absl::ResourceExhaustedError(absl::StrCat(
                       "stack overflow: lane ", lane, " calling '",
                       module_.function(t.callee).name, "' from '", fn.name,
@@ -507,17 +544,26 @@ class StackVm {
                       " frames — raise it (--max-stack-depth) or check for "
                       "unbounded recursion"));
                 }
-                stack.push_back(return_gid);
+                needed = std::max(needed, depth + 1);
+              }
+              if (static_cast<size_t>(needed) * batch_ > pc_saved_.size()) {
+                pc_saved_.resize(std::max(pc_saved_.size() * 2,
+                                          static_cast<size_t>(needed) * batch_));
+              }
+              for (int64_t lane : lanes_.indices()) {
+                int32_t& depth = pc_depth_[lane];
+                pc_saved_[static_cast<size_t>(depth) * batch_ + lane] = return_gid;
+                ++depth;
               }
               MoveLanes(lanes_.indices(), callee_gid);
               return absl::OkStatus();
             },
             [&](const IndirectGoto&) {
               for (int64_t lane : lanes_.indices()) {
-                std::vector<int32_t>& stack = pc_stack_[lane];
-                if (stack.empty()) continue;  // returned from the entry: halt
-                MoveLane(lane, stack.back());
-                stack.pop_back();
+                int32_t& depth = pc_depth_[lane];
+                if (depth == 0) continue;  // returned from the entry: halt
+                --depth;
+                MoveLane(lane, pc_saved_[static_cast<size_t>(depth) * batch_ + lane]);
               }
               return absl::OkStatus();
             },
@@ -551,7 +597,12 @@ class StackVm {
   std::vector<bool> constant_;  // per variable: a constant temporary (FindConstants)
   std::vector<Tensor> values_;     // non-Full variables
   std::vector<LaneStack> stacks_;  // Full variables
-  std::vector<std::vector<int32_t>> pc_stack_;  // per lane: return addresses
+  // The program counters' stacks, frame-major like a LaneStack's saved
+  // frames: lane l's return addresses are pc_saved_[f * batch_ + l] for
+  // f < pc_depth_[l], the last one on top. (One vector per lane cost a
+  // pointer chase and a capacity check per lane and call.)
+  std::vector<int32_t> pc_depth_;
+  std::vector<int32_t> pc_saved_;
   std::vector<Waiting> waiting_;                // per global block
   std::vector<uint64_t> nonempty_;              // bitset of waiting_ non-empty
   LaneSet lanes_, if_true_, if_false_;
