@@ -36,29 +36,7 @@ namespace {
 std::atomic<uint64_t> next_body_id{1};
 
 void RemapVars(Function& f, int32_t offset) {
-  auto shift = [offset](std::vector<VarId>& vars) {
-    for (VarId& v : vars) v = VarId(v.value + offset);
-  };
-  shift(f.params);
-  shift(f.results);
-  for (Block& block : f.blocks) {
-    for (Op& op : block.ops) {
-      std::visit(Overloaded{
-                     [&](PrimOp& o) {
-                       shift(o.inputs);
-                       shift(o.outputs);
-                       shift(o.in_place);
-                     },
-                     [&](CallOp& o) {
-                       shift(o.args);
-                       shift(o.results);
-                     },
-                     [&](PopOp& o) { shift(o.vars); },
-                 },
-                 op);
-    }
-    if (Branch* b = std::get_if<Branch>(&block.terminator)) b->cond = VarId(b->cond.value + offset);
-  }
+  RenameVariables(f, [offset](VarId v) { return VarId(v.value + offset); });
 }
 
 // Drops variables nothing refers to and renumbers generated names (t0, t1,

@@ -90,6 +90,43 @@ std::optional<Stage> StageFromName(std::string_view name) {
   return std::nullopt;
 }
 
+PrimOp MakeCopy(VarId to, VarId from, SourceLoc loc) {
+  PrimOp op;
+  op.prim = Primitive::kCopy;
+  op.inputs = {from};
+  op.outputs = {to};
+  op.loc = std::move(loc);
+  return op;
+}
+
+void RenameVariables(Op& op, const std::function<VarId(VarId)>& map) {
+  auto rename = [&](std::vector<VarId>& vars) {
+    for (VarId& v : vars) v = map(v);
+  };
+  std::visit(Overloaded{
+                 [&](PrimOp& o) {
+                   rename(o.inputs);
+                   rename(o.outputs);
+                   rename(o.in_place);
+                 },
+                 [&](CallOp& o) {
+                   rename(o.args);
+                   rename(o.results);
+                 },
+                 [&](PopOp& o) { rename(o.vars); },
+             },
+             op);
+}
+
+void RenameVariables(Function& fn, const std::function<VarId(VarId)>& map) {
+  for (VarId& v : fn.params) v = map(v);
+  for (VarId& v : fn.results) v = map(v);
+  for (Block& block : fn.blocks) {
+    for (Op& op : block.ops) RenameVariables(op, map);
+    if (auto* branch = std::get_if<Branch>(&block.terminator)) branch->cond = map(branch->cond);
+  }
+}
+
 std::vector<VarId> OpReads(const Op& op) {
   return std::visit(Overloaded{
                         [](const PrimOp& o) { return o.inputs; },

@@ -40,6 +40,7 @@
 #define AUTOBATCH_IR_IR_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -244,6 +245,14 @@ struct Program {
   const Function& entry_function() const { return module.function(entry); }
   friend bool operator==(const Program&, const Program&) = default;
 };
+
+// `to = copy from`, at `loc`.
+PrimOp MakeCopy(VarId to, VarId from, SourceLoc loc);
+// Replaces every variable `op` names (PrimOp inputs, outputs and in_place,
+// CallOp args and results, PopOp vars) by map(v).
+void RenameVariables(Op& op, const std::function<VarId(VarId)>& map);
+// The same for every op of `fn`, its params, results and Branch conditions.
+void RenameVariables(Function& fn, const std::function<VarId(VarId)>& map);
 
 // Visits every variable an op reads / writes (in order).
 std::vector<VarId> OpReads(const Op& op);

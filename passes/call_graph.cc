@@ -75,4 +75,65 @@ std::vector<VarSet> CallMayWrite(const Module& module) {
   return may_write;
 }
 
+Program PruneUnreachable(const Program& in) {
+  const Module& m = in.module;
+  const std::vector<bool> keep_function = ReachableFunctions(m, in.entry);
+  std::vector<int32_t> new_function(m.functions.size(), -1);
+  int32_t next = 0;
+  for (size_t f = 0; f < m.functions.size(); ++f) {
+    if (keep_function[f]) new_function[f] = next++;
+  }
+
+  std::vector<bool> keep_var(m.variables.size(), false);
+  auto mark = [&](std::span<const VarId> vars) {
+    for (VarId v : vars) keep_var.at(v.value) = true;
+  };
+  for (size_t f = 0; f < m.functions.size(); ++f) {
+    if (!keep_function[f]) continue;
+    const Function& fn = m.functions[f];
+    mark(fn.params);
+    mark(fn.results);
+    for (const Block& block : fn.blocks) {
+      for (const Op& op : block.ops) {
+        mark(OpReads(op));
+        mark(OpWrites(op));
+      }
+      if (const auto* branch = std::get_if<Branch>(&block.terminator)) {
+        keep_var.at(branch->cond.value) = true;
+      }
+    }
+  }
+  std::vector<int32_t> new_var(m.variables.size(), -1);
+  Program out;
+  out.stage = in.stage;
+  out.entry = FunctionId(new_function[in.entry.value]);
+  out.module.kernels = m.kernels;
+  for (size_t v = 0; v < m.variables.size(); ++v) {
+    if (!keep_var[v]) continue;
+    Variable var = m.variables[v];
+    AB_CHECK(keep_function.at(var.function.value),
+             "a variable used by a reachable function belongs to it (verifier R2)");
+    var.function = FunctionId(new_function[var.function.value]);
+    new_var[v] = static_cast<int32_t>(out.module.variables.size());
+    out.module.variables.push_back(std::move(var));
+  }
+
+  for (size_t f = 0; f < m.functions.size(); ++f) {
+    if (!keep_function[f]) continue;
+    Function fn = m.functions[f];
+    RenameVariables(fn, [&](VarId v) { return VarId(new_var.at(v.value)); });
+    auto function = [&](FunctionId g) { return FunctionId(new_function.at(g.value)); };
+    for (Block& block : fn.blocks) {
+      for (Op& op : block.ops) {
+        if (auto* call = std::get_if<CallOp>(&op)) call->callee = function(call->callee);
+      }
+      if (auto* push = std::get_if<PushGoto>(&block.terminator)) {
+        push->callee = function(push->callee);
+      }
+    }
+    out.module.functions.push_back(std::move(fn));
+  }
+  return out;
+}
+
 }  // namespace autobatch

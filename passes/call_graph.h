@@ -28,6 +28,11 @@ std::vector<bool> ReachableFunctions(const Module& module, FunctionId entry);
 // g must survive it on a stack exactly when x is in call_may_write[g].
 std::vector<VarSet> CallMayWrite(const Module& module);
 
+// The program without the functions its entry cannot reach and without the
+// variables no remaining function mentions; what is left keeps its order and
+// is renumbered. Requires: indices in range (a verified program).
+Program PruneUnreachable(const Program& in);
+
 }  // namespace autobatch
 
 #endif  // AUTOBATCH_PASSES_CALL_GRAPH_H_

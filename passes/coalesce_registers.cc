@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "ir/overloaded.h"
 #include "passes/liveness.h"
 
 namespace autobatch {
@@ -229,28 +228,9 @@ class Coalescer {
         }
       }
     }
-    const auto rename = [&](std::vector<VarId>& vars) {
-      for (VarId& v : vars) v = name[v.value];
-    };
     for (Function& fn : module_.functions) {
-      rename(fn.params);
-      rename(fn.results);
+      RenameVariables(fn, [&](VarId v) { return name[v.value]; });
       for (Block& block : fn.blocks) {
-        for (Op& op : block.ops) {
-          std::visit(Overloaded{
-                         [&](PrimOp& o) {
-                           rename(o.inputs);
-                           rename(o.outputs);
-                           rename(o.in_place);
-                         },
-                         [&](CallOp& o) {
-                           rename(o.args);
-                           rename(o.results);
-                         },
-                         [&](PopOp& o) { rename(o.vars); },
-                     },
-                     op);
-        }
         // Only copies this pass made trivial go: a copy of a Full variable
         // onto itself pushes a frame and stays.
         std::erase_if(block.ops, [&](const Op& op) {
@@ -258,9 +238,6 @@ class Coalescer {
           return copy != nullptr && IsRegister(copy->outputs[0]) &&
                  copy->inputs[0] == copy->outputs[0];
         });
-        if (auto* branch = std::get_if<Branch>(&block.terminator)) {
-          branch->cond = name[branch->cond.value];
-        }
       }
     }
   }

@@ -23,93 +23,6 @@ std::string BlockName(const Block& block, size_t index) {
   return absl::StrCat("^", index, " (", block.label, ")");
 }
 
-// Drops functions unreachable from the entry and variables no remaining
-// function mentions, renumbering what is left in order.
-Program Prune(const Program& in) {
-  const Module& m = in.module;
-  const std::vector<bool> keep_function = ReachableFunctions(m, in.entry);
-  std::vector<int32_t> new_function(m.functions.size(), -1);
-  int32_t next = 0;
-  for (size_t f = 0; f < m.functions.size(); ++f) {
-    if (keep_function[f]) new_function[f] = next++;
-  }
-
-  std::vector<bool> keep_var(m.variables.size(), false);
-  auto mark = [&](std::span<const VarId> vars) {
-    for (VarId v : vars) keep_var.at(v.value) = true;
-  };
-  for (size_t f = 0; f < m.functions.size(); ++f) {
-    if (!keep_function[f]) continue;
-    const Function& fn = m.functions[f];
-    mark(fn.params);
-    mark(fn.results);
-    for (const Block& block : fn.blocks) {
-      for (const Op& op : block.ops) {
-        mark(OpReads(op));
-        mark(OpWrites(op));
-      }
-      if (const auto* branch = std::get_if<Branch>(&block.terminator)) {
-        keep_var.at(branch->cond.value) = true;
-      }
-    }
-  }
-  std::vector<int32_t> new_var(m.variables.size(), -1);
-  Program out;
-  out.stage = in.stage;
-  out.entry = FunctionId(new_function[in.entry.value]);
-  out.module.kernels = m.kernels;
-  for (size_t v = 0; v < m.variables.size(); ++v) {
-    if (!keep_var[v]) continue;
-    Variable var = m.variables[v];
-    AB_CHECK(keep_function.at(var.function.value),
-             "a variable used by a reachable function belongs to it (verifier R2)");
-    var.function = FunctionId(new_function[var.function.value]);
-    new_var[v] = static_cast<int32_t>(out.module.variables.size());
-    out.module.variables.push_back(std::move(var));
-  }
-
-  auto var = [&](VarId v) { return VarId(new_var.at(v.value)); };
-  auto vars = [&](std::vector<VarId>& list) {
-    for (VarId& v : list) v = var(v);
-  };
-  auto function = [&](FunctionId f) { return FunctionId(new_function.at(f.value)); };
-  for (size_t f = 0; f < m.functions.size(); ++f) {
-    if (!keep_function[f]) continue;
-    Function fn = m.functions[f];
-    vars(fn.params);
-    vars(fn.results);
-    for (Block& block : fn.blocks) {
-      for (Op& op : block.ops) {
-        std::visit(Overloaded{
-                       [&](PrimOp& o) {
-                         vars(o.inputs);
-                         vars(o.outputs);
-                         vars(o.in_place);
-                       },
-                       [&](CallOp& o) {
-                         o.callee = function(o.callee);
-                         vars(o.args);
-                         vars(o.results);
-                       },
-                       [&](PopOp& o) { vars(o.vars); },
-                   },
-                   op);
-      }
-      std::visit(Overloaded{
-                     [&](Branch& t) { t.cond = var(t.cond); },
-                     [](Goto&) {},
-                     [](Return&) {},
-                     [&](PushGoto& t) { t.callee = function(t.callee); },
-                     [](IndirectGoto&) {},
-                     [](Halt&) {},
-                 },
-                 block.terminator);
-    }
-    out.module.functions.push_back(std::move(fn));
-  }
-  return out;
-}
-
 // Why a variable has the type it has, for error messages.
 struct Origin {
   enum Kind { kInput, kSignature, kDeclared, kOp, kCallArg, kCallResult };
@@ -518,7 +431,7 @@ absl::StatusOr<Program> InferTypes(Program program,
         "infer_types needs an untyped or typed program, got stage ",
         std::string(StageName(program.stage))));
   }
-  Program pruned = Prune(program);
+  Program pruned = PruneUnreachable(program);
   TypeInference inference(pruned);
   AB_RETURN_IF_ERROR(inference.Run(input_types));
   return pruned;

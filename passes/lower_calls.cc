@@ -74,15 +74,6 @@ class FunctionLowering {
     return module_.AddVariable(std::move(v));
   }
 
-  static PrimOp Copy(VarId to, VarId from, const SourceLoc& loc) {
-    PrimOp op;
-    op.prim = Primitive::kCopy;
-    op.inputs = {from};
-    op.outputs = {to};
-    op.loc = loc;
-    return op;
-  }
-
   // Appends PopOp(vars) unless empty, merging it into a PopOp that ends
   // `ops`; the listed variables are sorted and deduplicated.
   static void EmitPop(std::vector<Op>& ops, std::vector<VarId> vars, const SourceLoc& loc) {
@@ -212,7 +203,7 @@ class FunctionLowering {
     }
     out.push_back(std::move(lowered));
     EmitPop(out, std::move(pops), op.loc);
-    for (const auto& [x, t] : copies) out.push_back(Copy(x, t, op.loc));
+    for (const auto& [x, t] : copies) out.push_back(MakeCopy(x, t, op.loc));
   }
 
   void LowerCall(const CallOp& op, const VarSet& after, size_t b, int index, Block& cur) {
@@ -246,7 +237,7 @@ class FunctionLowering {
       auto it = saved.find(a);
       if (it == saved.end()) {
         const VarId t = NewTemp(a, ".arg", StorageClass::kTemporary);
-        cur.ops.push_back(Copy(t, a, op.loc));
+        cur.ops.push_back(MakeCopy(t, a, op.loc));
         it = saved.emplace(a, t).first;
       }
       a = it->second;
@@ -260,7 +251,7 @@ class FunctionLowering {
     }
     EmitPop(cur.ops, std::move(pop_before), op.loc);
     for (size_t i = 0; i < n; ++i) {
-      if (write[i]) cur.ops.push_back(Copy(callee.params[i], source[i], op.loc));
+      if (write[i]) cur.ops.push_back(MakeCopy(callee.params[i], source[i], op.loc));
     }
     EmitPop(cur.ops, std::move(pop_after), op.loc);
 
@@ -293,7 +284,7 @@ class FunctionLowering {
       if (Full(r) && !contains(kept, r)) pops.push_back(r);
     }
     if (!clash) {
-      for (const auto& [to, from] : moves) cur.ops.push_back(Copy(to, from, op.loc));
+      for (const auto& [to, from] : moves) cur.ops.push_back(MakeCopy(to, from, op.loc));
       EmitPop(cur.ops, std::move(pops), op.loc);
     } else {
       // Writing `to` would clobber another result still to be read (or
@@ -301,11 +292,11 @@ class FunctionLowering {
       std::vector<VarId> temps;
       for (const auto& [to, from] : moves) {
         temps.push_back(NewTemp(from, ".ret", StorageClass::kTemporary));
-        cur.ops.push_back(Copy(temps.back(), from, op.loc));
+        cur.ops.push_back(MakeCopy(temps.back(), from, op.loc));
       }
       EmitPop(cur.ops, std::move(pops), op.loc);
       for (size_t i = 0; i < moves.size(); ++i) {
-        cur.ops.push_back(Copy(moves[i].first, temps[i], op.loc));
+        cur.ops.push_back(MakeCopy(moves[i].first, temps[i], op.loc));
       }
     }
     AB_CHECK(static_cast<int32_t>(blocks_.size()) == continuation);

@@ -14,6 +14,7 @@
 #include "passes/coalesce_registers.h"
 #include "passes/fuse_pop_push.h"
 #include "passes/infer_types.h"
+#include "passes/inline_calls.h"
 #include "passes/lower_calls.h"
 #include "passes/order_blocks.h"
 
@@ -77,11 +78,14 @@ class PassRunner {
   const PipelineOptions& options_;
 };
 
-absl::Status Compile(PassRunner& runner, const std::vector<TensorType>& input_types) {
+// `inline_calls`: whether inline_calls runs between the two passes.
+absl::Status Compile(PassRunner& runner, const std::vector<TensorType>& input_types,
+                     bool inline_calls) {
   AB_RETURN_IF_ERROR(runner.VerifyInput());
   AB_RETURN_IF_ERROR(runner.Run("infer_types", [&](Program p) {
     return InferTypes(std::move(p), input_types);
   }));
+  if (inline_calls) AB_RETURN_IF_ERROR(runner.Run("inline_calls", InlineCalls));
   AB_RETURN_IF_ERROR(runner.Run("allocate_variables", AllocateVariables));
   return absl::OkStatus();
 }
@@ -91,14 +95,14 @@ absl::Status Compile(PassRunner& runner, const std::vector<TensorType>& input_ty
 absl::StatusOr<Program> CompileProgram(Program untyped, std::vector<TensorType> input_types,
                                        const PipelineOptions& options) {
   PassRunner runner(std::move(untyped), options);
-  AB_RETURN_IF_ERROR(Compile(runner, input_types));
+  AB_RETURN_IF_ERROR(Compile(runner, input_types, /*inline_calls=*/false));
   return runner.Take();
 }
 
 absl::StatusOr<Program> LowerProgram(Program untyped, std::vector<TensorType> input_types,
                                      const PipelineOptions& options) {
   PassRunner runner(std::move(untyped), options);
-  AB_RETURN_IF_ERROR(Compile(runner, input_types));
+  AB_RETURN_IF_ERROR(Compile(runner, input_types, options.inline_calls));
   AB_RETURN_IF_ERROR(runner.Run("lower_calls", LowerCalls));
   if (options.fuse_pop_push) AB_RETURN_IF_ERROR(runner.Run("fuse_pop_push", FusePopPush));
   if (options.coalesce_copies) {

@@ -2,7 +2,8 @@
 //
 //   CompileProgram: verify input -> infer_types -> allocate_variables
 //                   (for the reference interpreter and the stackless VM)
-//   LowerProgram:   CompileProgram -> lower_calls -> fuse_pop_push
+//   LowerProgram:   verify input -> infer_types -> inline_calls
+//                   -> allocate_variables -> lower_calls -> fuse_pop_push
 //                   -> coalesce_copies -> coalesce_registers -> order_blocks
 //                   (for the stack VM)
 #ifndef AUTOBATCH_PASSES_PIPELINE_H_
@@ -27,6 +28,7 @@ struct PipelineOptions {
   // On a pass's error, append the IR the pass received to the message.
   bool show_ir_on_error = true;
   // Optional optimizations of LowerProgram.
+  bool inline_calls = true;
   bool fuse_pop_push = true;
   bool coalesce_copies = true;
   bool coalesce_registers = true;
@@ -43,10 +45,10 @@ absl::StatusOr<Program> CompileProgram(Program untyped,
                                        std::vector<TensorType> input_types,
                                        const PipelineOptions& options = {});
 
-// CompileProgram, then lower_calls, fuse_pop_push, coalesce_copies,
-// coalesce_registers and order_blocks (the last four unless disabled in
-// `options`). The result (stage kLowered) runs on the
-// stack VM. Errors as CompileProgram.
+// CompileProgram with inline_calls between its two passes, then lower_calls,
+// fuse_pop_push, coalesce_copies, coalesce_registers and order_blocks (each
+// optimization unless disabled in `options`). The result (stage kLowered)
+// runs on the stack VM. Errors as CompileProgram.
 absl::StatusOr<Program> LowerProgram(Program untyped,
                                      std::vector<TensorType> input_types,
                                      const PipelineOptions& options = {});

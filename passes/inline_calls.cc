@@ -1,0 +1,272 @@
+// inline_calls: replaces calls to non-recursive functions by the callee's blocks.
+#include "passes/inline_calls.h"
+
+#include <iterator>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status.h"
+#include "passes/call_graph.h"
+
+namespace autobatch {
+namespace {
+
+// recursive[f]: f can reach itself through the call graph.
+std::vector<bool> RecursiveFunctions(const Module& module) {
+  const std::vector<std::vector<FunctionId>> callees = Callees(module);
+  const size_t n = module.functions.size();
+  std::vector<bool> recursive(n, false);
+  for (size_t f = 0; f < n; ++f) {
+    std::vector<bool> seen(n, false);
+    std::vector<FunctionId> stack(callees[f].begin(), callees[f].end());
+    while (!stack.empty() && !recursive[f]) {
+      const FunctionId g = stack.back();
+      stack.pop_back();
+      if (static_cast<size_t>(g.value) == f) recursive[f] = true;
+      if (seen[g.value]) continue;
+      seen[g.value] = true;
+      stack.insert(stack.end(), callees[g.value].begin(), callees[g.value].end());
+    }
+  }
+  return recursive;
+}
+
+// The functions reachable from `entry`, callees before callers (a DFS
+// post-order; inside a recursive cycle the order is arbitrary).
+std::vector<FunctionId> PostOrder(const Module& module, FunctionId entry) {
+  const std::vector<std::vector<FunctionId>> callees = Callees(module);
+  std::vector<bool> seen(module.functions.size(), false);
+  std::vector<FunctionId> order;
+  // (function, index of the next callee to visit)
+  std::vector<std::pair<FunctionId, size_t>> stack = {{entry, 0}};
+  seen[entry.value] = true;
+  while (!stack.empty()) {
+    auto& [f, next] = stack.back();
+    if (next < callees[f.value].size()) {
+      const FunctionId g = callees[f.value][next++];
+      if (!seen[g.value]) {
+        seen[g.value] = true;
+        stack.push_back({g, 0});
+      }
+      continue;
+    }
+    order.push_back(f);
+    stack.pop_back();
+  }
+  return order;
+}
+
+size_t OpCount(const Function& fn) {
+  size_t ops = 0;
+  for (const Block& block : fn.blocks) ops += block.ops.size();
+  return ops;
+}
+
+class Inliner {
+ public:
+  explicit Inliner(Program& program) : program_(program), module_(program.module) {}
+
+  void Run() {
+    const std::vector<bool> recursive = RecursiveFunctions(module_);
+    const std::vector<bool> reachable = ReachableFunctions(module_, program_.entry);
+    std::vector<int> call_sites(module_.functions.size(), 0);
+    for (size_t f = 0; f < module_.functions.size(); ++f) {
+      if (!reachable[f]) continue;
+      for (const Block& block : module_.functions[f].blocks) {
+        for (const Op& op : block.ops) {
+          if (const auto* call = std::get_if<CallOp>(&op)) ++call_sites[call->callee.value];
+        }
+      }
+    }
+    inline_.assign(module_.functions.size(), false);
+    for (size_t g = 0; g < module_.functions.size(); ++g) {
+      inline_[g] = reachable[g] && !recursive[g] &&
+                   (call_sites[g] == 1 ||
+                    OpCount(module_.functions[g]) <= static_cast<size_t>(kInlineMaxOps));
+    }
+    for (FunctionId f : PostOrder(module_, program_.entry)) {
+      if (InlineInto(f)) MergeStraightLines(module_.function(f));
+    }
+  }
+
+ private:
+  // Inlines every call of `f` to an inlinable callee, including calls that
+  // inlining brings in (none are left in an already processed callee, but
+  // its calls to recursive functions are scanned again, harmlessly).
+  // Returns whether it inlined anything.
+  bool InlineInto(FunctionId f) {
+    bool inlined = false;
+    for (size_t b = 0; b < module_.function(f).blocks.size(); ++b) {
+      std::vector<Op>& ops = module_.function(f).blocks[b].ops;
+      for (size_t k = 0; k < ops.size(); ++k) {
+        const auto* call = std::get_if<CallOp>(&ops[k]);
+        if (call != nullptr && inline_[call->callee.value]) {
+          InlineCall(f, b, k);
+          inlined = true;
+          break;  // the rest of block b moved to its continuation block
+        }
+      }
+    }
+    return inlined;
+  }
+
+  // Merges each block that ends in "goto T" with T when it is T's only
+  // predecessor (and T is not the entry): the call's block with the callee's
+  // entry (unless a loop returns there) and a callee's only returning block
+  // with the continuation. Fewer blocks, fewer steps for the VM. The merged
+  // block keeps the first label; blocks are renumbered in order.
+  static void MergeStraightLines(Function& fn) {
+    const size_t n = fn.blocks.size();
+    std::vector<int> predecessors(n, 0);
+    for (const Block& block : fn.blocks) {
+      for (BlockId succ : Successors(block.terminator)) ++predecessors[succ.value];
+    }
+    std::vector<bool> merged_away(n, false);
+    for (size_t b = 0; b < n; ++b) {
+      if (merged_away[b]) continue;
+      Block& block = fn.blocks[b];
+      for (const auto* jump = std::get_if<Goto>(&block.terminator);
+           jump != nullptr && jump->target.value != 0 &&
+           static_cast<size_t>(jump->target.value) != b && predecessors[jump->target.value] == 1;
+           jump = std::get_if<Goto>(&block.terminator)) {
+        const size_t t = static_cast<size_t>(jump->target.value);
+        Block& target = fn.blocks[t];
+        std::move(target.ops.begin(), target.ops.end(), std::back_inserter(block.ops));
+        block.terminator = std::move(target.terminator);
+        block.loc = target.loc;
+        merged_away[t] = true;
+      }
+    }
+    std::vector<int32_t> new_index(n, -1);
+    std::vector<Block> kept;
+    for (size_t b = 0; b < n; ++b) {
+      if (merged_away[b]) continue;
+      new_index[b] = static_cast<int32_t>(kept.size());
+      kept.push_back(std::move(fn.blocks[b]));
+    }
+    for (Block& block : kept) {
+      Retarget(block.terminator, [&](BlockId id) { return BlockId(new_index[id.value]); });
+    }
+    fn.blocks = std::move(kept);
+  }
+
+  void InlineCall(FunctionId f, size_t b, size_t k) {
+    // Copies, not references: the blocks and variables vectors grow below.
+    const CallOp call = std::get<CallOp>(module_.function(f).blocks[b].ops[k]);
+    const Function callee = module_.function(call.callee);
+    renamed_.assign(module_.variables.size(), VarId());
+    names_.clear();
+    for (const Variable& var : module_.variables) {
+      if (var.function == f) names_.insert(var.name);
+    }
+
+    // The callee's blocks go right after the call's block, then the
+    // continuation, so that the function reads in the order it runs; the
+    // blocks after them move down.
+    std::vector<Block>& blocks = module_.function(f).blocks;
+    const int32_t count = static_cast<int32_t>(callee.blocks.size());
+    const int32_t site_index = static_cast<int32_t>(b);
+    for (Block& block : blocks) {
+      Retarget(block.terminator, [&](BlockId id) {
+        return id.value > site_index ? BlockId(id.value + count + 1) : id;
+      });
+    }
+    const BlockId first(site_index + 1);
+    const BlockId after(site_index + 1 + count);
+
+    Block& site = blocks[b];
+    Block continuation;
+    continuation.label = absl::StrCat(site.label, ".ret");
+    continuation.loc = site.loc;
+    for (size_t j = 0; j < call.results.size(); ++j) {
+      continuation.ops.push_back(MakeCopy(call.results[j], Rename(callee.results[j], f), call.loc));
+    }
+    std::move(site.ops.begin() + static_cast<std::ptrdiff_t>(k) + 1, site.ops.end(),
+              std::back_inserter(continuation.ops));
+    continuation.terminator = std::move(site.terminator);
+
+    site.ops.resize(k);
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      site.ops.push_back(MakeCopy(Rename(callee.params[i], f), call.args[i], call.loc));
+    }
+    site.terminator = Goto{first};
+    site.loc = call.loc;
+
+    std::vector<Block> inserted;
+    for (const Block& block : callee.blocks) {
+      inserted.push_back(Clone(block, f, first, after, callee));
+    }
+    inserted.push_back(std::move(continuation));
+    blocks.insert(blocks.begin() + site_index + 1, std::make_move_iterator(inserted.begin()),
+                  std::make_move_iterator(inserted.end()));
+  }
+
+  // Applies `map` to every block a terminator names (before lowering:
+  // Branch and Goto targets).
+  template <typename Map>
+  static void Retarget(Terminator& terminator, Map map) {
+    if (auto* branch = std::get_if<Branch>(&terminator)) {
+      branch->then_block = map(branch->then_block);
+      branch->else_block = map(branch->else_block);
+    } else if (auto* jump = std::get_if<Goto>(&terminator)) {
+      jump->target = map(jump->target);
+    }
+  }
+
+  // The variable of `f` standing for the callee's variable `v` at this call
+  // site, made on first use.
+  VarId Rename(VarId v, FunctionId f) {
+    VarId& to = renamed_.at(v.value);
+    if (to.valid()) return to;
+    Variable var = module_.var(v);
+    const std::string& callee_name = module_.function(var.function).name;
+    std::string base = absl::StrCat(callee_name, ".", var.name);
+    std::string name = base;
+    for (int n = 2; names_.count(name) != 0; ++n) name = absl::StrCat(base, "#", n);
+    names_.insert(name);
+    var.name = std::move(name);
+    var.function = f;
+    to = module_.AddVariable(std::move(var));
+    return to;
+  }
+
+  Block Clone(const Block& block, FunctionId f, BlockId first, BlockId after,
+              const Function& callee) {
+    Block out = block;
+    out.label = absl::StrCat(callee.name, ".", block.label);
+    for (Op& op : out.ops) RenameVariables(op, [&](VarId v) { return Rename(v, f); });
+    if (std::holds_alternative<Return>(out.terminator)) {
+      out.terminator = Goto{after};
+      return out;
+    }
+    AB_CHECK(!std::holds_alternative<PushGoto>(out.terminator) &&
+                 !std::holds_alternative<IndirectGoto>(out.terminator),
+             "inline_calls runs before lowering");
+    if (auto* branch = std::get_if<Branch>(&out.terminator)) branch->cond = Rename(branch->cond, f);
+    Retarget(out.terminator, [&](BlockId id) { return BlockId(first.value + id.value); });
+    return out;
+  }
+
+  Program& program_;
+  Module& module_;
+  std::vector<bool> inline_;       // per function: inline it at its call sites
+  std::vector<VarId> renamed_;     // per variable: its copy at this call site
+  std::set<std::string> names_;    // variable names taken in the caller
+};
+
+}  // namespace
+
+absl::StatusOr<Program> InlineCalls(Program program) {
+  if (program.stage != Stage::kTyped) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "inline_calls needs a typed program (run infer_types first); got stage '",
+        std::string(StageName(program.stage)), "'"));
+  }
+  Inliner(program).Run();
+  return PruneUnreachable(program);
+}
+
+}  // namespace autobatch

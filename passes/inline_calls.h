@@ -1,0 +1,44 @@
+// inline_calls: replaces calls to non-recursive functions by the callee's
+// blocks, so that the stack VM pays no call for them.
+#ifndef AUTOBATCH_PASSES_INLINE_CALLS_H_
+#define AUTOBATCH_PASSES_INLINE_CALLS_H_
+
+#include "absl/status/statusor.h"
+#include "ir/ir.h"
+
+namespace autobatch {
+
+// A callee is inlined at every call site when it cannot reach itself through
+// the call graph (no recursion, direct or mutual) and it has one call site in
+// the functions the entry reaches, or at most kInlineMaxOps ops.
+inline constexpr int kInlineMaxOps = 32;
+
+// Each such "results = call g(args)" in block B of f becomes:
+//   B      its ops before the call, then a copy of each arg into a fresh
+//          variable of f that stands for g's param, then a jump to
+//   g's blocks, cloned right after B and labelled "g.<label>", their
+//          variables renamed to fresh variables of f named "g.<name>" ("#2",
+//          "#3"... appended on a clash), every Return a jump to
+//   B.ret  the continuation: a copy of each of g's renamed results into the
+//          call's results, then B's ops after the call and B's terminator.
+// The blocks after B move down. Callees are inlined before their callers
+// (post-order of the call graph), so a chain of small functions collapses
+// into one. Ops keep their source locations; the copies carry the call's.
+// Functions no longer reachable from the entry, and variables nothing
+// mentions, are then dropped (as infer_types does).
+//
+// Why: on the stack VM a call costs a program-counter push and pop, a block
+// boundary on each side, copies of the arguments and results through the
+// callee's params and results, and a Full variable (a stack) for everything
+// live across it that the callee may write. An inlined body needs none of
+// that: the copies become copies inside one function, which coalesce_copies
+// and coalesce_registers remove where they can.
+//
+// Requires: stage kTyped (after infer_types, before allocate_variables).
+// Guarantees: every lane computes the same values, bit for bit (the same ops
+// run in the same order, plus copies); stage unchanged; the program verifies.
+absl::StatusOr<Program> InlineCalls(Program program);
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_PASSES_INLINE_CALLS_H_

@@ -1,0 +1,215 @@
+// Tests for inline_calls (passes/inline_calls.h).
+#include "passes/inline_calls.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "ir/printer.h"
+#include "ir/testing/fib_program.h"
+#include "passes/allocate_variables.h"
+#include "passes/lower_calls.h"
+#include "passes/pipeline.h"
+#include "tests/passes/golden.h"
+#include "tests/passes/machine.h"
+#include "tests/passes/test_programs.h"
+#include "tests/passes/test_util.h"
+
+namespace autobatch {
+namespace {
+
+const TensorType kI64 = Scalar(DType::kI64);
+
+// main(d, x) -> r:  s = twice(x); t = twice(s); r = tree(d, t)
+// tree(d, x) -> r:  d <= 0 ? r = fold(x) : { a = tree(d - 1, x);
+//                   b = tree(d - 1, a); r = add(a, b) }
+// fold(x) -> y:     x > 0 ? y = add(x, x) (one Return) : y = neg(x) (another)
+// twice(x) -> y:    y = add(x, x)
+// twice has two call sites and one op (inlined at both); fold one site, in
+// a recursive function (inlined, as NUTS' leaf is into build_tree); tree is
+// recursive (kept). File "inline.cc".
+Program MakeInlineProgram() {
+  Program program;
+  testing::FunctionBuilder main_fn(program, "main", "inline.cc", 1);
+  testing::FunctionBuilder tree(program, "tree", "inline.cc", 10);
+  testing::FunctionBuilder fold(program, "fold", "inline.cc", 20);
+  testing::FunctionBuilder twice(program, "twice", "inline.cc", 30);
+  program.entry = main_fn.id();
+  {
+    VarId d = main_fn.Param("d");
+    VarId x = main_fn.Param("x");
+    VarId r = main_fn.Result("r");
+    VarId s = main_fn.Var("s"), t = main_fn.Var("t");
+    BlockId entry = main_fn.Block("entry");
+    main_fn.Call(entry, 2, twice.id(), {x}, {s});
+    main_fn.Call(entry, 3, twice.id(), {s}, {t});
+    main_fn.Call(entry, 4, tree.id(), {d, t}, {r});
+    main_fn.Return(entry, 5);
+  }
+  {
+    VarId d = tree.Param("d");
+    VarId x = tree.Param("x");
+    VarId r = tree.Result("r");
+    VarId zero = tree.Var("zero"), c = tree.Var("c"), one = tree.Var("one");
+    VarId d1 = tree.Var("d1"), a = tree.Var("a"), b = tree.Var("b");
+    BlockId entry = tree.Block("entry");
+    BlockId leaf = tree.Block("leaf");
+    BlockId rec = tree.Block("recurse");
+    BlockId done = tree.Block("done");
+    tree.Fill(entry, 11, d, 0, zero);
+    tree.Prim(entry, 11, Primitive::kLe, {d, zero}, c);
+    tree.Branch(entry, 11, c, leaf, rec);
+    tree.Call(leaf, 12, fold.id(), {x}, {r});
+    tree.Goto(leaf, 12, done);
+    tree.Fill(rec, 13, d, 1, one);
+    tree.Prim(rec, 13, Primitive::kSub, {d, one}, d1);
+    tree.Call(rec, 14, tree.id(), {d1, x}, {a});
+    tree.Call(rec, 15, tree.id(), {d1, a}, {b});
+    tree.Prim(rec, 16, Primitive::kAdd, {a, b}, r);
+    tree.Goto(rec, 16, done);
+    tree.Return(done, 17);
+  }
+  {
+    VarId x = fold.Param("x");
+    VarId y = fold.Result("y");
+    VarId zero = fold.Var("zero"), c = fold.Var("c");
+    BlockId entry = fold.Block("entry");
+    BlockId pos = fold.Block("pos");
+    BlockId neg = fold.Block("neg");
+    fold.Fill(entry, 21, x, 0, zero);
+    fold.Prim(entry, 21, Primitive::kGt, {x, zero}, c);
+    fold.Branch(entry, 21, c, pos, neg);
+    fold.Prim(pos, 22, Primitive::kAdd, {x, x}, y);
+    fold.Return(pos, 22);
+    fold.Prim(neg, 23, Primitive::kNeg, {x}, y);
+    fold.Return(neg, 23);
+  }
+  {
+    VarId x = twice.Param("x");
+    VarId y = twice.Result("y");
+    BlockId entry = twice.Block("entry");
+    twice.Prim(entry, 31, Primitive::kAdd, {x, x}, y);
+    twice.Return(entry, 31);
+  }
+  return program;
+}
+
+const std::vector<TensorType> kTypes = {kI64, kI64};
+
+std::vector<testing::Values> Inputs() {
+  std::vector<testing::Values> inputs;
+  for (int d = 0; d <= 3; ++d) {
+    for (int x : {-5, 0, 1, 4}) inputs.push_back({static_cast<double>(d), static_cast<double>(x)});
+  }
+  return inputs;
+}
+
+bool IsCall(const Op& op) { return std::holds_alternative<CallOp>(op); }
+
+Program Inlined(Program untyped, std::vector<TensorType> types) {
+  return testing::Checked(InlineCalls(testing::Typed(std::move(untyped), std::move(types))),
+                          "inline_calls");
+}
+
+// The pipeline with inlining, up to lower_calls.
+Program InlinedAndLowered(Program untyped, std::vector<TensorType> types) {
+  Program allocated =
+      testing::Checked(AllocateVariables(Inlined(std::move(untyped), std::move(types))),
+                       "allocate_variables");
+  return testing::Checked(LowerCalls(allocated), "lower_calls");
+}
+
+TEST(InlineCallsTest, InlinesNonRecursiveCalleesAndKeepsRecursion) {
+  Program p = Inlined(MakeInlineProgram(), kTypes);
+  EXPECT_TRUE(testing::MatchesGolden(PrintProgram(p), "inline_calls_tree"));
+  // fold and twice are gone; the only calls left are main's call of tree and
+  // tree's two self-calls.
+  ASSERT_EQ(p.module.functions.size(), 2u) << PrintProgram(p);
+  EXPECT_EQ(p.module.functions[0].name, "main");
+  EXPECT_EQ(p.module.functions[1].name, "tree");
+  EXPECT_EQ(testing::CountOps(p, IsCall), 3) << PrintProgram(p);
+  // Two copies of twice in main, with distinct variables.
+  testing::FindVar(p, "main", "twice.x");
+  testing::FindVar(p, "main", "twice.x#2");
+  EXPECT_GE(testing::FindBlock(p, "tree", "fold.pos"), 0);
+  EXPECT_GE(testing::FindBlock(p, "tree", "leaf.ret"), 0);
+}
+
+TEST(InlineCallsTest, ComputesWhatTheCallsComputed) {
+  Program reference = testing::Allocated(MakeInlineProgram(), kTypes);
+  Program with_calls = testing::Lowered(MakeInlineProgram(), kTypes);
+  Program inlined = InlinedAndLowered(MakeInlineProgram(), kTypes);
+  testing::StackRun before, after;
+  ASSERT_TRUE(testing::AgreesWithReference(reference, with_calls, Inputs(), &before));
+  ASSERT_TRUE(testing::AgreesWithReference(reference, inlined, Inputs(), &after));
+  // The leaf no longer costs a call: fewer block executions per lane.
+  EXPECT_LT(after.lane_block_executions, before.lane_block_executions);
+}
+
+TEST(InlineCallsTest, LeavesRecursiveProgramsAlone) {
+  for (auto make : {testing::MakeFibonacciProgram, testing::MakeEvenOddProgram,
+                    testing::MakeEvenOddNonTailProgram, testing::MakeSwapProgram,
+                    testing::MakeEdgeProgram, testing::MakeCollatzProgram}) {
+    Program typed = testing::Typed(make(), std::vector<TensorType>(
+                                               make().entry_function().params.size(), kI64));
+    Program p = testing::Checked(InlineCalls(typed), "inline_calls");
+    EXPECT_EQ(p, typed) << PrintProgram(p);
+  }
+}
+
+// A callee above kInlineMaxOps ops with two call sites stays a function; with
+// one call site it is inlined whatever its size.
+TEST(InlineCallsTest, BigCalleesWithSeveralCallersStayFunctions) {
+  for (int sites : {1, 2}) {
+    Program program;
+    testing::FunctionBuilder main_fn(program, "main", "big.cc", 1);
+    testing::FunctionBuilder big(program, "big", "big.cc", 10);
+    program.entry = main_fn.id();
+    VarId x = main_fn.Param("x");
+    VarId r = main_fn.Result("r");
+    BlockId entry = main_fn.Block("entry");
+    VarId v = x;
+    for (int i = 0; i < sites; ++i) {
+      VarId out = i + 1 == sites ? r : main_fn.Var("s" + std::to_string(i));
+      main_fn.Call(entry, 2 + i, big.id(), {v}, {out});
+      v = out;
+    }
+    main_fn.Return(entry, 9);
+    VarId bx = big.Param("x");
+    VarId by = big.Result("y");
+    BlockId body = big.Block("entry");
+    VarId acc = bx;
+    for (int i = 0; i <= kInlineMaxOps; ++i) {
+      VarId next = i == kInlineMaxOps ? by : big.Var("v" + std::to_string(i));
+      big.Prim(body, 11, Primitive::kAdd, {acc, bx}, next);
+      acc = next;
+    }
+    big.Return(body, 12);
+    Program p = Inlined(program, {kI64});
+    EXPECT_EQ(testing::CountOps(p, IsCall), sites == 1 ? 0 : 2) << PrintProgram(p);
+    EXPECT_TRUE(testing::AgreesWithReference(testing::Allocated(program, {kI64}),
+                                             InlinedAndLowered(program, {kI64}),
+                                             testing::SmallLaneInputs(1)));
+  }
+}
+
+TEST(InlineCallsTest, PipelineInlinesUnlessDisabled) {
+  absl::StatusOr<Program> inlined = LowerProgram(MakeInlineProgram(), kTypes);
+  absl::StatusOr<Program> kept =
+      LowerProgram(MakeInlineProgram(), kTypes, PipelineOptions{.inline_calls = false});
+  ASSERT_TRUE(inlined.ok()) << inlined.status();
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(inlined->module.functions.size(), 2u);
+  EXPECT_EQ(kept->module.functions.size(), 4u);
+  EXPECT_TRUE(testing::AgreesWithReference(testing::Allocated(MakeInlineProgram(), kTypes),
+                                           *inlined, Inputs()));
+}
+
+TEST(InlineCallsTest, RejectsUntypedPrograms) {
+  absl::StatusOr<Program> p = InlineCalls(MakeInlineProgram());
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(p.status().message(), ::testing::HasSubstr("run infer_types first"));
+}
+
+}  // namespace
+}  // namespace autobatch
