@@ -111,6 +111,7 @@ struct IrArgs {
   bool json = false;
   std::string types;
   bool print_after_all = false;
+  bool no_inline = false;
 };
 
 int RunIr(const IrArgs& args) {
@@ -126,6 +127,7 @@ int RunIr(const IrArgs& args) {
   Program program = named->program;
   PipelineOptions options;
   options.print_ir_after_each_pass = args.print_after_all ? &std::cerr : nullptr;
+  options.inline_calls = !args.no_inline;
   if (args.stage != "untyped") {
     if (types.empty() && !program.entry_function().params.empty()) {
       return Fail(absl::InvalidArgumentError(
@@ -249,6 +251,8 @@ int Main(int argc, char** argv) {
   ir_cmd->add_option("--types", ir.types, "entry input types, e.g. i64,f64[3]");
   ir_cmd->add_flag("--print-after-all", ir.print_after_all,
                    "print the IR after every pass (to stderr)");
+  ir_cmd->add_flag("--no-inline", ir.no_inline,
+                   "lowered stage: keep calls to non-recursive functions as calls");
 
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "run a program on JSON inputs");

@@ -50,6 +50,25 @@ TEST(CliTest, PrintsEveryStageOfASample) {
   EXPECT_THAT(lowered.out, HasSubstr("push_goto @fibonacci"));
 }
 
+// The NUTS chain program (a fuzz seed) calls nuts_transition and nuts_leaf
+// once each: lowering inlines them unless told not to.
+TEST(CliTest, LoweringInlinesNonRecursiveCallsUnlessToldNot) {
+  const std::string program = std::string(AUTOBATCH_SOURCE_DIR) +
+                              "/tests/fuzz/corpus/sample_mcmc_nuts.untyped.json";
+  const std::string args = "ir " + program +
+                           " --stage lowered --types f64[2],f64,f64[2],u64,u64,f64,f64[2],i64,i64";
+  Result inlined = RunCli(args);
+  Result kept = RunCli(args + " --no-inline");
+  ASSERT_EQ(inlined.exit_code, 0) << inlined.out;
+  ASSERT_EQ(kept.exit_code, 0) << kept.out;
+  EXPECT_THAT(inlined.out, HasSubstr(" nuts_transition.loop0:"));
+  EXPECT_THAT(inlined.out, ::testing::Not(HasSubstr("func @nuts_leaf")));
+  EXPECT_THAT(inlined.out, ::testing::Not(HasSubstr("push_goto @nuts_leaf")));
+  EXPECT_THAT(inlined.out, HasSubstr("push_goto @nuts_build_tree"));
+  EXPECT_THAT(kept.out, HasSubstr("func @nuts_leaf"));
+  EXPECT_THAT(kept.out, HasSubstr("push_goto @nuts_leaf"));
+}
+
 TEST(CliTest, DumpedJsonRunsLikeTheSample) {
   Result dump = RunCli("ir collatz --json");
   ASSERT_EQ(dump.exit_code, 0) << dump.out;
