@@ -277,14 +277,19 @@ void ThreadedBackend::RunChunk(int chunk) {
       CopyBytes(dst, slot.out_views[k].data, n * lane_bytes);
     } else {
       MaskedCopyLaneBytes(slot.out_views[k].data, dst, lane_bytes,
-                      job.lanes->mask().data() + begin, 0, n);
+                          job.lanes->mask().data() + begin, 0, n);
     }
   }
 }
 
 void ThreadedBackend::MaskedUpdate(const Tensor& src, const LaneSet& lanes, Tensor* dst) {
+  // A sparse set costs its lanes on one thread (the eigen backend goes by
+  // index) rather than a pass over the whole batch on several.
+  const bool sparse = lanes.size() * 8 < lanes.batch();
   const int num_chunks =
-      &src == dst ? 1 : NumChunks(lanes.batch(), static_cast<double>(src.lane_elements()));
+      &src == dst || sparse
+          ? 1
+          : NumChunks(lanes.batch(), static_cast<double>(src.lane_elements()));
   if (num_chunks == 1 || lanes.empty()) return serial_.MaskedUpdate(src, lanes, dst);
   AB_CHECK(src.batch() == lanes.batch(), "MaskedUpdate: src batch mismatch");
   AB_CHECK(dst->batch() == lanes.batch(), "MaskedUpdate: dst batch mismatch");
@@ -298,7 +303,7 @@ void ThreadedBackend::MaskedUpdate(const Tensor& src, const LaneSet& lanes, Tens
                 (end - begin) * lane_bytes);
     } else {
       MaskedCopyLaneBytes(src.bytes(), dst->bytes(), lane_bytes, lanes.mask().data(), begin,
-                      end);
+                          end);
     }
   };
   ParallelFor(num_chunks, body);

@@ -123,7 +123,15 @@ void RenameVariables(Function& fn, const std::function<VarId(VarId)>& map) {
   for (VarId& v : fn.results) v = map(v);
   for (Block& block : fn.blocks) {
     for (Op& op : block.ops) RenameVariables(op, map);
-    if (auto* branch = std::get_if<Branch>(&block.terminator)) branch->cond = map(branch->cond);
+    std::visit(Overloaded{
+                   [&](Branch& t) { t.cond = map(t.cond); },
+                   [](Goto&) {},
+                   [](Return&) {},
+                   [](PushGoto&) {},
+                   [](IndirectGoto&) {},
+                   [](Halt&) {},
+               },
+               block.terminator);
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "ir/overloaded.h"
 #include "ir/status.h"
 
 namespace autobatch {
@@ -125,11 +126,22 @@ Program PruneUnreachable(const Program& in) {
     auto function = [&](FunctionId g) { return FunctionId(new_function.at(g.value)); };
     for (Block& block : fn.blocks) {
       for (Op& op : block.ops) {
-        if (auto* call = std::get_if<CallOp>(&op)) call->callee = function(call->callee);
+        std::visit(Overloaded{
+                       [&](CallOp& o) { o.callee = function(o.callee); },
+                       [](PrimOp&) {},
+                       [](PopOp&) {},
+                   },
+                   op);
       }
-      if (auto* push = std::get_if<PushGoto>(&block.terminator)) {
-        push->callee = function(push->callee);
-      }
+      std::visit(Overloaded{
+                     [&](PushGoto& t) { t.callee = function(t.callee); },
+                     [](Branch&) {},
+                     [](Goto&) {},
+                     [](Return&) {},
+                     [](IndirectGoto&) {},
+                     [](Halt&) {},
+                 },
+                 block.terminator);
     }
     out.module.functions.push_back(std::move(fn));
   }

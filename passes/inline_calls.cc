@@ -2,6 +2,7 @@
 #include "passes/inline_calls.h"
 
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/status.h"
 #include "passes/call_graph.h"
+#include "passes/cfg.h"
 
 namespace autobatch {
 namespace {
@@ -59,6 +61,17 @@ std::vector<FunctionId> PostOrder(const Module& module, FunctionId entry) {
   return order;
 }
 
+// A Halt ends the lane wherever it is; inlined into the entry function it
+// would also change which paths must have written the entry's results (the
+// definedness check reads them at the entry's Halts), so such callees stay
+// functions.
+bool Halts(const Function& fn) {
+  for (const Block& block : fn.blocks) {
+    if (std::holds_alternative<Halt>(block.terminator)) return true;
+  }
+  return false;
+}
+
 size_t OpCount(const Function& fn) {
   size_t ops = 0;
   for (const Block& block : fn.blocks) ops += block.ops.size();
@@ -81,11 +94,14 @@ class Inliner {
         }
       }
     }
-    inline_.assign(module_.functions.size(), false);
+    // Whether a call may be inlined is decided at each call site, from the
+    // callee as it is then (callees are processed first, so with their own
+    // calls inlined): sizes measured before inlining would let a chain of
+    // small functions that call each other twice grow exponentially.
+    candidate_.assign(module_.functions.size(), false);
+    call_sites_ = std::move(call_sites);
     for (size_t g = 0; g < module_.functions.size(); ++g) {
-      inline_[g] = reachable[g] && !recursive[g] &&
-                   (call_sites[g] == 1 ||
-                    OpCount(module_.functions[g]) <= static_cast<size_t>(kInlineMaxOps));
+      candidate_[g] = reachable[g] && !recursive[g] && !Halts(module_.functions[g]);
     }
     for (FunctionId f : PostOrder(module_, program_.entry)) {
       if (InlineInto(f)) MergeStraightLines(module_.function(f));
@@ -93,6 +109,12 @@ class Inliner {
   }
 
  private:
+  bool Inlinable(FunctionId g) const {
+    return candidate_[g.value] &&
+           (call_sites_[g.value] == 1 ||
+            OpCount(module_.function(g)) <= static_cast<size_t>(kInlineMaxOps));
+  }
+
   // Inlines every call of `f` to an inlinable callee, including calls that
   // inlining brings in (none are left in an already processed callee, but
   // its calls to recursive functions are scanned again, harmlessly).
@@ -103,7 +125,7 @@ class Inliner {
       std::vector<Op>& ops = module_.function(f).blocks[b].ops;
       for (size_t k = 0; k < ops.size(); ++k) {
         const auto* call = std::get_if<CallOp>(&ops[k]);
-        if (call != nullptr && inline_[call->callee.value]) {
+        if (call != nullptr && Inlinable(call->callee)) {
           InlineCall(f, b, k);
           inlined = true;
           break;  // the rest of block b moved to its continuation block
@@ -120,17 +142,15 @@ class Inliner {
   // block keeps the first label; blocks are renumbered in order.
   static void MergeStraightLines(Function& fn) {
     const size_t n = fn.blocks.size();
-    std::vector<int> predecessors(n, 0);
-    for (const Block& block : fn.blocks) {
-      for (BlockId succ : Successors(block.terminator)) ++predecessors[succ.value];
-    }
+    const std::vector<std::vector<BlockId>> predecessors = Predecessors(fn);
     std::vector<bool> merged_away(n, false);
     for (size_t b = 0; b < n; ++b) {
       if (merged_away[b]) continue;
       Block& block = fn.blocks[b];
       for (const auto* jump = std::get_if<Goto>(&block.terminator);
            jump != nullptr && jump->target.value != 0 &&
-           static_cast<size_t>(jump->target.value) != b && predecessors[jump->target.value] == 1;
+           static_cast<size_t>(jump->target.value) != b &&
+           predecessors[jump->target.value].size() == 1;
            jump = std::get_if<Goto>(&block.terminator)) {
         const size_t t = static_cast<size_t>(jump->target.value);
         Block& target = fn.blocks[t];
@@ -147,9 +167,7 @@ class Inliner {
       new_index[b] = static_cast<int32_t>(kept.size());
       kept.push_back(std::move(fn.blocks[b]));
     }
-    for (Block& block : kept) {
-      Retarget(block.terminator, [&](BlockId id) { return BlockId(new_index[id.value]); });
-    }
+    for (Block& block : kept) block.terminator = RemapBlocks(block.terminator, new_index);
     fn.blocks = std::move(kept);
   }
 
@@ -169,13 +187,18 @@ class Inliner {
     std::vector<Block>& blocks = module_.function(f).blocks;
     const int32_t count = static_cast<int32_t>(callee.blocks.size());
     const int32_t site_index = static_cast<int32_t>(b);
-    for (Block& block : blocks) {
-      Retarget(block.terminator, [&](BlockId id) {
-        return id.value > site_index ? BlockId(id.value + count + 1) : id;
-      });
+    std::vector<int32_t> moved(blocks.size());
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      moved[i] = static_cast<int32_t>(i) + (static_cast<int32_t>(i) > site_index ? count + 1 : 0);
     }
+    for (Block& block : blocks) block.terminator = RemapBlocks(block.terminator, moved);
     const BlockId first(site_index + 1);
     const BlockId after(site_index + 1 + count);
+    // "g" for the first copy of g in f, then "g#2", "g#3"...: labels stay
+    // distinct.
+    const int copy = ++copies_[{f.value, call.callee.value}];
+    const std::string prefix =
+        copy == 1 ? callee.name : absl::StrCat(callee.name, "#", copy);
 
     Block& site = blocks[b];
     Block continuation;
@@ -195,25 +218,17 @@ class Inliner {
     site.terminator = Goto{first};
     site.loc = call.loc;
 
+    std::vector<int32_t> cloned_index(callee.blocks.size());
+    for (size_t i = 0; i < cloned_index.size(); ++i) {
+      cloned_index[i] = first.value + static_cast<int32_t>(i);
+    }
     std::vector<Block> inserted;
     for (const Block& block : callee.blocks) {
-      inserted.push_back(Clone(block, f, first, after, callee));
+      inserted.push_back(Clone(block, f, cloned_index, after, prefix));
     }
     inserted.push_back(std::move(continuation));
     blocks.insert(blocks.begin() + site_index + 1, std::make_move_iterator(inserted.begin()),
                   std::make_move_iterator(inserted.end()));
-  }
-
-  // Applies `map` to every block a terminator names (before lowering:
-  // Branch and Goto targets).
-  template <typename Map>
-  static void Retarget(Terminator& terminator, Map map) {
-    if (auto* branch = std::get_if<Branch>(&terminator)) {
-      branch->then_block = map(branch->then_block);
-      branch->else_block = map(branch->else_block);
-    } else if (auto* jump = std::get_if<Goto>(&terminator)) {
-      jump->target = map(jump->target);
-    }
   }
 
   // The variable of `f` standing for the callee's variable `v` at this call
@@ -233,10 +248,12 @@ class Inliner {
     return to;
   }
 
-  Block Clone(const Block& block, FunctionId f, BlockId first, BlockId after,
-              const Function& callee) {
+  // `block` of the callee as a block of f: variables renamed, targets mapped
+  // by `cloned_index`, a Return turned into a jump to `after`.
+  Block Clone(const Block& block, FunctionId f, const std::vector<int32_t>& cloned_index,
+              BlockId after, const std::string& prefix) {
     Block out = block;
-    out.label = absl::StrCat(callee.name, ".", block.label);
+    out.label = absl::StrCat(prefix, ".", block.label);
     for (Op& op : out.ops) RenameVariables(op, [&](VarId v) { return Rename(v, f); });
     if (std::holds_alternative<Return>(out.terminator)) {
       out.terminator = Goto{after};
@@ -246,15 +263,17 @@ class Inliner {
                  !std::holds_alternative<IndirectGoto>(out.terminator),
              "inline_calls runs before lowering");
     if (auto* branch = std::get_if<Branch>(&out.terminator)) branch->cond = Rename(branch->cond, f);
-    Retarget(out.terminator, [&](BlockId id) { return BlockId(first.value + id.value); });
+    out.terminator = RemapBlocks(out.terminator, cloned_index);
     return out;
   }
 
   Program& program_;
   Module& module_;
-  std::vector<bool> inline_;       // per function: inline it at its call sites
+  std::vector<bool> candidate_;    // per function: inlinable if small or called once
+  std::vector<int> call_sites_;    // per function: calls to it before inlining
   std::vector<VarId> renamed_;     // per variable: its copy at this call site
   std::set<std::string> names_;    // variable names taken in the caller
+  std::map<std::pair<int32_t, int32_t>, int> copies_;  // (caller, callee): bodies inlined
 };
 
 }  // namespace

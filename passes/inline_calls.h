@@ -8,20 +8,28 @@
 
 namespace autobatch {
 
-// A callee is inlined at every call site when it cannot reach itself through
-// the call graph (no recursion, direct or mutual) and it has one call site in
-// the functions the entry reaches, or at most kInlineMaxOps ops.
+// A call is inlined when its callee cannot reach itself through the call
+// graph (no recursion, direct or mutual), never halts (a Halt inlined into the
+// entry would change which of its paths must assign the results), and either
+// has one call site in the functions the entry reaches or has at most
+// kInlineMaxOps ops as it is at that point, its own calls already inlined
+// (so a chain of small functions calling each other twice grows by a bounded
+// factor, not exponentially).
 inline constexpr int kInlineMaxOps = 32;
 
 // Each such "results = call g(args)" in block B of f becomes:
 //   B      its ops before the call, then a copy of each arg into a fresh
 //          variable of f that stands for g's param, then a jump to
-//   g's blocks, cloned right after B and labelled "g.<label>", their
+//   g's blocks, cloned right after B and labelled "g.<label>" ("g#2.<label>"
+//          for the second copy of g in f, and so on), their
 //          variables renamed to fresh variables of f named "g.<name>" ("#2",
 //          "#3"... appended on a clash), every Return a jump to
 //   B.ret  the continuation: a copy of each of g's renamed results into the
 //          call's results, then B's ops after the call and B's terminator.
-// The blocks after B move down. Callees are inlined before their callers
+// The blocks after B move down. Then a block that ends in a jump to a block
+// with no other predecessor (not the entry) absorbs it, e.g. B and g's entry,
+// or g's only returning block and B.ret: fewer blocks, fewer VM steps.
+// Callees are inlined before their callers
 // (post-order of the call graph), so a chain of small functions collapses
 // into one. Ops keep their source locations; the copies carry the call's.
 // Functions no longer reachable from the entry, and variables nothing

@@ -419,9 +419,10 @@ class StackVm {
 
   // Whether a copy op in a compact block can move the running lanes from
   // storage to storage: its source has no compact copy yet (so the storage is
-  // current) and its destination outlives the block (so no later op wants a
-  // compact copy of it that this would have made). One pass over the lanes
-  // instead of a gather, a kernel over the copies and a scatter.
+  // current) and its destination outlives the block (so the storage must be
+  // written anyway; a later read in the block gathers it again). One pass
+  // over the lanes instead of a gather, a kernel over the copies and a
+  // scatter.
   bool CopiesStorageToStorage(const PrimOp& op) const {
     if (op.prim != Primitive::kCopy || op.inputs.size() != 1 || op.outputs.size() != 1) {
       return false;
@@ -547,7 +548,8 @@ class StackVm {
                 needed = std::max(needed, depth + 1);
               }
               if (static_cast<size_t>(needed) * batch_ > pc_saved_.size()) {
-                pc_saved_.resize(std::max(pc_saved_.size() * 2,
+                const size_t limit = static_cast<size_t>(options_.max_stack_depth) * batch_;
+                pc_saved_.resize(std::max(std::min(pc_saved_.size() * 2, limit),
                                           static_cast<size_t>(needed) * batch_));
               }
               for (int64_t lane : lanes_.indices()) {

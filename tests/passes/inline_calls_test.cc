@@ -204,6 +204,130 @@ TEST(InlineCallsTest, PipelineInlinesUnlessDisabled) {
                                            *inlined, Inputs()));
 }
 
+// f0(x) = x + x; fk(x) = f(k-1)(f(k-1)(x)); main(x) = f_levels(x). Every
+// function is tiny before inlining; inlined bottom-up, each level doubles.
+Program MakeDoublingChain(int levels) {
+  Program program;
+  testing::FunctionBuilder main_fn(program, "main", "chain.cc", 1);
+  program.entry = main_fn.id();
+  FunctionId previous;
+  {
+    testing::FunctionBuilder f0(program, "f0", "chain.cc", 10);
+    VarId x = f0.Param("x");
+    VarId y = f0.Result("y");
+    BlockId b = f0.Block("entry");
+    f0.Prim(b, 11, Primitive::kAdd, {x, x}, y);
+    f0.Return(b, 11);
+    previous = f0.id();
+  }
+  for (int k = 1; k <= levels; ++k) {
+    testing::FunctionBuilder fk(program, "f" + std::to_string(k), "chain.cc", 20 + k);
+    VarId x = fk.Param("x");
+    VarId y = fk.Result("y");
+    VarId t = fk.Var("t");
+    BlockId b = fk.Block("entry");
+    fk.Call(b, 20 + k, previous, {x}, {t});
+    fk.Call(b, 20 + k, previous, {t}, {y});
+    fk.Return(b, 20 + k);
+    previous = fk.id();
+  }
+  VarId x = main_fn.Param("x");
+  VarId r = main_fn.Result("r");
+  BlockId b = main_fn.Block("entry");
+  main_fn.Call(b, 2, previous, {x}, {r});
+  main_fn.Return(b, 3);
+  return program;
+}
+
+// The size limit applies to the callee as it is after its own inlining, so
+// code grows by a bounded factor, not 2^levels.
+TEST(InlineCallsTest, CodeGrowthIsBounded) {
+  for (int levels : {4, 12, 20}) {
+    Program p = Inlined(MakeDoublingChain(levels), {kI64});
+    EXPECT_LT(testing::CountOps(p, [](const Op&) { return true; }), 40 * (levels + 1))
+        << "levels " << levels;
+    if (levels > 12) continue;  // the reference runs 2^levels ops
+    EXPECT_TRUE(testing::AgreesWithReference(testing::Allocated(MakeDoublingChain(levels), {kI64}),
+                                             InlinedAndLowered(MakeDoublingChain(levels), {kI64}),
+                                             testing::SmallLaneInputs(1)));
+  }
+}
+
+// g(x) -> y: a loop whose header is g's entry, called twice by main:
+//   ^0 entry: one; zero; x = sub(x, one); c = gt(x, zero); branch c ^0 ^1
+//   ^1 done:  y = add(x, x); return
+// main(a) -> r: s = g(a); r = g(s)
+Program MakeLoopEntryProgram() {
+  Program program;
+  testing::FunctionBuilder main_fn(program, "main", "loop.cc", 1);
+  testing::FunctionBuilder g(program, "g", "loop.cc", 10);
+  program.entry = main_fn.id();
+  {
+    VarId x = g.Param("x");
+    VarId y = g.Result("y");
+    VarId one = g.Var("one"), zero = g.Var("zero"), c = g.Var("c");
+    BlockId entry = g.Block("entry");
+    BlockId done = g.Block("done");
+    g.Fill(entry, 11, x, 1, one);
+    g.Fill(entry, 11, x, 0, zero);
+    g.Prim(entry, 12, Primitive::kSub, {x, one}, x);
+    g.Prim(entry, 12, Primitive::kGt, {x, zero}, c);
+    g.Branch(entry, 13, c, entry, done);
+    g.Prim(done, 14, Primitive::kAdd, {x, x}, y);
+    g.Return(done, 14);
+  }
+  VarId a = main_fn.Param("a");
+  VarId r = main_fn.Result("r");
+  VarId s = main_fn.Var("s");
+  BlockId b = main_fn.Block("entry");
+  main_fn.Call(b, 2, g.id(), {a}, {s});
+  main_fn.Call(b, 3, g.id(), {s}, {r});
+  main_fn.Return(b, 4);
+  return program;
+}
+
+// A loop back to the callee's entry keeps that block (it has two
+// predecessors); the second copy gets labels of its own.
+TEST(InlineCallsTest, CalleeWhoseEntryIsALoopHeader) {
+  Program p = Inlined(MakeLoopEntryProgram(), {kI64});
+  EXPECT_EQ(testing::CountOps(p, IsCall), 0) << PrintProgram(p);
+  EXPECT_GE(testing::FindBlock(p, "main", "g.entry"), 0) << PrintProgram(p);
+  EXPECT_GE(testing::FindBlock(p, "main", "g#2.entry"), 0) << PrintProgram(p);
+  EXPECT_TRUE(testing::AgreesWithReference(testing::Allocated(MakeLoopEntryProgram(), {kI64}),
+                                           InlinedAndLowered(MakeLoopEntryProgram(), {kI64}),
+                                           testing::SmallLaneInputs(1)));
+}
+
+// A callee that may Halt stays a function: inlined into the entry, its Halt
+// would make the entry's results look unassigned on that path.
+//   g(x) -> y: x > 0 ? (y = copy x; return) : halt.   main(x) -> r = g(x)
+TEST(InlineCallsTest, CalleesThatHaltAreNotInlined) {
+  Program program;
+  testing::FunctionBuilder main_fn(program, "main", "halt.cc", 1);
+  testing::FunctionBuilder g(program, "g", "halt.cc", 10);
+  program.entry = main_fn.id();
+  VarId gx = g.Param("x");
+  VarId gy = g.Result("y");
+  VarId zero = g.Var("zero"), c = g.Var("c");
+  BlockId entry = g.Block("entry");
+  BlockId pos = g.Block("pos");
+  g.Block("stop");  // its terminator is Halt
+  g.Fill(entry, 11, gx, 0, zero);
+  g.Prim(entry, 11, Primitive::kGt, {gx, zero}, c);
+  g.Branch(entry, 11, c, pos, BlockId(2));
+  g.Prim(pos, 12, Primitive::kCopy, {gx}, gy);
+  g.Return(pos, 12);
+  VarId x = main_fn.Param("x");
+  VarId r = main_fn.Result("r");
+  BlockId b = main_fn.Block("entry");
+  main_fn.Call(b, 2, g.id(), {x}, {r});
+  main_fn.Return(b, 3);
+  Program p = Inlined(program, {kI64});
+  EXPECT_EQ(testing::CountOps(p, IsCall), 1) << PrintProgram(p);
+  absl::StatusOr<Program> lowered = LowerProgram(program, {kI64});
+  EXPECT_TRUE(lowered.ok()) << lowered.status();
+}
+
 TEST(InlineCallsTest, RejectsUntypedPrograms) {
   absl::StatusOr<Program> p = InlineCalls(MakeInlineProgram());
   ASSERT_FALSE(p.ok());
