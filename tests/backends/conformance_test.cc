@@ -17,6 +17,7 @@
 #include "backends/backend.h"
 #include "backends/kernel_registry.h"
 #include "backends/kernels.h"
+#include "backends/lane_copy.h"
 #include "backends/lane_set.h"
 #include "backends/tensor.h"
 #include "backends/threaded_backend.h"
@@ -285,7 +286,8 @@ Tensor Iota(const TensorType& type, int64_t batch, int64_t start) {
     VisitDType(type.dtype, [&](auto zero) {
       using T = decltype(zero);
       if constexpr (std::is_same_v<T, bool>) {
-        reinterpret_cast<uint8_t*>(t.bytes())[i] = static_cast<uint8_t>((start + i) & 1);
+        // The low byte, junk included: lanes move as bytes, whatever they hold.
+        reinterpret_cast<uint8_t*>(t.bytes())[i] = static_cast<uint8_t>(start + i);
       } else {
         t.data<T>()[i] = static_cast<T>(start + i);
       }
@@ -294,56 +296,151 @@ Tensor Iota(const TensorType& type, int64_t batch, int64_t start) {
   return t;
 }
 
-TEST_P(BackendConformanceTest, MaskedUpdateGatherScatterAndCopyLanes) {
+// Every dtype as a scalar, a vector and with shape [0] (lanes of no bytes,
+// in tensors with no storage); and lanes of every size class that
+// WithLaneCopy (backends/lane_copy.h) dispatches on: the fixed sizes 1, 2, 4,
+// 8, 16 and 32 bytes, a word loop for other multiples of 8 (24, 40, 4096),
+// memcpy for the rest (3, 12).
+std::vector<TensorType> LaneMovementTypes() {
+  std::vector<TensorType> types;
   for (DType d : kAllDTypes) {
-    // Shape [0]: lanes of no bytes, in tensors with no storage.
     for (std::vector<int64_t> shape :
          {std::vector<int64_t>{}, std::vector<int64_t>{3}, std::vector<int64_t>{0}}) {
-      const TensorType type{d, shape};
-      for (int64_t batch : {1, 7, 64, 1000}) {
-        std::mt19937_64 rng(static_cast<uint64_t>(batch));
-        for (LaneSetKind kind : {LaneSetKind::kHalf, LaneSetKind::kSparse, LaneSetKind::kFull,
-                                 LaneSetKind::kEmpty}) {
-          const LaneSet lanes = MakeLanes(kind, batch, rng);
-          const Tensor src = Iota(type, batch, 1000);
-          const Tensor dst0 = Iota(type, batch, 5);
-          Tensor dst = dst0;
-          backend_->MaskedUpdate(src, lanes, &dst);
-          for (int64_t l = 0; l < batch; ++l) {
-            const Tensor& want = lanes.Contains(l) ? src : dst0;
-            ASSERT_TRUE(testing::LaneBytesEqual(dst, l, want.lane_bytes_ptr(l)))
-                << type.ToString() << " batch " << batch << " lane " << l;
-          }
-          Tensor packed = Iota(type, std::max<int64_t>(lanes.size(), 1), 77);
-          const Tensor packed0 = packed;
-          backend_->Gather(src, lanes, &packed);
-          for (int64_t i = 0; i < lanes.size(); ++i) {
-            ASSERT_TRUE(testing::LaneBytesEqual(packed, i, src.lane_bytes_ptr(lanes.indices()[i])));
-          }
-          if (lanes.empty()) {
-            ASSERT_TRUE(packed == packed0);
-          }
-          Tensor back = dst0;
-          backend_->Scatter(packed, lanes, &back);
-          for (int64_t l = 0; l < batch; ++l) {
-            const Tensor& want = lanes.Contains(l) ? src : dst0;
-            ASSERT_TRUE(testing::LaneBytesEqual(back, l, want.lane_bytes_ptr(l)));
-          }
+      types.push_back({d, shape});
+    }
+  }
+  types.push_back(Vector(DType::kBool, 2));
+  for (int64_t n : {2, 4, 5, 512}) types.push_back(Vector(DType::kF64, n));
+  return types;
+}
+
+constexpr LaneSetKind kMovementLaneSets[] = {LaneSetKind::kHalf,   LaneSetKind::kSparse,
+                                             LaneSetKind::kFull,   LaneSetKind::kEmpty,
+                                             LaneSetKind::kSingle, LaneSetKind::kEveryThird};
+
+TEST_P(BackendConformanceTest, MaskedUpdateGatherScatterAndCopyLanes) {
+  for (const TensorType& type : LaneMovementTypes()) {
+    for (int64_t batch : {1, 7, 64, 1000}) {
+      std::mt19937_64 rng(static_cast<uint64_t>(batch));
+      for (LaneSetKind kind : kMovementLaneSets) {
+        const LaneSet lanes = MakeLanes(kind, batch, rng);
+        const Tensor src = Iota(type, batch, 1000);
+        const Tensor dst0 = Iota(type, batch, 5);
+        Tensor dst = dst0;
+        backend_->MaskedUpdate(src, lanes, &dst);
+        for (int64_t l = 0; l < batch; ++l) {
+          const Tensor& want = lanes.Contains(l) ? src : dst0;
+          ASSERT_TRUE(testing::LaneBytesEqual(dst, l, want.lane_bytes_ptr(l)))
+              << type.ToString() << " batch " << batch << " lane " << l;
         }
-        Tensor src = Iota(type, batch, 0);
-        Tensor dst = Iota(type, 2 * batch, 500);
-        const Tensor dst0 = dst;
-        std::vector<int64_t> from, to;
-        for (int64_t l = 0; l < batch; l += 2) {
-          from.push_back(l);
-          to.push_back(2 * batch - 1 - l);
+        Tensor packed = Iota(type, std::max<int64_t>(lanes.size(), 1), 77);
+        const Tensor packed0 = packed;
+        backend_->Gather(src, lanes, &packed);
+        for (int64_t i = 0; i < lanes.size(); ++i) {
+          ASSERT_TRUE(testing::LaneBytesEqual(packed, i, src.lane_bytes_ptr(lanes.indices()[i])));
         }
-        backend_->CopyLanes(src, from, &dst, to);
-        for (int64_t l = 0; l < 2 * batch; ++l) {
-          const auto it = std::find(to.begin(), to.end(), l);
-          const std::byte* want = it == to.end() ? dst0.lane_bytes_ptr(l)
-                                                 : src.lane_bytes_ptr(from[it - to.begin()]);
-          ASSERT_TRUE(testing::LaneBytesEqual(dst, l, want)) << "CopyLanes lane " << l;
+        if (lanes.empty()) {
+          ASSERT_TRUE(packed == packed0);
+        }
+        Tensor back = dst0;
+        backend_->Scatter(packed, lanes, &back);
+        for (int64_t l = 0; l < batch; ++l) {
+          const Tensor& want = lanes.Contains(l) ? src : dst0;
+          ASSERT_TRUE(testing::LaneBytesEqual(back, l, want.lane_bytes_ptr(l)));
+        }
+      }
+      Tensor src = Iota(type, batch, 0);
+      Tensor dst = Iota(type, 2 * batch, 500);
+      const Tensor dst0 = dst;
+      std::vector<int64_t> from, to;
+      for (int64_t l = 0; l < batch; l += 2) {
+        from.push_back(l);
+        to.push_back(2 * batch - 1 - l);
+      }
+      backend_->CopyLanes(src, from, &dst, to);
+      for (int64_t l = 0; l < 2 * batch; ++l) {
+        const auto it = std::find(to.begin(), to.end(), l);
+        const std::byte* want = it == to.end() ? dst0.lane_bytes_ptr(l)
+                                               : src.lane_bytes_ptr(from[it - to.begin()]);
+        ASSERT_TRUE(testing::LaneBytesEqual(dst, l, want)) << "CopyLanes lane " << l;
+      }
+    }
+  }
+}
+
+// A copy op runs as MaskedUpdate (IsPlainCopy in backends/backend.h): in both
+// modes it must write exactly the running lanes, for lanes of every size.
+TEST_P(BackendConformanceTest, CopyOpMovesLanesOfEverySize) {
+  std::vector<OpCase> cases;
+  for (const TensorType& type : LaneMovementTypes()) {
+    testing::AddCase(cases, MakeOp(Primitive::kCopy, 1), {type}, type);
+  }
+  std::mt19937_64 rng(11);
+  uint64_t seed = 1;
+  for (const OpCase& c : cases) {
+    for (int64_t batch : {1, 7, 64, 1000}) {
+      for (LaneSetKind kind : kMovementLaneSets) {
+        CheckCase(c, batch, MakeLanes(kind, batch, rng), seed++);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// Push and Pop save and restore lanes of every size, for interleaved lane
+// sets, and leave the lanes outside the set alone. The model keeps each
+// lane's frames as indices into `frames`: frame k of lane l is lane l of
+// Iota(type, batch, 1000 * k), written to the top after the k-th push.
+TEST_P(BackendConformanceTest, PushAndPopMoveLanesOfEverySize) {
+  for (const TensorType& type : LaneMovementTypes()) {
+    for (int64_t batch : {1, 7, 64, 1000}) {
+      std::mt19937_64 rng(static_cast<uint64_t>(batch));
+      const LaneSet all = LaneSet::All(batch);
+      const LaneSet third = MakeLanes(LaneSetKind::kEveryThird, batch, rng);
+      // One lane outside `third` (except at batch 1).
+      const LaneSet one =
+          LaneSet::FromIndices(batch, std::vector<int64_t>{std::max<int64_t>(batch - 2, 0)});
+      struct Step {
+        bool push;
+        const LaneSet* lanes;
+      };
+      // Every lane ends where it started, at depth 0.
+      const Step steps[] = {{true, &all},   {true, &third},  {true, &one},
+                            {true, &third}, {false, &third}, {false, &one},
+                            {true, &all},   {false, &all},   {false, &third},
+                            {false, &all}};
+      LaneStack stack = backend_->AllocateStack(type, batch, /*initial_capacity=*/1);
+      std::vector<Tensor> frames = {Iota(type, batch, 0)};
+      CopyBytes(stack.top.bytes(), frames[0].bytes(), frames[0].size_bytes());
+      std::vector<std::vector<size_t>> model(static_cast<size_t>(batch), {0});
+      for (const Step& step : steps) {
+        const std::string where = absl::StrCat(type.ToString(), " batch ", batch, " step ",
+                                               &step - steps);
+        if (step.push) {
+          const absl::Status pushed = backend_->Push(*step.lanes, /*max_depth=*/8, &stack);
+          ASSERT_TRUE(pushed.ok()) << where << ": " << pushed;
+          frames.push_back(Iota(type, batch, 1000 * static_cast<int64_t>(frames.size())));
+          for (int64_t l : step.lanes->indices()) {
+            // Push leaves the top as it was: check it before overwriting it.
+            ASSERT_TRUE(testing::LaneBytesEqual(stack.top, l,
+                                                frames[model[l].back()].lane_bytes_ptr(l)))
+                << where << " lane " << l;
+            CopyBytes(stack.top.lane_bytes_ptr(l), frames.back().lane_bytes_ptr(l),
+                      stack.top.lane_bytes());
+            model[l].push_back(frames.size() - 1);
+          }
+        } else {
+          const absl::Status popped = backend_->Pop(*step.lanes, &stack);
+          ASSERT_TRUE(popped.ok()) << where << ": " << popped;
+          for (int64_t l : step.lanes->indices()) model[l].pop_back();
+        }
+        for (int64_t l = 0; l < batch; ++l) {
+          ASSERT_EQ(stack.depth[l], static_cast<int32_t>(model[l].size()) - 1)
+              << where << " lane " << l;
+          ASSERT_TRUE(testing::LaneBytesEqual(stack.top, l,
+                                              frames[model[l].back()].lane_bytes_ptr(l)))
+              << where << " lane " << l << " is "
+              << LaneHex(stack.top.lane_bytes_ptr(l), stack.top.lane_bytes());
         }
       }
     }

@@ -191,13 +191,19 @@ inline absl::Status SumAndProduct(const KernelCall& call) {
   return absl::OkStatus();
 }
 
-enum class LaneSetKind { kHalf, kSparse, kFull, kEmpty, kSingle };
+enum class LaneSetKind { kHalf, kSparse, kFull, kEmpty, kSingle, kEveryThird };
 
-// A lane set of `batch` lanes: about half, about a tenth, all, none, one.
+// A lane set of `batch` lanes: about half, about a tenth, all, none, one,
+// every third (0, 3, 6, ...).
 inline LaneSet MakeLanes(LaneSetKind kind, int64_t batch, std::mt19937_64& rng) {
   switch (kind) {
     case LaneSetKind::kFull: return LaneSet::All(batch);
     case LaneSetKind::kEmpty: return LaneSet(batch);
+    case LaneSetKind::kEveryThird: {
+      LaneSet set(batch);
+      for (int64_t lane = 0; lane < batch; lane += 3) set.Append(lane);
+      return set;
+    }
     case LaneSetKind::kSingle: {
       LaneSet set(batch);
       set.Append(static_cast<int64_t>(rng() % static_cast<uint64_t>(batch)));

@@ -1,15 +1,18 @@
-// Differential tests: every sample gives bit-identical per-lane results on the
-// reference interpreter, the stackless VM and the stack VM, on every backend,
-// at several batch sizes and with lanes permuted.
+// Differential tests: every sample, and programs aimed at particular VM
+// paths, give bit-identical per-lane results on the reference interpreter, the
+// stackless VM and the stack VM (also with every block forced compact or
+// dense), on every backend, at several batch sizes and with lanes permuted.
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <random>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "backends/backend.h"
 #include "frontend/context.h"
+#include "ir/printer.h"
 #include "gtest/gtest.h"
 #include "samples/collatz/collatz.h"
 #include "samples/fibonacci/fibonacci.h"
@@ -39,6 +42,14 @@ std::vector<Executor> AllExecutors() {
     out.push_back({"stack/" + backend, {.vm = Vm::kStack, .backend = backend}});
     out.push_back(
         {"stackless/" + backend, {.vm = Vm::kStackless, .backend = backend}});
+    // Every block with an idle lane COMPACT, then every block DENSE.
+    for (double fraction : {1.0, 0.0}) {
+      out.push_back({"stack/" + backend + (fraction > 0 ? "/compact" : "/dense"),
+                     {.vm = Vm::kStack,
+                      .backend = backend,
+                      .dense_fraction = fraction,
+                      .dense_fraction_heavy = fraction}});
+    }
   }
   return out;
 }
@@ -132,6 +143,153 @@ TEST_P(DifferentialTest, PeaNuts) {
       *program, ctx.kernels(),
       {*Tensor::FromVector(x, {config.dimension}), *Tensor::FromVector(seed),
        *Tensor::FromVector(traj)});
+}
+
+// walk(n, x) recurses n deep, and on the way back copies into a variable
+// that lives across blocks, reads it and branches on it, in the same block
+// (stack_vm.cc runs such copies storage to storage in compact blocks):
+// `flag = keep` is flag's first write in the activation, and flag lives
+// across the second call, so the copy pushes a frame; later `flag = !flag`
+// leaves a written compact copy that `flag = even` (in place) must replace,
+// while `even = !even` leaves the copy's source newer in its compact copy
+// than in its storage.
+// WalkCopiesIntoLastingVariablesInCompactBlocks checks the lowered IR.
+BatchFunction DefineWalk(Context& ctx) {
+  BatchFunction walk = ctx.Declare("walk", {.param_names = {"n", "x"}});
+  ctx.Batch(walk)([walk](Builder& b, Value n, Value x) {
+    Var acc = b.Local("acc", x);
+    Var keep = b.Local("keep", x % 3 == 0);
+    Var even = b.Local("even", n % 2 == 0);
+    b.If(n > 0).Then([&] {
+      Value r = walk(n - 1, x + n);
+      Var flag = b.Local("flag", keep);
+      acc = acc + select(flag, r, -r);
+      b.If(flag).Then([&] { acc = acc + walk(0, acc); });
+      flag = !flag;
+      acc = select(flag, acc * 2, acc + 1);
+      even = !even;
+      flag = even;
+      acc = acc + select(flag, acc, -acc);
+      b.If(flag).Then([&] { acc = acc - 7; });
+    });
+    return acc;
+  });
+  return walk;
+}
+
+std::vector<Tensor> WalkInputs(int64_t batch) {
+  std::mt19937_64 rng(static_cast<uint64_t>(batch) + 4);
+  std::vector<int64_t> n(static_cast<size_t>(batch)), x(n.size());
+  for (size_t i = 0; i < n.size(); ++i) {
+    n[i] = std::uniform_int_distribution<int64_t>(0, 12)(rng);
+    x[i] = std::uniform_int_distribution<int64_t>(-40, 40)(rng);
+  }
+  return {*Tensor::FromVector(n), *Tensor::FromVector(x)};
+}
+
+TEST_P(DifferentialTest, CopiesIntoVariablesThatLiveAcrossBlocks) {
+  Context ctx;
+  BatchFunction walk = DefineWalk(ctx);
+  absl::StatusOr<Program> program = ctx.Program(walk);
+  ASSERT_TRUE(program.ok()) << program.status();
+  ExpectAllExecutorsAgree(*program, ctx.kernels(), WalkInputs(GetParam()));
+}
+
+// The blocks of `fn` that copy into a Full variable v from a variable that
+// outlives the block, then read v and branch on it: copies that push a frame
+// for v, or (`in_place`) copies that overwrite its top frame.
+std::vector<BlockId> CopyReadBranchBlocks(const Module& module, const Function& fn,
+                                          bool in_place) {
+  std::vector<BlockId> found;
+  for (size_t b = 0; b < fn.blocks.size(); ++b) {
+    const auto* branch = std::get_if<Branch>(&fn.blocks[b].terminator);
+    if (branch == nullptr) continue;
+    const VarId v = branch->cond;
+    bool copied = false, read_after = false;
+    for (const Op& op : fn.blocks[b].ops) {
+      const auto* prim = std::get_if<PrimOp>(&op);
+      if (prim == nullptr) continue;
+      if (copied && std::find(prim->inputs.begin(), prim->inputs.end(), v) != prim->inputs.end()) {
+        read_after = true;
+      }
+      if (prim->prim == Primitive::kCopy && prim->outputs == std::vector<VarId>{v} &&
+          module.var(v).storage == StorageClass::kFull &&
+          module.var(prim->inputs[0]).storage != StorageClass::kTemporary &&
+          prim->in_place.empty() != in_place) {
+        copied = true;
+      }
+    }
+    if (copied && read_after) found.push_back(BlockId(static_cast<int32_t>(b)));
+  }
+  return found;
+}
+
+// walk really has both kinds of copy that CopiesIntoVariablesThatLiveAcrossBlocks
+// is about, and with blocks forced compact they run compact.
+TEST(WalkTest, CopiesIntoFullVariablesRunInCompactBlocks) {
+  Context ctx;
+  BatchFunction walk = DefineWalk(ctx);
+  absl::StatusOr<const Program*> lowered =
+      ctx.LoweredProgram(walk, {Scalar(DType::kI64), Scalar(DType::kI64)});
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const Program& program = **lowered;
+  const Function& fn = program.module.function(program.entry);
+  std::vector<BlockId> blocks = CopyReadBranchBlocks(program.module, fn, /*in_place=*/false);
+  ASSERT_EQ(blocks.size(), 1u) << PrintProgram(program);
+  const std::vector<BlockId> in_place =
+      CopyReadBranchBlocks(program.module, fn, /*in_place=*/true);
+  ASSERT_EQ(in_place.size(), 1u) << PrintProgram(program);
+  blocks.push_back(in_place.front());
+  Profile profile;
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunProgram(program, WalkInputs(64), &ctx.kernels(),
+                 {.vm = Vm::kStack, .dense_fraction = 1.0, .dense_fraction_heavy = 1.0},
+                 &profile);
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (BlockId b : blocks) {
+    EXPECT_GT(profile.blocks[program.entry.value][b.value].compact, 0)
+        << "block " << fn.blocks[b.value].label;
+  }
+}
+
+// climb(n, s) recurses n deep through one of two call sites per level (chosen
+// by s), and its result encodes the site every level returned to: a lane
+// popping another lane's or another depth's return address gets a wrong
+// result.
+BatchFunction DefineClimb(Context& ctx) {
+  BatchFunction climb = ctx.Declare("climb", {.param_names = {"n", "s"}});
+  ctx.Batch(climb)([climb](Builder& b, Value n, Value s) {
+    Var out = b.Local("out", s);
+    b.If(n > 0).Then([&] {
+      b.If(s % 3 == 0)
+          .Then([&] { out = (climb(n - 1, s + 1) * 2 + 1) % 1000003; })
+          .Else([&] { out = (climb(n - 1, s * 5 % 1009) * 3 + 2) % 1000003; });
+    });
+    return out;
+  });
+  return climb;
+}
+
+// Lanes at different depths in one batch, beyond the 4 frames per lane the
+// stack VM's PC stacks start with: every 128th lane up to 50 or 1000 deep
+// (lane 0 the deepest), the others up to 8 (which keeps the reference
+// interpreter fast).
+TEST_P(DifferentialTest, LanesAtDifferentRecursionDepths) {
+  Context ctx;
+  BatchFunction climb = DefineClimb(ctx);
+  absl::StatusOr<Program> program = ctx.Program(climb);
+  ASSERT_TRUE(program.ok()) << program.status();
+  for (int64_t max_depth : {50, 1000}) {
+    std::mt19937_64 rng(static_cast<uint64_t>(GetParam() + max_depth));
+    std::vector<int64_t> n(static_cast<size_t>(GetParam())), s(n.size());
+    for (size_t i = 0; i < n.size(); ++i) {
+      const int64_t bound = i % 128 == 0 ? max_depth : 8;
+      n[i] = i == 0 ? max_depth : std::uniform_int_distribution<int64_t>(0, bound)(rng);
+      s[i] = std::uniform_int_distribution<int64_t>(0, 1008)(rng);
+    }
+    ExpectAllExecutorsAgree(*program, ctx.kernels(),
+                            {*Tensor::FromVector(n), *Tensor::FromVector(s)});
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(BatchSizes, DifferentialTest,

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "backends/backend.h"
 #include "frontend/context.h"
 #include "gmock/gmock.h"
@@ -110,14 +111,46 @@ TEST_P(BothVmsTest, UnboundedRecursionStopsAtTheDefaultLimitWithoutCrashing) {
   EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
-TEST_P(BothVmsTest, DeepButBoundedRecursionWorks) {
-  Context ctx;
+// count(n) = n for n >= 0, in n + 1 frames.
+BatchFunction DefineCount(Context& ctx) {
   BatchFunction count = ctx.Declare("count", {.param_names = {"n"}});
   ctx.Batch(count)([count](Builder& b, Value n) {
     Var out = b.Local("out");
     b.If(n <= 0).Then([&] { out = n; }).Else([&] { out = count(n - 1) + 1; });
     return out;
   });
+  return count;
+}
+
+// max_stack_depth counts frames, the entry's included: a lane needing exactly
+// that many runs, one needing more is ResourceExhausted naming the function
+// and the lane, as on the reference interpreter. The limits straddle the
+// stack VM's initial 4 saved return addresses per lane, and go past them.
+TEST_P(BothVmsTest, MaxStackDepthAllowsExactlyThatManyFrames) {
+  Context ctx;
+  BatchFunction count = DefineCount(ctx);
+  for (int64_t limit : {4, 5, 6, 50}) {
+    for (bool dry_run : {false, true}) {
+      SCOPED_TRACE(absl::StrCat("limit ", limit, dry_run ? " dry_run" : ""));
+      CallOptions options = Options();
+      options.max_stack_depth = limit;
+      options.dry_run = dry_run;
+      const std::vector<int64_t> fitting = {2, limit - 1, 0};
+      absl::StatusOr<std::vector<Tensor>> out = count.Run({I64(fitting)}, options);
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ(out->front().ToVector<int64_t>(), fitting);
+      out = count.Run({I64({2, 0, limit})}, options);
+      ASSERT_FALSE(out.ok());
+      EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+      EXPECT_THAT(out.status().message(), HasSubstr("'count'"));
+      EXPECT_THAT(std::string(out.status().message()), ::testing::ContainsRegex("lane:? 2"));
+    }
+  }
+}
+
+TEST_P(BothVmsTest, DeepButBoundedRecursionWorks) {
+  Context ctx;
+  BatchFunction count = DefineCount(ctx);
   absl::StatusOr<std::vector<Tensor>> out =
       count.Run({I64({9000, 10, 0})}, Options());
   ASSERT_TRUE(out.ok()) << out.status();
