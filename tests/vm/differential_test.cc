@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <variant>
@@ -145,19 +146,23 @@ TEST_P(DifferentialTest, PeaNuts) {
        *Tensor::FromVector(traj)});
 }
 
-// walk(n, x) recurses n deep, and on the way back copies into a variable
-// that lives across blocks, reads it and branches on it, in the same block
-// (stack_vm.cc runs such copies storage to storage in compact blocks):
-// `flag = keep` is flag's first write in the activation, and flag lives
-// across the second call, so the copy pushes a frame; later `flag = !flag`
-// leaves a written compact copy that `flag = even` (in place) must replace,
-// while `even = !even` leaves the copy's source newer in its compact copy
-// than in its storage.
-// WalkCopiesIntoLastingVariablesInCompactBlocks checks the lowered IR.
+// walk(n, x) recurses n deep and on the way back copies into variables that
+// live across blocks (stack_vm.cc runs such copies storage to storage in
+// compact blocks), each case of it once (WalkTest checks the lowered IR):
+// * `flag = keep` is flag's first write in the activation, and flag lives
+//   across the second call: the copy pushes a frame; flag is then read and
+//   branched on in the same block;
+// * `flag = even` overwrites flag (in place) after `flag = !flag` wrote its
+//   compact copy and a select read it; flag is read and branched on again;
+// * `side = even` overwrites side after `side = !side`, and nothing in the
+//   block reads side again;
+// * `last = acc` copies from a variable written earlier in its block.
 BatchFunction DefineWalk(Context& ctx) {
   BatchFunction walk = ctx.Declare("walk", {.param_names = {"n", "x"}});
   ctx.Batch(walk)([walk](Builder& b, Value n, Value x) {
     Var acc = b.Local("acc", x);
+    Var last = b.Local("last", n);
+    Var side = b.Local("side", x > 5);
     Var keep = b.Local("keep", x % 3 == 0);
     Var even = b.Local("even", n % 2 == 0);
     b.If(n > 0).Then([&] {
@@ -166,13 +171,17 @@ BatchFunction DefineWalk(Context& ctx) {
       acc = acc + select(flag, r, -r);
       b.If(flag).Then([&] { acc = acc + walk(0, acc); });
       flag = !flag;
-      acc = select(flag, acc * 2, acc + 1);
-      even = !even;
+      side = !side;
+      acc = select(flag, acc * 2, acc + 1) + cast(side, DType::kI64);
       flag = even;
+      side = even;
       acc = acc + select(flag, acc, -acc);
-      b.If(flag).Then([&] { acc = acc - 7; });
+      b.If(flag).Then([&] {
+        acc = acc - 7;
+        last = acc;
+      });
     });
-    return acc;
+    return acc * 3 + last + cast(side, DType::kI64);
   });
   return walk;
 }
@@ -195,38 +204,58 @@ TEST_P(DifferentialTest, CopiesIntoVariablesThatLiveAcrossBlocks) {
   ExpectAllExecutorsAgree(*program, ctx.kernels(), WalkInputs(GetParam()));
 }
 
-// The blocks of `fn` that copy into a Full variable v from a variable that
-// outlives the block, then read v and branch on it: copies that push a frame
-// for v, or (`in_place`) copies that overwrite its top frame.
-std::vector<BlockId> CopyReadBranchBlocks(const Module& module, const Function& fn,
-                                          bool in_place) {
-  std::vector<BlockId> found;
+// A copy op between two variables that outlive its block (Register or
+// Full): the copies the stack VM may run storage to storage in compact blocks.
+struct LastingCopy {
+  BlockId block;
+  bool full = false;            // into a Full variable
+  bool pushes = false;          // ... not in place: it pushes a frame
+  bool output_written = false;  // the block writes the output before the copy
+  bool output_read = false;     // ... and reads it after the copy
+  bool branches = false;        // the block branches on the output
+  bool source_written = false;  // the block writes the source before the copy
+};
+
+std::vector<LastingCopy> LastingCopies(const Module& module, const Function& fn) {
+  auto lasting = [&](VarId v) {
+    const StorageClass storage = module.var(v).storage;
+    return storage == StorageClass::kRegister || storage == StorageClass::kFull;
+  };
+  auto has = [](const std::vector<VarId>& vars, VarId v) {
+    return std::find(vars.begin(), vars.end(), v) != vars.end();
+  };
+  std::vector<LastingCopy> found;
   for (size_t b = 0; b < fn.blocks.size(); ++b) {
-    const auto* branch = std::get_if<Branch>(&fn.blocks[b].terminator);
-    if (branch == nullptr) continue;
-    const VarId v = branch->cond;
-    bool copied = false, read_after = false;
-    for (const Op& op : fn.blocks[b].ops) {
-      const auto* prim = std::get_if<PrimOp>(&op);
-      if (prim == nullptr) continue;
-      if (copied && std::find(prim->inputs.begin(), prim->inputs.end(), v) != prim->inputs.end()) {
-        read_after = true;
-      }
-      if (prim->prim == Primitive::kCopy && prim->outputs == std::vector<VarId>{v} &&
-          module.var(v).storage == StorageClass::kFull &&
-          module.var(prim->inputs[0]).storage != StorageClass::kTemporary &&
-          prim->in_place.empty() != in_place) {
-        copied = true;
-      }
+    const Block& block = fn.blocks[b];
+    std::vector<const PrimOp*> ops;
+    for (const Op& op : block.ops) {
+      if (const auto* prim = std::get_if<PrimOp>(&op)) ops.push_back(prim);
     }
-    if (copied && read_after) found.push_back(BlockId(static_cast<int32_t>(b)));
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const PrimOp& op = *ops[i];
+      if (op.prim != Primitive::kCopy || !lasting(op.inputs[0]) || !lasting(op.outputs[0])) {
+        continue;
+      }
+      const VarId in = op.inputs[0], out = op.outputs[0];
+      LastingCopy copy{.block = BlockId(static_cast<int32_t>(b))};
+      copy.full = module.var(out).storage == StorageClass::kFull;
+      copy.pushes = copy.full && op.in_place.empty();
+      for (size_t j = 0; j < ops.size(); ++j) {
+        if (j < i) copy.output_written |= has(ops[j]->outputs, out);
+        if (j < i) copy.source_written |= has(ops[j]->outputs, in);
+        if (j > i) copy.output_read |= has(ops[j]->inputs, out);
+      }
+      const auto* branch = std::get_if<Branch>(&block.terminator);
+      copy.branches = branch != nullptr && branch->cond == out;
+      found.push_back(copy);
+    }
   }
   return found;
 }
 
-// walk really has both kinds of copy that CopiesIntoVariablesThatLiveAcrossBlocks
-// is about, and with blocks forced compact they run compact.
-TEST(WalkTest, CopiesIntoFullVariablesRunInCompactBlocks) {
+// walk's lowered IR has the four copies DefineWalk describes, and with
+// blocks forced compact their blocks run compact.
+TEST(WalkTest, CopiesIntoLastingVariablesRunInCompactBlocks) {
   Context ctx;
   BatchFunction walk = DefineWalk(ctx);
   absl::StatusOr<const Program*> lowered =
@@ -234,21 +263,30 @@ TEST(WalkTest, CopiesIntoFullVariablesRunInCompactBlocks) {
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   const Program& program = **lowered;
   const Function& fn = program.module.function(program.entry);
-  std::vector<BlockId> blocks = CopyReadBranchBlocks(program.module, fn, /*in_place=*/false);
-  ASSERT_EQ(blocks.size(), 1u) << PrintProgram(program);
-  const std::vector<BlockId> in_place =
-      CopyReadBranchBlocks(program.module, fn, /*in_place=*/true);
-  ASSERT_EQ(in_place.size(), 1u) << PrintProgram(program);
-  blocks.push_back(in_place.front());
+  const std::vector<LastingCopy> copies = LastingCopies(program.module, fn);
+  auto block_of = [&](auto&& matches) -> std::optional<BlockId> {
+    const auto it = std::find_if(copies.begin(), copies.end(), matches);
+    if (it == copies.end()) return std::nullopt;
+    return it->block;
+  };
+  const std::optional<BlockId> blocks[] = {
+      block_of([](const LastingCopy& c) { return c.pushes && c.output_read && c.branches; }),
+      block_of([](const LastingCopy& c) {
+        return c.full && c.output_written && c.output_read && c.branches;
+      }),
+      block_of([](const LastingCopy& c) { return c.output_written && !c.output_read; }),
+      block_of([](const LastingCopy& c) { return c.source_written; }),
+  };
   Profile profile;
   absl::StatusOr<std::vector<Tensor>> out =
       RunProgram(program, WalkInputs(64), &ctx.kernels(),
                  {.vm = Vm::kStack, .dense_fraction = 1.0, .dense_fraction_heavy = 1.0},
                  &profile);
   ASSERT_TRUE(out.ok()) << out.status();
-  for (BlockId b : blocks) {
-    EXPECT_GT(profile.blocks[program.entry.value][b.value].compact, 0)
-        << "block " << fn.blocks[b.value].label;
+  for (size_t k = 0; k < std::size(blocks); ++k) {
+    ASSERT_TRUE(blocks[k].has_value()) << "copy " << k << " missing:\n" << PrintProgram(program);
+    EXPECT_GT(profile.blocks[program.entry.value][blocks[k]->value].compact, 0)
+        << "block " << fn.blocks[blocks[k]->value].label;
   }
 }
 
