@@ -21,8 +21,7 @@ void MaskedCopyBytes(const std::byte* src, std::byte* dst, int64_t lane_bytes,
     std::memmove(dst, src, static_cast<size_t>(batch * lane_bytes));
     return;
   }
-  // A pass over the whole mask suits dense sets; sparse ones go by index.
-  if (lanes.size() * 8 >= batch) {
+  if (!lanes.sparse()) {  // one pass over the mask
     MaskedCopyLaneBytes(src, dst, lane_bytes, lanes.mask().data(), 0, batch);
     return;
   }
@@ -182,7 +181,6 @@ void EigenBackend::CopyLanes(const Tensor& src, std::span<const int64_t> src_lan
   AB_CHECK(src_lanes.size() == dst_lanes.size() && &src != dst,
            "CopyLanes: bad arguments");
   const int64_t lane_bytes = src.lane_bytes();
-  if (lane_bytes == 0) return;
   WithLaneCopy(lane_bytes, [&](auto copy_lane) {
     for (size_t i = 0; i < src_lanes.size(); ++i) {
       AB_DCHECK(src_lanes[i] >= 0 && src_lanes[i] < src.batch() && dst_lanes[i] >= 0 &&
@@ -233,10 +231,6 @@ absl::Status EigenBackend::Push(const LaneSet& lanes, int64_t max_depth,
     stack->saved = std::move(grown);
   }
   const int64_t lane_bytes = stack->top.lane_bytes();
-  if (lane_bytes == 0) {
-    for (int64_t lane : lanes.indices()) ++stack->depth[static_cast<size_t>(lane)];
-    return absl::OkStatus();
-  }
   std::byte* saved = stack->saved.bytes();
   const std::byte* top = stack->top.bytes();
   int32_t* depths = stack->depth.data();
@@ -261,10 +255,6 @@ absl::Status EigenBackend::Pop(const LaneSet& lanes, LaneStack* stack) {
     }
   }
   const int64_t lane_bytes = stack->top.lane_bytes();
-  if (lane_bytes == 0) {
-    for (int64_t lane : lanes.indices()) --stack->depth[static_cast<size_t>(lane)];
-    return absl::OkStatus();
-  }
   const std::byte* saved = stack->saved.bytes();
   std::byte* top = stack->top.bytes();
   int32_t* depths = stack->depth.data();

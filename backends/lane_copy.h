@@ -19,7 +19,7 @@ inline void CopyBytes(std::byte* dst, const std::byte* src, int64_t bytes) {
 }
 
 // Calls body(copy_lane) once, where copy_lane(dst, src) copies one lane of
-// lane_bytes > 0 bytes. The size is dispatched here, outside body's loop over
+// lane_bytes bytes (nothing for 0, where the pointers may be null). The size is dispatched here, outside body's loop over
 // lanes: the common sizes get a fixed-size copy that compiles to a few moves,
 // other multiples of 8 a word loop, so no lane pays a memcpy call (which
 // dominated pushes, pops, gathers and scatters of small vectors).
@@ -31,6 +31,7 @@ inline void WithLaneCopy(int64_t lane_bytes, Body&& body) {
     });
   };
   switch (lane_bytes) {
+    case 0: return body([](std::byte*, const std::byte*) {});
     case 1: return fixed(std::integral_constant<size_t, 1>{});
     case 2: return fixed(std::integral_constant<size_t, 2>{});
     case 4: return fixed(std::integral_constant<size_t, 4>{});
@@ -52,7 +53,6 @@ inline void WithLaneCopy(int64_t lane_bytes, Body&& body) {
 // dst lane i = src lane lanes[i], for every i (lanes of lane_bytes bytes).
 inline void GatherLaneBytes(const std::byte* src, std::byte* dst, int64_t lane_bytes,
                             std::span<const int64_t> lanes) {
-  if (lane_bytes == 0) return;  // src or dst may be null
   WithLaneCopy(lane_bytes, [&](auto copy_lane) {
     for (size_t i = 0; i < lanes.size(); ++i) {
       copy_lane(dst + static_cast<int64_t>(i) * lane_bytes, src + lanes[i] * lane_bytes);
@@ -63,7 +63,6 @@ inline void GatherLaneBytes(const std::byte* src, std::byte* dst, int64_t lane_b
 // dst lane lanes[i] = src lane i, for every i: the inverse of GatherLaneBytes.
 inline void ScatterLaneBytes(const std::byte* src, std::byte* dst, int64_t lane_bytes,
                              std::span<const int64_t> lanes) {
-  if (lane_bytes == 0) return;  // src or dst may be null
   WithLaneCopy(lane_bytes, [&](auto copy_lane) {
     for (size_t i = 0; i < lanes.size(); ++i) {
       copy_lane(dst + lanes[i] * lane_bytes, src + static_cast<int64_t>(i) * lane_bytes);
@@ -82,7 +81,6 @@ inline void MaskedCopyLaneBytes(const std::byte* src, std::byte* dst, int64_t la
     W* d = reinterpret_cast<W*>(dst);
     for (int64_t i = begin; i < end; ++i) d[i] = mask[i] != 0 ? s[i] : d[i];
   };
-  if (lane_bytes == 0) return;
   if (lane_bytes == 8) return blend(uint64_t{});
   if (lane_bytes == 4) return blend(uint32_t{});
   if (lane_bytes == 1) return blend(uint8_t{});

@@ -53,6 +53,9 @@ class LaneSet {
   int64_t size() const { return static_cast<int64_t>(indices_.size()); }
   bool empty() const { return indices_.empty(); }
   bool full() const { return size() == batch(); }
+  // Whether visiting the lanes by index beats a pass over the whole mask
+  // (fewer than one lane in 8): the backends' choice for masked copies.
+  bool sparse() const { return size() * 8 < batch(); }
   bool Contains(int64_t lane) const { return mask_[static_cast<size_t>(lane)] != 0; }
   std::span<const int64_t> indices() const { return indices_; }
   std::span<const uint8_t> mask() const { return mask_; }

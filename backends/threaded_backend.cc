@@ -285,9 +285,8 @@ void ThreadedBackend::RunChunk(int chunk) {
 void ThreadedBackend::MaskedUpdate(const Tensor& src, const LaneSet& lanes, Tensor* dst) {
   // A sparse set costs its lanes on one thread (the eigen backend goes by
   // index) rather than a pass over the whole batch on several.
-  const bool sparse = lanes.size() * 8 < lanes.batch();
   const int num_chunks =
-      &src == dst || sparse
+      &src == dst || lanes.sparse()
           ? 1
           : NumChunks(lanes.batch(), static_cast<double>(src.lane_elements()));
   if (num_chunks == 1 || lanes.empty()) return serial_.MaskedUpdate(src, lanes, dst);

@@ -14,7 +14,6 @@
 #include "passes/pipeline.h"
 #include "vm/run.h"
 #include "frontend/tidy.h"
-#include "ir/overloaded.h"
 #include "ir/status.h"
 #include "passes/infer_types.h"
 #include "vm/inputs.h"
@@ -89,29 +88,7 @@ void CompactAndRename(Module& module, const std::vector<VarKind>& kinds) {
   }
   module.variables = std::move(vars);
   for (Function& f : module.functions) {
-    auto apply = [&](std::vector<VarId>& list) {
-      for (VarId& v : list) v = VarId(remap[v.value]);
-    };
-    apply(f.params);
-    apply(f.results);
-    for (Block& block : f.blocks) {
-      for (Op& op : block.ops) {
-        std::visit(Overloaded{
-                       [&](PrimOp& o) {
-                         apply(o.inputs);
-                         apply(o.outputs);
-                         apply(o.in_place);
-                       },
-                       [&](CallOp& o) {
-                         apply(o.args);
-                         apply(o.results);
-                       },
-                       [&](PopOp& o) { apply(o.vars); },
-                   },
-                   op);
-      }
-      if (Branch* b = std::get_if<Branch>(&block.terminator)) b->cond = VarId(remap[b->cond.value]);
-    }
+    RenameVariables(f, [&](VarId v) { return VarId(remap[v.value]); });
   }
 }
 

@@ -388,10 +388,7 @@ class StackVm {
         out_ptrs_.clear();
         for (VarId v : prim->inputs) in_ptrs_.push_back(CompactRead(v));
         for (VarId v : prim->outputs) {
-          if (PushesFrame(*prim, v)) {
-            if (dirty_epoch_[v.value] == epoch_) FlushCompact(v);
-            AB_RETURN_IF_ERROR(Push(v, fn));
-          }
+          if (PushesFrame(*prim, v)) AB_RETURN_IF_ERROR(PushCompact(v, fn));
           out_ptrs_.push_back(CompactWrite(v, n));
         }
         AB_RETURN_IF_ERROR(RunCountedOp(backend_, *prim, in_ptrs_, out_ptrs_,
@@ -435,10 +432,7 @@ class StackVm {
 
   absl::Status RunStorageCopy(const PrimOp& op, const Function& fn) {
     const VarId out = op.outputs[0];
-    if (PushesFrame(op, out)) {
-      if (dirty_epoch_[out.value] == epoch_) FlushCompact(out);
-      AB_RETURN_IF_ERROR(Push(out, fn));
-    }
+    if (PushesFrame(op, out)) AB_RETURN_IF_ERROR(PushCompact(out, fn));
     // Every running lane of the storage is overwritten: a compact copy of
     // `out`, even an unflushed one, is stale.
     compact_epoch_[out.value] = -1;
@@ -477,6 +471,13 @@ class StackVm {
       written_.push_back(v);
     }
     return &copy;
+  }
+
+  // Push for a compact block: the frame pushed must hold the value the block
+  // wrote, so an unflushed compact copy goes to the storage first.
+  absl::Status PushCompact(VarId v, const Function& fn) {
+    if (dirty_epoch_[v.value] == epoch_) FlushCompact(v);
+    return Push(v, fn);
   }
 
   // Writes the compact copy of `v` back to its storage; the copy stays valid.
