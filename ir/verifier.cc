@@ -232,11 +232,19 @@ class Verifier {
   void BuildCallGraph() {
     const size_t n = m_.functions.size();
     callees_.assign(n, {});
+    writes_.assign(n, {});
     for (size_t f = 0; f < n; ++f) {
       for (const Block& block : m_.functions[f].blocks) {
         for (const Op& op : block.ops) {
-          if (const auto* call = std::get_if<CallOp>(&op)) {
-            if (ValidFunction(call->callee)) callees_[f].insert(call->callee.value);
+          for (VarId v : OpWrites(op)) writes_[f].insert(v.value);
+          const auto* call = std::get_if<CallOp>(&op);
+          if (call == nullptr || !ValidFunction(call->callee)) continue;
+          callees_[f].insert(call->callee.value);
+          // The call copies its arguments into the callee's params; passing
+          // a param to itself writes nothing.
+          const std::vector<VarId>& params = m_.function(call->callee).params;
+          for (size_t i = 0; i < std::min(params.size(), call->args.size()); ++i) {
+            if (call->args[i] != params[i]) writes_[f].insert(params[i].value);
           }
         }
         if (const auto* push = std::get_if<PushGoto>(&block.terminator)) {
@@ -700,6 +708,14 @@ class Verifier {
     }
   }
 
+  // Whether a call to `callee` may overwrite v: a function it can run writes v.
+  bool MayWrite(FunctionId callee, VarId v) const {
+    for (size_t f = 0; f < writes_.size(); ++f) {
+      if (reaches_[callee.value][f] && writes_[f].count(v.value) > 0) return true;
+    }
+    return false;
+  }
+
   std::string LiveAcrossMessage(VarId v, FunctionId callee,
                                 const SourceLoc& loc) const {
     const Variable& var = m_.var(v);
@@ -781,11 +797,7 @@ class Verifier {
         const VarId v(id);
         if (!ValidVar(v)) continue;  // a callee's broken param, reported there
         const Variable& var = m_.var(v);
-        if (var.storage != StorageClass::kRegister ||
-            !ValidFunction(var.function) ||
-            !reaches_[callee.value][var.function.value]) {
-          continue;
-        }
+        if (var.storage != StorageClass::kRegister || !MayWrite(callee, v)) continue;
         Report(w, LiveAcrossMessage(v, callee, loc));
       }
     };
@@ -816,6 +828,7 @@ class Verifier {
   std::vector<VerifierError> errors_;
   std::vector<std::set<int32_t>> callees_;   // by function index
   std::vector<std::vector<bool>> reaches_;   // [callee][function]
+  std::vector<std::set<int32_t>> writes_;    // by function: variables it writes
   // Per function being checked:
   bool broken_ = false;                      // an R1-R4 error was found
   std::set<int32_t> callee_vars_;            // params/results of its callees

@@ -65,8 +65,10 @@
 //  A5  a PopOp pops only Full variables (nothing else has a stack).
 //  A6  a Register variable is not live across a call that may overwrite it,
 //      i.e. a CallOp or PushGoto whose callee can reach (through the static
-//      call graph of CallOps and PushGotos) the function owning the
-//      variable. Liveness is the usual intra-function backward analysis: ops
+//      call graph of CallOps and PushGotos) a function that writes the
+//      variable: as an op output (a PopOp's too), a CallOp result, or a
+//      CallOp param other than one the call passes to itself (`f(x)` inside
+//      f(x) does not write x). Liveness is the usual intra-function backward analysis: ops
 //      read their inputs / args and write their outputs / results (PopOp
 //      writes its vars); Return and IndirectGoto read the function's results;
 //      Halt reads the entry function's results; a PushGoto reads the callee's

@@ -54,11 +54,17 @@ std::vector<VarSet> CallMayWrite(const Module& module) {
   std::vector<VarSet> may_write;
   may_write.reserve(module.functions.size());
   for (const Function& f : module.functions) {
-    VarSet own(num_vars, f.params);
+    VarSet own(num_vars);
     for (const Block& block : f.blocks) {
       for (const Op& op : block.ops) {
         if (std::holds_alternative<PopOp>(op)) continue;
         own.insert_all(OpWrites(op));
+        const auto* call = std::get_if<CallOp>(&op);
+        if (call == nullptr) continue;
+        const std::vector<VarId>& params = module.function(call->callee).params;
+        for (size_t i = 0; i < std::min(params.size(), call->args.size()); ++i) {
+          if (call->args[i] != params[i]) own.insert(params[i]);
+        }
       }
     }
     may_write.push_back(std::move(own));

@@ -222,9 +222,11 @@ class FunctionLowering {
     std::vector<bool> write(n);
     std::vector<VarId> handed_over, written_params;
     for (size_t i = 0; i < n; ++i) {
-      const bool pass_through = op.args[i] == callee.params[i] && !across.contains(op.args[i]);
+      const bool itself = op.args[i] == callee.params[i];
+      const bool pass_through = itself && !across.contains(op.args[i]);
       if (pass_through) handed_over.push_back(op.args[i]);
-      write[i] = !pass_through && !Null(callee.params[i]);
+      // Copying a param into itself writes a new frame only if it is Full.
+      write[i] = !pass_through && !Null(callee.params[i]) && !(itself && !Full(op.args[i]));
       if (write[i]) written_params.push_back(callee.params[i]);
     }
     // Arguments that are params written below (only in a self-call) are

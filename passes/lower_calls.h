@@ -31,7 +31,10 @@ namespace autobatch {
 //   two activations, so:
 //   - an argument that is g's own param at the same position and dies at
 //     the call is not copied nor popped: its value (and frame) is handed to
-//     the callee as is;
+//     the callee as is; if it lives on and is not Full (a param every
+//     recursive call passes through, see CallMayWrite in
+//     passes/call_graph.h), it is not copied either: the callee reads the
+//     same value;
 //   - other arguments that are params of g written by the copies are first
 //     saved in new Temporaries "<name>.arg", and popped (if they die) before
 //     the copies, so that e.g. `f(b, a)` inside f(a, b) is a parallel

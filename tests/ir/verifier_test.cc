@@ -780,6 +780,31 @@ TEST(VerifierTest, A6RegisterMayCrossACallThatCannotReenter) {
                   "(at fib.cc:40)"});
 }
 
+// f(k, n) -> y: r = f(k, n); y = r + k. The call passes k to itself, so no
+// call writes k: a Register may cross it. Passing anything else writes k.
+TEST(VerifierTest, A6RegisterParamPassedToItselfMayCrossTheCall) {
+  Program p;
+  p.stage = Stage::kAllocated;
+  FunctionId f = AddFunction(p, "f");
+  Module& m = p.module;
+  using SC = StorageClass;
+  VarId k = AddVar(m, f, "k", kI64, SC::kRegister, p.stage);
+  VarId n = AddVar(m, f, "n", kI64, SC::kRegister, p.stage);
+  VarId r = AddVar(m, f, "r", kI64, SC::kTemporary, p.stage);
+  VarId y = AddVar(m, f, "y", kI64, SC::kRegister, p.stage);
+  m.function(f).params = {k, n};
+  m.function(f).results = {y};
+  m.function(f).blocks[0].ops = {Call(f, {k, n}, {r}, 50),
+                                 Prim(Primitive::kAdd, {r, k}, y, 51)};
+  p.entry = f;
+  ExpectValid(p);
+
+  m.function(f).blocks[0].ops[0] = Call(f, {n, n}, {r}, 50);
+  ExpectOneError(p, AtOp(f, 0, 0),
+                 {"register variable 'k' (#0) is live across the call to 'f', "
+                  "which may re-enter 'f'"});
+}
+
 // --- robustness ----------------------------------------------------------------------------
 
 TEST(VerifierTest, BrokenIndicesEverywhereAreReportedWithoutCrashing) {

@@ -100,6 +100,29 @@ TEST(AllocateVariablesTest, MutualRecursionThroughTheMayWriteClosure) {
   EXPECT_EQ(StorageOf(p, "is_even", "t"), kTemp);
 }
 
+// scale(k, n - 1) passes k through unchanged, so no call writes k although
+// it is live across one: a Register, written once by the outermost call.
+// n is not read after the call, so nothing is Full.
+TEST(AllocateVariablesTest, ParamPassedThroughEveryRecursiveCallNeedsNoStack) {
+  Program p = Allocate(testing::MakeScaleProgram(), {kI64, kI64});
+  EXPECT_EQ(StorageOf(p, "scale", "k"), kRegister);
+  EXPECT_TRUE(FullVariables(p).empty());
+}
+
+// The same recursion through a second function: scale_b's call copies its
+// own k into scale_a.k, a write while scale_a's k is live, so it is Full.
+TEST(AllocateVariablesTest, ParamPassedThroughAnotherFunctionIsFull) {
+  Program p = Allocate(testing::MakeScaleMutualProgram(), {kI64, kI64});
+  EXPECT_EQ(FullVariables(p), std::vector<std::string>{"scale_a.k"});
+}
+
+// accumulate(x, n - 1) passes x through, but the body then writes x: the
+// call may write x (through the recursive activation's write), so Full.
+TEST(AllocateVariablesTest, PassedThroughParamThatIsAlsoWrittenIsFull) {
+  Program p = Allocate(testing::MakeAccumulateProgram(), {kI64, kI64});
+  EXPECT_EQ(StorageOf(p, "accumulate", "x"), kFull);
+}
+
 TEST(AllocateVariablesTest, NullForValuesNeverRead) {
   // main(a, b) -> r = g(a, b); g(x, y) -> r = copy(x); w = copy(x) unused.
   Program p;

@@ -157,6 +157,22 @@ TEST(LowerCallsTest, OpReadingAndWritingAFullVariable) {
   EXPECT_TRUE(AgreesWithReference(allocated, p, inputs));
 }
 
+TEST(LowerCallsTest, ParamPassedThroughARecursiveCallIsNotCopied) {
+  Program allocated = testing::Allocated(testing::MakeScaleProgram(), {kI64, kI64});
+  Program p = Lower(allocated);
+  // k is a Register that every call passes to itself: no copy, no push, no
+  // pop; only n1 goes into n.
+  EXPECT_EQ(BlockText(p, "scale", FindBlock(p, "scale", "recurse")),
+            (Lines{"%one: i64 temp = fill_like %n {literal = i64 1}",
+                   "%n1: i64 temp = sub %n, %one", "%n: i64 register = copy %n1",
+                   "push_goto @scale, ^3"}));
+  std::vector<Values> inputs;
+  for (int k = -2; k <= 3; ++k) {
+    for (int n = -1; n <= 6; ++n) inputs.push_back({static_cast<double>(k), static_cast<double>(n)});
+  }
+  EXPECT_TRUE(AgreesWithReference(allocated, p, inputs));
+}
+
 TEST(LowerCallsTest, PopOnAnEdgeGetsItsOwnBlock) {
   Program allocated = testing::Allocated(testing::MakeEdgeProgram(), {kI64});
   Program p = Lower(allocated);

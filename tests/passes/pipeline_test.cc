@@ -46,6 +46,8 @@ std::vector<Case> Cases() {
       {"accumulate", autobatch::testing::MakeAccumulateProgram, {i64, i64}, pairs},
       {"edge", autobatch::testing::MakeEdgeProgram, {i64}, small},
       {"loop0", autobatch::testing::MakeLoopToEntryProgram, {i64, i64}, pairs},
+      {"scale", autobatch::testing::MakeScaleProgram, {i64, i64}, pairs},
+      {"scale_mutual", autobatch::testing::MakeScaleMutualProgram, {i64, i64}, pairs},
   };
 }
 

@@ -267,6 +267,58 @@ Program MakeAccumulateProgram() {
   return program;
 }
 
+namespace {
+
+// The scale function of MakeScaleProgram, recursing through `callee`.
+void BuildScale(FunctionBuilder& fn, FunctionId callee, int line) {
+  VarId k = fn.Param("k");
+  VarId n = fn.Param("n");
+  VarId r = fn.Result("r");
+  VarId zero = fn.Var("zero");
+  VarId c = fn.Var("c");
+  VarId one = fn.Var("one");
+  VarId n1 = fn.Var("n1");
+  VarId y = fn.Var("y");
+  BlockId entry = fn.Block("entry");
+  BlockId base = fn.Block("base");
+  BlockId rec = fn.Block("recurse");
+  fn.Fill(entry, line + 1, n, 0, zero);
+  fn.Prim(entry, line + 1, Primitive::kLe, {n, zero}, c);
+  fn.Branch(entry, line + 1, c, base, rec);
+  fn.Prim(base, line + 2, Primitive::kCopy, {k}, r);
+  fn.Return(base, line + 2);
+  fn.Fill(rec, line + 3, n, 1, one);
+  fn.Prim(rec, line + 3, Primitive::kSub, {n, one}, n1);
+  fn.Call(rec, line + 3, callee, {k, n1}, {y});
+  fn.Prim(rec, line + 4, Primitive::kAdd, {y, k}, r);
+  fn.Return(rec, line + 4);
+}
+
+}  // namespace
+
+Program MakeScaleProgram() {
+  Program program;
+  FunctionBuilder fn(program, "scale", "scale.cc", 1);
+  program.entry = fn.id();
+  BuildScale(fn, fn.id(), 1);
+  return program;
+}
+
+Program MakeScaleMutualProgram() {
+  Program program;
+  FunctionBuilder a(program, "scale_a", "scale2.cc", 1);
+  FunctionBuilder b(program, "scale_b", "scale2.cc", 10);
+  program.entry = a.id();
+  BuildScale(a, b.id(), 1);
+  VarId k = b.Param("k");
+  VarId n = b.Param("n");
+  VarId r = b.Result("r");
+  BlockId entry = b.Block("entry");
+  b.Call(entry, 11, a.id(), {k, n}, {r});
+  b.Return(entry, 11);
+  return program;
+}
+
 Program MakeEdgeProgram() {
   Program program;
   FunctionBuilder fn(program, "edge", "edge.cc", 1);

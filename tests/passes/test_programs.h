@@ -94,6 +94,19 @@ Program MakeEdgeProgram();
 // loop(p, n) = 2 for n >= 0, 2 + n otherwise. i64. File "loop0.cc".
 Program MakeLoopToEntryProgram();
 
+// scale(k, n) -> r: n <= 0 ? k : scale(k, n - 1) + k, i.e. k (n + 1) for
+// n >= 0. The recursive call passes k through unchanged and k is read after
+// it, so k needs no stack (passes/call_graph.h, CallMayWrite). Entry scale;
+// i64. File "scale.cc".
+Program MakeScaleProgram();
+
+// Like MakeScaleProgram, but the recursion goes through a second function:
+// scale_a(k, n) -> r: n <= 0 ? k : scale_b(k, n - 1) + k, and
+// scale_b(k, n) -> r = scale_a(k, n). scale_b's call writes scale_a.k from
+// scale_b's own k, so scale_a.k is Full although every call passes the same
+// value. Entry scale_a; i64. File "scale2.cc".
+Program MakeScaleMutualProgram();
+
 }  // namespace autobatch::testing
 
 #endif  // AUTOBATCH_TESTS_PASSES_TEST_PROGRAMS_H_
