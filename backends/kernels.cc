@@ -686,11 +686,29 @@ absl::Status CheckReduceResult(const Call& c) {
   return absl::OkStatus();
 }
 
-// Per lane: term(0), then += term(i) in index order; empty = +0.
+// Per lane: term(0), then += term(i) in index order; empty = +0. Groups of
+// kReduceGroup lanes run side by side, so their additions overlap instead of
+// each waiting for the previous one's latency; every lane still sums in index
+// order, so its bits do not depend on its group.
+constexpr int64_t kReduceGroup = 8;
+
 template <typename T, typename Term>
 void ReduceLanes(const Call& c, int64_t n, Term term) {
   T* o = Ptr<T>(c.out[0]);
-  for (int64_t l = 0; l < c.lanes; ++l) {
+  int64_t l = 0;
+  if (n > 0) {
+    for (; l + kReduceGroup <= c.lanes; l += kReduceGroup) {
+      T acc[kReduceGroup];
+      for (int64_t k = 0; k < kReduceGroup; ++k) acc[k] = term((l + k) * n);
+      for (int64_t i = 1; i < n; ++i) {
+        for (int64_t k = 0; k < kReduceGroup; ++k) {
+          acc[k] = Add(acc[k], term((l + k) * n + i));
+        }
+      }
+      for (int64_t k = 0; k < kReduceGroup; ++k) o[l + k] = Canon(acc[k]);
+    }
+  }
+  for (; l < c.lanes; ++l) {
     T acc{0};
     if (n > 0) {
       acc = term(l * n);

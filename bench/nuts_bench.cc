@@ -195,9 +195,10 @@ std::unique_ptr<Target> Make(const std::string& name, const nlohmann::json& para
   return *std::move(t);
 }
 
-// The stack VM options of an executor spec "BACKEND[/POLICY][/shards:N]"
-// (e.g. "eigen/most-lanes", "eigen/most-lanes/shards:2"; vm/options.h,
-// BlockPolicy and CallOptions::shards).
+// The stack VM options of an executor spec
+// "BACKEND[/POLICY][/shards:N][/dense:F]" (e.g. "eigen/most-lanes",
+// "eigen/most-lanes/shards:2", "eigen/most-lanes/dense:0.8"; vm/options.h,
+// BlockPolicy, CallOptions::shards and CallOptions::dense_fraction).
 CallOptions ExecutorOptions(const std::string& spec) {
   std::vector<std::string> parts = absl::StrSplit(spec, '/');
   CallOptions options{.vm = Vm::kStack, .backend = parts[0]};
@@ -208,11 +209,17 @@ CallOptions ExecutorOptions(const std::string& spec) {
       options.shards = shards;
       continue;
     }
+    double dense = 0;
+    if (absl::StartsWith(parts[i], "dense:") &&
+        absl::SimpleAtod(parts[i].substr(6), &dense) && dense >= 0 && dense <= 1) {
+      options.dense_fraction = dense;
+      continue;
+    }
     const std::optional<BlockPolicy> policy = BlockPolicyFromName(parts[i]);
     if (!policy) {
       Die("--backends", absl::InvalidArgumentError(
                             "unknown part '" + parts[i] + "' in '" + spec +
-                            "' (a block policy lowest-index or most-lanes, or shards:N)"));
+                            "' (a block policy lowest-index or most-lanes, shards:N, or dense:F with F in [0, 1])"));
     }
     options.block_policy = *policy;
   }

@@ -154,6 +154,9 @@ int Main(int argc, char** argv) {
   const Workload normal{"random_normal_8", normal_op, {u64, u64}, Vector(DType::kF64, 8), false};
   const Workload mv8 = MatVec(8, rng), mv32 = MatVec(32, rng);
   const Workload masked{"masked_update_half", Op(Primitive::kCopy, 1), {f64}, f64, true};
+  const TensorType v10 = Vector(DType::kF64, 10), v100 = Vector(DType::kF64, 100);
+  const Workload dot10{"dot_f64x10", Op(Primitive::kDot, 2), {v10, v10}, f64, false};
+  const Workload dot100{"dot_f64x100", Op(Primitive::kDot, 2), {v100, v100}, f64, false};
 
   ThreadedBackend one(ThreadedBackendOptions{.num_threads = 1});
   ThreadedBackend two_split(ThreadedBackendOptions{.num_threads = 2, .min_chunk_cost = 0});
@@ -182,6 +185,8 @@ int Main(int argc, char** argv) {
       {&normal, 10, 8, "kRandomFactor (per variate)"},
       {&mv8, 16, 64, "kMatVecFactor (per rows*cols)"},
       {&mv32, 64, 1024, "kMatVecFactor (per rows*cols)"},
+      {&dot10, 21, 0, ""},
+      {&dot100, 201, 0, ""},
   };
   for (const FactorRow& r : rows) {
     Operands o = Make(*r.w, factor_lanes, rng);
