@@ -148,12 +148,6 @@ class Coalescer {
           }
         }
         AddClique(writes);
-        // An op other than a copy never names both variables of a merge.
-        if (copy == nullptr && std::holds_alternative<PrimOp>(op)) {
-          std::vector<VarId> named = OpReads(op);
-          named.insert(named.end(), writes.begin(), writes.end());
-          AddClique(named);
-        }
         StepBack(op, live);
       }
     }

@@ -26,9 +26,12 @@ namespace autobatch {
 //   happens where a variable of the other is live (a copy's write does not
 //   conflict with its own source);
 // * the merged class would not hold two params, two results, or a param and
-//   a result of one function, and no op other than a copy names variables of
-//   both classes (so no op ever reads and writes, or writes twice, the same
-//   variable where it did not before).
+//   a result of one function, and no op writes variables of both classes
+//   (an op never lists one output twice). An op may come to read and write
+//   the same variable, e.g. NUTS's merge "r = select c, t, u" with t saved
+//   from r becomes "r = select c, r, u": ops read their inputs before they
+//   write, and every backend runs an op whose output is one of its inputs
+//   (backends/backend.h, RunOp).
 // Each class is then renamed to one variable (a param or result if it has
 // one, else its lowest VarId), everywhere: ops, terminators, params and
 // results. Copies that became "x = copy x" are removed. Merged-away

@@ -14,6 +14,7 @@
 #include "backends/backend.h"
 #include "frontend/context.h"
 #include "ir/printer.h"
+#include "passes/pipeline.h"
 #include "gtest/gtest.h"
 #include "samples/collatz/collatz.h"
 #include "samples/fibonacci/fibonacci.h"
@@ -328,6 +329,55 @@ TEST_P(DifferentialTest, LanesAtDifferentRecursionDepths) {
     ExpectAllExecutorsAgree(*program, ctx.kernels(),
                             {*Tensor::FromVector(n), *Tensor::FromVector(s)});
   }
+}
+
+// The shape of NUTS's build_tree: `key` goes through every recursive call
+// unchanged (a Register, no stack: passes/call_graph.h, CallMayWrite), and
+// the second subtree's results come back in the result registers and are
+// merged by selects that read and write the same register (coalesce_registers
+// folds the copies that saved them).
+TEST_P(DifferentialTest, TreeWithPassedThroughKeyAndInPlaceMerges) {
+  Context ctx;
+  BatchFunction tree = ctx.Declare("tree", {.param_names = {"depth", "x", "key"}});
+  ctx.Batch(tree)([tree](Builder& b, Value depth, Value x, Value key) {
+    b.If(depth <= 0).Then([&] { b.Return(x + key, x * 3 % 1009); });
+    auto [lo1, hi1] = tree(depth - 1, x, key).Get<2>();
+    auto [lo2, hi2] = tree(depth - 1, hi1, key).Get<2>();
+    // As NUTS returns a subtree that U-turned: the second call's results
+    // now live across blocks, in registers copied from the result registers.
+    b.If(lo2 % 7 == 0).Then([&] { b.Return(lo2, hi2); });
+    Value take = (lo2 + hi2 + key) % 2 == 0;
+    return std::tuple<Value, Value>{select(take, lo2, lo1), select(take, hi2, hi1 + key)};
+  });
+  absl::StatusOr<Program> program = ctx.Program(tree);
+  ASSERT_TRUE(program.ok()) << program.status();
+  // What the test is about, in the lowered program.
+  const TensorType i64 = Scalar(DType::kI64);
+  absl::StatusOr<Program> lowered = LowerProgram(*program, {i64, i64, i64});
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const Function& fn = lowered->entry_function();
+  EXPECT_EQ(lowered->module.var(fn.params[2]).storage, StorageClass::kRegister)
+      << PrintProgram(*lowered);
+  bool in_place_merge = false;
+  for (const Block& block : fn.blocks) {
+    for (const Op& op : block.ops) {
+      const auto* prim = std::get_if<PrimOp>(&op);
+      if (prim == nullptr || prim->prim != Primitive::kSelect) continue;
+      in_place_merge |= std::find(prim->inputs.begin(), prim->inputs.end(),
+                                  prim->outputs[0]) != prim->inputs.end();
+    }
+  }
+  EXPECT_TRUE(in_place_merge) << PrintProgram(*lowered);
+  std::mt19937_64 rng(static_cast<uint64_t>(GetParam() + 5));
+  std::vector<int64_t> depth(static_cast<size_t>(GetParam())), x(depth.size()), key(depth.size());
+  for (size_t i = 0; i < depth.size(); ++i) {
+    depth[i] = std::uniform_int_distribution<int64_t>(-1, 7)(rng);
+    x[i] = std::uniform_int_distribution<int64_t>(0, 1000)(rng);
+    key[i] = std::uniform_int_distribution<int64_t>(0, 99)(rng);
+  }
+  ExpectAllExecutorsAgree(
+      *program, ctx.kernels(),
+      {*Tensor::FromVector(depth), *Tensor::FromVector(x), *Tensor::FromVector(key)});
 }
 
 INSTANTIATE_TEST_SUITE_P(BatchSizes, DifferentialTest,
