@@ -196,9 +196,10 @@ std::unique_ptr<Target> Make(const std::string& name, const nlohmann::json& para
 }
 
 // The stack VM options of an executor spec
-// "BACKEND[/POLICY][/shards:N][/dense:F]" (e.g. "eigen/most-lanes",
-// "eigen/most-lanes/shards:2", "eigen/most-lanes/dense:0.8"; vm/options.h,
-// BlockPolicy, CallOptions::shards and CallOptions::dense_fraction).
+// "BACKEND[/POLICY][/shards:N][/threads:N][/dense:F]" (e.g.
+// "eigen/most-lanes", "eigen/most-lanes/shards:4/threads:1",
+// "eigen/most-lanes/dense:0.8"; vm/options.h, BlockPolicy,
+// CallOptions::shards, shard_threads and dense_fraction).
 CallOptions ExecutorOptions(const std::string& spec) {
   std::vector<std::string> parts = absl::StrSplit(spec, '/');
   CallOptions options{.vm = Vm::kStack, .backend = parts[0]};
@@ -207,6 +208,12 @@ CallOptions ExecutorOptions(const std::string& spec) {
     if (absl::StartsWith(parts[i], "shards:") &&
         absl::SimpleAtoi(parts[i].substr(7), &shards) && shards >= 1) {
       options.shards = shards;
+      continue;
+    }
+    int threads = 0;
+    if (absl::StartsWith(parts[i], "threads:") &&
+        absl::SimpleAtoi(parts[i].substr(8), &threads) && threads >= 1) {
+      options.shard_threads = threads;
       continue;
     }
     double dense = 0;
@@ -219,7 +226,7 @@ CallOptions ExecutorOptions(const std::string& spec) {
     if (!policy) {
       Die("--backends", absl::InvalidArgumentError(
                             "unknown part '" + parts[i] + "' in '" + spec +
-                            "' (a block policy lowest-index or most-lanes, shards:N, or dense:F with F in [0, 1])"));
+                            "' (a block policy lowest-index or most-lanes, shards:N, threads:N, or dense:F with F in [0, 1])"));
     }
     options.block_policy = *policy;
   }

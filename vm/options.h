@@ -68,6 +68,10 @@ struct CallOptions {
   // applies to each shard, the wall-clock budget to the whole call. Ignored
   // by dry_run. Must be >= 1.
   int shards = 1;
+  // Threads that run the shards: 0 = min(shards, hardware threads); N >= 1 =
+  // min(shards, N, hardware threads). Results do not depend on it; it lets a
+  // benchmark compare one thread with two on the same shards. Must be >= 0.
+  int shard_threads = 0;
   // Maximum recursion depth (frames, the entry's included) of any lane. The
   // stack VM grows its stacks on demand up to this depth; the stackless VM
   // and the reference interpreter bound host recursion by it.

@@ -69,6 +69,11 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
                                                std::vector<Tensor> inputs,
                                                const KernelRegistry* kernels,
                                                const CallOptions& options, Profile* profile) {
+  if (options.shard_threads < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CallOptions::shard_threads is ", options.shard_threads,
+        "; use 0 (one per shard, up to the hardware threads) or a thread count"));
+  }
   if (options.shards < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "CallOptions::shards is ", options.shards, "; use 1 (no sharding) or more"));
@@ -119,7 +124,8 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
                                profile == nullptr ? nullptr : &part.profile);
     }
   };
-  RunOnThreads(shards, run_shards);
+  RunOnThreads(options.shard_threads > 0 ? std::min(shards, options.shard_threads) : shards,
+               run_shards);
 
   for (int s = 0; s < shards; ++s) {
     const Shard& part = parts[static_cast<size_t>(s)];

@@ -157,6 +157,30 @@ TEST(ShardsTest, ShardCountBelowOneIsInvalid) {
   EXPECT_THAT(std::string(out.status().message()), HasSubstr("shards is 0"));
 }
 
+TEST(ShardsTest, ShardThreadsBelowZeroIsInvalid) {
+  Fib fib;
+  absl::StatusOr<std::vector<Tensor>> out =
+      fib.fn.Run({*Tensor::FromVector(FibInputs(4))}, {.shards = 2, .shard_threads = -1});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("shard_threads is -1"));
+}
+
+// Shards on one thread, or on more threads than shards, give the one-batch
+// results.
+TEST(ShardsTest, AnyShardThreadCountGivesTheSameResults) {
+  Fib fib;
+  std::vector<Tensor> in = {*Tensor::FromVector(FibInputs(37))};
+  absl::StatusOr<std::vector<Tensor>> one = fib.fn.Run(in, {});
+  ASSERT_TRUE(one.ok()) << one.status();
+  for (int threads : {1, 2, 8}) {
+    absl::StatusOr<std::vector<Tensor>> sharded =
+        fib.fn.Run(in, {.shards = 4, .shard_threads = threads});
+    ASSERT_TRUE(sharded.ok()) << sharded.status();
+    EXPECT_EQ(*sharded, *one) << threads << " threads";
+  }
+}
+
 // A lane error names the shard and where its lanes start.
 TEST(ShardsTest, ErrorsNameTheShardAndItsLanes) {
   Fib fib;
