@@ -47,6 +47,8 @@ class StacklessVm {
     batch_ = BatchOf(inputs);
     AB_RETURN_IF_ERROR(CheckValueSizes(program_, batch_, options_.max_value_bytes));
     profile_.Reset(program_, batch_, options_.profile_timing);
+    halted_.assign(static_cast<size_t>(batch_), 0);
+    halts_ = 0;
     local_index_.assign(module_.variables.size(), -1);
     fn_vars_.assign(module_.functions.size(), {});
     for (size_t v = 0; v < module_.variables.size(); ++v) {
@@ -166,7 +168,13 @@ class StacklessVm {
               return absl::OkStatus();
             },
             [&](const Return&) { return absl::OkStatus(); },
-            [&](const Halt&) { return absl::OkStatus(); },
+            [&](const Halt&) {
+              // The lanes are finished: the callers they are nested in drop
+              // them when the call returns (RunCall).
+              for (int64_t lane : lanes.indices()) halted_[static_cast<size_t>(lane)] = 1;
+              halts_ += lanes.size();
+              return absl::OkStatus();
+            },
             [&](const PushGoto&) { return NotLowered(fn, block); },
             [&](const IndirectGoto&) { return NotLowered(fn, block); },
         },
@@ -197,7 +205,16 @@ class StacklessVm {
     for (size_t i = 0; i < call.args.size(); ++i) {
       backend_.MaskedUpdate(Var(a, call.args[i]), lanes, &Var(c, callee.params[i]));
     }
+    const int64_t halts_before = halts_;
     AB_RETURN_IF_ERROR(RunActivation(call.callee, c, lanes, depth + 1));
+    if (halts_ != halts_before) {
+      // Lanes that halted inside the call do not come back: the rest of the
+      // caller's block (and everything after it) runs without them, so their
+      // entry results stay as they were at the Halt.
+      for (int64_t lane : a.running.indices()) a.merge[lane] = halted_[lane] == 0 ? 1 : 0;
+      a.running.AssignMask(a.merge);
+      std::fill(a.merge.begin(), a.merge.end(), uint8_t{0});
+    }
     for (size_t i = 0; i < call.results.size(); ++i) {
       backend_.MaskedUpdate(Var(c, callee.results[i]), lanes,
                             &Var(a, call.results[i]));
@@ -213,6 +230,8 @@ class StacklessVm {
   Profile& profile_;
   Budget budget_;
   int64_t batch_ = 0;
+  std::vector<uint8_t> halted_;  // per lane: reached a Halt
+  int64_t halts_ = 0;            // lanes that reached a Halt so far
   std::vector<int32_t> local_index_;             // var -> index in its function
   std::vector<std::vector<VarId>> fn_vars_;      // function -> its variables
   std::vector<std::vector<std::unique_ptr<Activation>>> pool_;  // [fn][depth]

@@ -319,6 +319,49 @@ Program MakeScaleMutualProgram() {
   return program;
 }
 
+Program MakeHaltInCalleeProgram() {
+  Program program;
+  FunctionBuilder main_fn(program, "main", "halt.cc", 1);
+  FunctionBuilder fn(program, "f", "halt.cc", 10);
+  program.entry = main_fn.id();
+  {
+    VarId k = main_fn.Param("k"), n = main_fn.Param("n"), r = main_fn.Result("r");
+    VarId y = main_fn.Var("y");
+    BlockId entry = main_fn.Block("entry");
+    main_fn.Prim(entry, 2, Primitive::kAdd, {k, n}, r);
+    main_fn.Call(entry, 3, fn.id(), {k, n}, {y});
+    main_fn.Prim(entry, 4, Primitive::kAdd, {y, k}, r);
+    main_fn.Return(entry, 4);
+  }
+  VarId k = fn.Param("k"), n = fn.Param("n"), r = fn.Result("r");
+  VarId zero = fn.Var("zero"), c = fn.Var("c"), five = fn.Var("five"), rem = fn.Var("rem"),
+        halts = fn.Var("halts"), one = fn.Var("one"), n1 = fn.Var("n1"), y = fn.Var("y"),
+        three = fn.Var("three"), k3 = fn.Var("k3"), m = fn.Var("m");
+  BlockId entry = fn.Block("entry"), base = fn.Block("base"), rec = fn.Block("recurse"),
+          stop = fn.Block("stop"), back = fn.Block("back");
+  fn.Fill(entry, 11, n, 0, zero);
+  fn.Prim(entry, 11, Primitive::kLe, {n, zero}, c);
+  fn.Branch(entry, 11, c, base, rec);
+  fn.Prim(base, 12, Primitive::kCopy, {k}, r);
+  fn.Fill(base, 12, k, 5, five);
+  fn.Prim(base, 12, Primitive::kMod, {k, five}, rem);
+  fn.Fill(base, 12, k, 0, zero);
+  fn.Prim(base, 12, Primitive::kEq, {rem, zero}, halts);
+  fn.Branch(base, 12, halts, stop, back);
+  fn.function().blocks[stop.value].terminator = Halt{};
+  fn.Return(back, 13);
+  fn.Fill(rec, 14, n, 1, one);
+  fn.Prim(rec, 14, Primitive::kSub, {n, one}, n1);
+  fn.Call(rec, 14, fn.id(), {k, n1}, {y});
+  fn.Fill(rec, 15, k, 3, three);
+  fn.Prim(rec, 15, Primitive::kMul, {k, three}, k3);
+  fn.Fill(rec, 15, k, 101, m);
+  fn.Prim(rec, 15, Primitive::kMod, {k3, m}, k);
+  fn.Prim(rec, 16, Primitive::kAdd, {y, k}, r);
+  fn.Return(rec, 16);
+  return program;
+}
+
 Program MakeEdgeProgram() {
   Program program;
   FunctionBuilder fn(program, "edge", "edge.cc", 1);

@@ -107,6 +107,13 @@ Program MakeScaleProgram();
 // value. Entry scale_a; i64. File "scale2.cc".
 Program MakeScaleMutualProgram();
 
+// A Halt inside a recursive callee: main(k, n) -> r: r = k + n;
+// y = f(k, n); r = y + k. f(k, n) -> r: n <= 0 ? { r = k; Halt if k % 5 == 0,
+// else return } : { y = f(k, n - 1); k = k * 3 % 101; r = y + k }. A lane
+// that halts ends the program with main's r as it was at the Halt, k + n.
+// Entry main; i64. File "halt.cc".
+Program MakeHaltInCalleeProgram();
+
 }  // namespace autobatch::testing
 
 #endif  // AUTOBATCH_TESTS_PASSES_TEST_PROGRAMS_H_

@@ -20,6 +20,7 @@
 #include "samples/fibonacci/fibonacci.h"
 #include "samples/mutual_recursion/even_odd.h"
 #include "samples/peanuts/peanuts.h"
+#include "tests/passes/test_programs.h"
 #include "vm/run.h"
 
 namespace autobatch {
@@ -378,6 +379,27 @@ TEST_P(DifferentialTest, TreeWithPassedThroughKeyAndInPlaceMerges) {
   ExpectAllExecutorsAgree(
       *program, ctx.kernels(),
       {*Tensor::FromVector(depth), *Tensor::FromVector(x), *Tensor::FromVector(key)});
+}
+
+// Lanes that halt deep inside a recursive callee end there: every executor
+// returns the entry's results as they were at the Halt, and the callers the
+// lane was nested in do not run on for it.
+TEST_P(DifferentialTest, HaltInsideARecursiveCallee) {
+  KernelRegistry kernels;
+  const Program program = testing::MakeHaltInCalleeProgram();
+  std::mt19937_64 rng(static_cast<uint64_t>(GetParam() + 11));
+  std::vector<int64_t> k(static_cast<size_t>(GetParam())), n(k.size());
+  for (size_t i = 0; i < k.size(); ++i) {
+    k[i] = std::uniform_int_distribution<int64_t>(0, 60)(rng);
+    n[i] = std::uniform_int_distribution<int64_t>(-1, 9)(rng);
+  }
+  ExpectAllExecutorsAgree(program, kernels, {*Tensor::FromVector(k), *Tensor::FromVector(n)});
+  // The reviewer's lane: k = 45 halts at the bottom; main's r is then 45 + 8.
+  absl::StatusOr<std::vector<Tensor>> out = RunProgram(
+      program, {*Tensor::FromVector<int64_t>({45}), *Tensor::FromVector<int64_t>({8})},
+      &kernels, {.vm = Vm::kStackless});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->front().ToVector<int64_t>(), std::vector<int64_t>{53});
 }
 
 INSTANTIATE_TEST_SUITE_P(BatchSizes, DifferentialTest,
