@@ -241,6 +241,10 @@ class StackVm {
   void Take(int32_t gid) {
     Waiting& w = waiting_[gid];
     lanes_.Clear();
+    // A local pointer: through the profile reference the compiler would
+    // reload the vector's data after every store of Append (11% of
+    // fibonacci's time).
+    int64_t* const lane_blocks = profile_.lane_blocks.data();
     for (size_t word = w.lo; word < w.hi; ++word) {
       uint64_t bits = w.bits[word];
       w.bits[word] = 0;
@@ -248,7 +252,7 @@ class StackVm {
         const int64_t lane = static_cast<int64_t>(word * 64) + std::countr_zero(bits);
         bits &= bits - 1;
         lanes_.Append(lane);
-        ++profile_.lane_blocks[lane];
+        ++lane_blocks[lane];
       }
     }
     AB_DCHECK(lanes_.size() == w.count);
