@@ -37,6 +37,21 @@ TEST(LaneSetTest, ConstructionFormsAgree) {
   EXPECT_TRUE(zero.full());  // vacuously: every one of its zero lanes
 }
 
+// Clear zeroes the whole mask for a set of many lanes and only the set's
+// lanes for a few; both leave an empty, consistent set.
+TEST(LaneSetTest, ClearOfFewAndOfManyLanes) {
+  for (int64_t every : {1, 2, 9, 40}) {
+    LaneSet set(200);
+    for (int64_t lane = 3; lane < 200; lane += every) set.Append(lane);
+    set.Clear();
+    EXPECT_TRUE(set.empty()) << every;
+    EXPECT_TRUE(set.IsConsistent()) << every;
+    EXPECT_FALSE(set.Contains(3)) << every;
+    set.Append(7);
+    EXPECT_EQ(Indices(set), std::vector<int64_t>{7});
+  }
+}
+
 TEST(LaneSetTest, AppendClearAndReuse) {
   LaneSet set(6);
   set.Append(1);
