@@ -692,30 +692,23 @@ absl::Status CheckReduceResult(const Call& c) {
 // order, so its bits do not depend on its group.
 constexpr int64_t kReduceGroup = 8;
 
+// o[l + k] for the `group` lanes from l.
+template <int64_t group, typename T, typename Term>
+void ReduceGroup(T* o, int64_t l, int64_t n, Term& term) {
+  T acc[group];
+  for (int64_t k = 0; k < group; ++k) acc[k] = n > 0 ? term((l + k) * n) : T{0};
+  for (int64_t i = 1; i < n; ++i) {
+    for (int64_t k = 0; k < group; ++k) acc[k] = Add(acc[k], term((l + k) * n + i));
+  }
+  for (int64_t k = 0; k < group; ++k) o[l + k] = Canon(acc[k]);
+}
+
 template <typename T, typename Term>
 void ReduceLanes(const Call& c, int64_t n, Term term) {
   T* o = Ptr<T>(c.out[0]);
   int64_t l = 0;
-  if (n > 0) {
-    for (; l + kReduceGroup <= c.lanes; l += kReduceGroup) {
-      T acc[kReduceGroup];
-      for (int64_t k = 0; k < kReduceGroup; ++k) acc[k] = term((l + k) * n);
-      for (int64_t i = 1; i < n; ++i) {
-        for (int64_t k = 0; k < kReduceGroup; ++k) {
-          acc[k] = Add(acc[k], term((l + k) * n + i));
-        }
-      }
-      for (int64_t k = 0; k < kReduceGroup; ++k) o[l + k] = Canon(acc[k]);
-    }
-  }
-  for (; l < c.lanes; ++l) {
-    T acc{0};
-    if (n > 0) {
-      acc = term(l * n);
-      for (int64_t i = 1; i < n; ++i) acc = Add(acc, term(l * n + i));
-    }
-    o[l] = Canon(acc);
-  }
+  for (; l + kReduceGroup <= c.lanes; l += kReduceGroup) ReduceGroup<kReduceGroup>(o, l, n, term);
+  for (; l < c.lanes; ++l) ReduceGroup<1>(o, l, n, term);
 }
 
 absl::Status RunReduce(const Call& c, bool square) {

@@ -153,6 +153,15 @@ std::vector<VarId> OpWrites(const Op& op) {
                     op);
 }
 
+std::vector<VarId> ParamsWrittenByCall(const Module& module, const CallOp& call) {
+  const std::vector<VarId>& params = module.function(call.callee).params;
+  std::vector<VarId> written;
+  for (size_t i = 0; i < std::min(params.size(), call.args.size()); ++i) {
+    if (call.args[i] != params[i]) written.push_back(params[i]);
+  }
+  return written;
+}
+
 bool RunsExpensiveKernel(const Block& block) {
   for (const Op& op : block.ops) {
     const PrimOp* prim = std::get_if<PrimOp>(&op);

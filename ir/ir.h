@@ -257,6 +257,10 @@ void RenameVariables(Function& fn, const std::function<VarId(VarId)>& map);
 // Visits every variable an op reads / writes (in order).
 std::vector<VarId> OpReads(const Op& op);
 std::vector<VarId> OpWrites(const Op& op);
+// The callee params a CallOp copies its arguments into: every param whose
+// argument is not that param itself (a self-call passing a param through
+// unchanged writes nothing). Requires call.callee to be a function of module.
+std::vector<VarId> ParamsWrittenByCall(const Module& module, const CallOp& call);
 // Whether the block runs an expensive kernel: a matrix product or a user
 // kernel (e.g. a model's gradient). The cost hint order_blocks and the VMs'
 // dense/compact choice use.

@@ -240,12 +240,7 @@ class Verifier {
           const auto* call = std::get_if<CallOp>(&op);
           if (call == nullptr || !ValidFunction(call->callee)) continue;
           callees_[f].insert(call->callee.value);
-          // The call copies its arguments into the callee's params; passing
-          // a param to itself writes nothing.
-          const std::vector<VarId>& params = m_.function(call->callee).params;
-          for (size_t i = 0; i < std::min(params.size(), call->args.size()); ++i) {
-            if (call->args[i] != params[i]) writes_[f].insert(params[i].value);
-          }
+          for (VarId p : ParamsWrittenByCall(m_, *call)) writes_[f].insert(p.value);
         }
         if (const auto* push = std::get_if<PushGoto>(&block.terminator)) {
           if (ValidFunction(push->callee)) callees_[f].insert(push->callee.value);

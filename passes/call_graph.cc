@@ -59,11 +59,8 @@ std::vector<VarSet> CallMayWrite(const Module& module) {
       for (const Op& op : block.ops) {
         if (std::holds_alternative<PopOp>(op)) continue;
         own.insert_all(OpWrites(op));
-        const auto* call = std::get_if<CallOp>(&op);
-        if (call == nullptr) continue;
-        const std::vector<VarId>& params = module.function(call->callee).params;
-        for (size_t i = 0; i < std::min(params.size(), call->args.size()); ++i) {
-          if (call->args[i] != params[i]) own.insert(params[i]);
+        if (const auto* call = std::get_if<CallOp>(&op)) {
+          own.insert_all(ParamsWrittenByCall(module, *call));
         }
       }
     }

@@ -222,11 +222,14 @@ class FunctionLowering {
     std::vector<bool> write(n);
     std::vector<VarId> handed_over, written_params;
     for (size_t i = 0; i < n; ++i) {
-      const bool itself = op.args[i] == callee.params[i];
-      const bool pass_through = itself && !across.contains(op.args[i]);
-      if (pass_through) handed_over.push_back(op.args[i]);
-      // Copying a param into itself writes a new frame only if it is Full.
-      write[i] = !pass_through && !Null(callee.params[i]) && !(itself && !Full(op.args[i]));
+      const VarId param = callee.params[i];
+      const bool itself = op.args[i] == param;
+      const bool pass_through = itself && !across.contains(param);
+      if (pass_through) handed_over.push_back(param);
+      // A param passed to itself is copied only to push the callee's frame:
+      // when it is Full and the caller still needs its own.
+      const bool needs_copy = !itself || (Full(param) && !pass_through);
+      write[i] = needs_copy && !Null(param);
       if (write[i]) written_params.push_back(callee.params[i]);
     }
     // Arguments that are params written below (only in a self-call) are

@@ -213,7 +213,7 @@ class StacklessVm {
       // entry results stay as they were at the Halt.
       for (int64_t lane : a.running.indices()) a.merge[lane] = halted_[lane] == 0 ? 1 : 0;
       a.running.AssignMask(a.merge);
-      std::fill(a.merge.begin(), a.merge.end(), uint8_t{0});
+      for (int64_t lane : a.running.indices()) a.merge[lane] = 0;  // as Merge leaves it
     }
     for (size_t i = 0; i < call.results.size(); ++i) {
       backend_.MaskedUpdate(Var(c, callee.results[i]), lanes,
