@@ -69,6 +69,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  // The threads one RunOp may use (each with its own cache): the stack VM
+  // sizes its lane tiles (CallOptions::tile_bytes) by it.
+  virtual int threads() const { return 1; }
 
   // --- storage -------------------------------------------------------------
   // A zero-filled tensor of `batch` lanes.

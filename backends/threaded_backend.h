@@ -92,6 +92,7 @@ class ThreadedBackend : public Backend {
   // "threaded" if the thread count was defaulted, else "threaded:N".
   std::string_view name() const override { return name_; }
   int num_threads() const { return num_threads_; }
+  int threads() const override { return num_threads_; }
   double min_chunk_cost() const { return min_chunk_cost_; }
 
   // Estimated work of computing `op` for ONE lane, in units of one element of

@@ -196,10 +196,10 @@ std::unique_ptr<Target> Make(const std::string& name, const nlohmann::json& para
 }
 
 // The stack VM options of an executor spec
-// "BACKEND[/POLICY][/shards:N][/threads:N][/dense:F]" (e.g.
+// "BACKEND[/POLICY][/shards:N][/threads:N][/dense:F][/tile:BYTES]" (e.g.
 // "eigen/most-lanes", "eigen/most-lanes/shards:4/threads:1",
 // "eigen/most-lanes/dense:0.8"; vm/options.h, BlockPolicy,
-// CallOptions::shards, shard_threads and dense_fraction).
+// CallOptions::shards, shard_threads, dense_fraction and tile_bytes).
 CallOptions ExecutorOptions(const std::string& spec) {
   std::vector<std::string> parts = absl::StrSplit(spec, '/');
   CallOptions options{.vm = Vm::kStack, .backend = parts[0]};
@@ -222,11 +222,17 @@ CallOptions ExecutorOptions(const std::string& spec) {
       options.dense_fraction = dense;
       continue;
     }
+    int64_t tile = 0;
+    if (absl::StartsWith(parts[i], "tile:") &&
+        absl::SimpleAtoi(parts[i].substr(5), &tile) && tile >= 0) {
+      options.tile_bytes = tile;
+      continue;
+    }
     const std::optional<BlockPolicy> policy = BlockPolicyFromName(parts[i]);
     if (!policy) {
       Die("--backends", absl::InvalidArgumentError(
                             "unknown part '" + parts[i] + "' in '" + spec +
-                            "' (a block policy lowest-index or most-lanes, shards:N, threads:N, or dense:F with F in [0, 1])"));
+                            "' (a block policy lowest-index or most-lanes, shards:N, threads:N, dense:F with F in [0, 1], or tile:BYTES)"));
     }
     options.block_policy = *policy;
   }

@@ -6,6 +6,7 @@
 //                 [--vm stack|stackless|reference] [--backend eigen|...]
 //                 [--block-policy lowest-index|most-lanes] [--shards N]
 //                 [--max-steps N] [--timeout S] [--max-stack-depth N]
+//                 [--tile-bytes N]
 //                 [--profile]
 //   autobatch sample --target NAME [...]   (tools/sample_command.h)
 //
@@ -154,6 +155,7 @@ struct RunArgs {
   int64_t max_steps = CallOptions{}.max_steps;
   double timeout = 0;
   int64_t max_stack_depth = CallOptions{}.max_stack_depth;
+  int64_t tile_bytes = CallOptions{}.tile_bytes;
   bool profile = false;
 };
 
@@ -224,6 +226,7 @@ int RunRun(const RunArgs& args) {
   options.max_steps = args.max_steps;
   options.timeout_seconds = args.timeout;
   options.max_stack_depth = args.max_stack_depth;
+  options.tile_bytes = args.tile_bytes;
   options.profile_timing = args.profile;
   Profile profile;
   absl::StatusOr<std::vector<Tensor>> outputs =
@@ -270,6 +273,10 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--max-steps", run.max_steps, "block-execution budget (0: none)");
   run_cmd->add_option("--timeout", run.timeout, "wall-clock budget in seconds (0: none)");
   run_cmd->add_option("--max-stack-depth", run.max_stack_depth, "recursion limit");
+  run_cmd->add_option("--tile-bytes", run.tile_bytes,
+                      "stack VM: run compact blocks in tiles of lanes whose data fit "
+                      "this many bytes (0: never; default 524288)")
+      ->check(CLI::NonNegativeNumber);
   run_cmd->add_flag("--profile", run.profile,
                     "time primitives; print per-block and per-primitive tables to stderr");
 

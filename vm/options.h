@@ -94,6 +94,17 @@ struct CallOptions {
   // user kernel): gathering pays off for them up to a much larger share of
   // active lanes (measured crossover about 0.9 for a 100x100 matvec).
   double dense_fraction_heavy = 0.85;
+  // The stack VM runs a compact block with many lanes in tiles, one tile of
+  // lanes after another, so that what the block touches for one tile stays
+  // in cache instead of streaming every variable of the whole batch through
+  // memory once per op. A tile holds max(8, tile_bytes / B) lanes, B being
+  // the bytes per lane of the variables the block touches. Blocks with an op
+  // whose lanes depend on the batch (a batched matrix product, a user kernel
+  // not bit_stable) are not tiled: a product over more lanes is faster.
+  // Results do not depend on it. 0 = never tile; must be >= 0. The default,
+  // the L2 cache of one core of the reference machine, was measured with
+  // bench/nuts_bench (docs/BENCHMARKS.md, session 7).
+  int64_t tile_bytes = int64_t{512} << 10;
   // Time every primitive execution (Profile::primitives[...].nanoseconds).
   bool profile_timing = false;
   // The largest value an executor allocates, in bytes: a variable's type

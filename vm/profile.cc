@@ -43,6 +43,7 @@ void Profile::Add(const Profile& shard) {
       to.active_lanes += from.active_lanes;
       to.dense += from.dense;
       to.compact += from.compact;
+      to.tiles += from.tiles;
       to.ops += from.ops;
       to.nanoseconds += from.nanoseconds;
       to.lane_slots += from.lane_slots;
@@ -113,6 +114,7 @@ nlohmann::json Profile::ToJson() const {
           {"active_lanes", c.active_lanes},
           {"dense", c.dense},
           {"compact", c.compact},
+          {"tiles", c.tiles},
           {"utilization", c.lane_slots == 0 ? 1.0
                                             : static_cast<double>(c.active_lanes) /
                                                   static_cast<double>(c.lane_slots)},

@@ -17,6 +17,9 @@ struct BlockCounters {
   int64_t active_lanes = 0;  // sum over executions of lanes that ran it
   int64_t dense = 0;         // executions in dense mode
   int64_t compact = 0;       // executions in compact mode
+  // Tiles run by compact executions split into tiles of lanes
+  // (CallOptions::tile_bytes); executions run whole add none.
+  int64_t tiles = 0;
   int64_t ops = 0;           // ops run (primitives and pops), all executions
   int64_t nanoseconds = 0;   // only when timing is on (stack VM)
   // Sum over executions of the batch of the call that ran them: the lane

@@ -69,6 +69,11 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
                                                std::vector<Tensor> inputs,
                                                const KernelRegistry* kernels,
                                                const CallOptions& options, Profile* profile) {
+  if (options.tile_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CallOptions::tile_bytes is ", options.tile_bytes,
+        "; use 0 (never tile) or a number of bytes per tile"));
+  }
   if (options.shard_threads < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "CallOptions::shard_threads is ", options.shard_threads,

@@ -35,11 +35,13 @@ absl::Status RunCountedOp(Backend& backend, const PrimOp& op,
                           std::span<Tensor* const> outputs,
                           const LaneSet& lanes, ExecMode mode,
                           const KernelRegistry* kernels, Profile& profile,
-                          const Function& fn, int64_t active) {
+                          const Function& fn, int64_t active, bool new_execution) {
   PrimitiveCounters& counters = profile.CountersFor(op);
-  ++counters.executions;
+  if (new_execution) {
+    ++counters.executions;
+    counters.lane_slots += profile.batch;
+  }
   counters.active_lanes += active >= 0 ? active : lanes.size();
-  counters.lane_slots += profile.batch;
   absl::Status status;
   if (profile.timing) {
     auto start = std::chrono::steady_clock::now();

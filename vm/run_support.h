@@ -64,14 +64,17 @@ inline ExecMode ChooseMode(int64_t active, int64_t batch, bool heavy,
 // Runs one PrimOp through the backend for `lanes`, counting it in `profile`
 // as `active` useful lanes (lanes.size() when negative; a VM that runs an op
 // over more lanes than need it, or over a compacted copy, passes the real
-// count). Errors get the function name and the op's source location
-// prepended.
+// count). `new_execution` false: the run continues the op's current
+// execution for more of its lanes (a block run in tiles), so only the active
+// lanes are counted. Errors get the function name and the op's source
+// location prepended.
 absl::Status RunCountedOp(Backend& backend, const PrimOp& op,
                           std::span<const Tensor* const> inputs,
                           std::span<Tensor* const> outputs,
                           const LaneSet& lanes, ExecMode mode,
                           const KernelRegistry* kernels, Profile& profile,
-                          const Function& fn, int64_t active = -1);
+                          const Function& fn, int64_t active = -1,
+                          bool new_execution = true);
 
 }  // namespace autobatch
 

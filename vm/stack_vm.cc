@@ -15,6 +15,10 @@
 namespace autobatch {
 namespace {
 
+// The fewest lanes a tile holds (CallOptions::tile_bytes): below that the
+// dispatch of every op per tile costs more than cache misses.
+constexpr int64_t kMinTileLanes = 8;
+
 class StackVm {
  public:
   StackVm(const Program& program, const KernelRegistry* kernels,
@@ -46,7 +50,7 @@ class StackVm {
     for (size_t i = 0; i < inputs.size(); ++i) {
       VarId param = entry.params[i];
       if (module_.var(param).storage == StorageClass::kFull) {
-        AB_RETURN_IF_ERROR(Push(param, entry));
+        AB_RETURN_IF_ERROR(Push(param, entry, lanes_));
       }
       *Storage(param) = std::move(inputs[i]);
     }
@@ -100,7 +104,9 @@ class StackVm {
     }
     waiting_.assign(blocks_.size(), {});
     for (const BlockRef& ref : blocks_) {
-      heavy_.push_back(RunsExpensiveKernel(module_.function(ref.fn).blocks[ref.block.value]));
+      const Block& block = module_.function(ref.fn).blocks[ref.block.value];
+      heavy_.push_back(RunsExpensiveKernel(block));
+      tile_lanes_.push_back(TileLanes(block));
     }
     nonempty_.assign((blocks_.size() + 63) / 64, 0);
     values_.resize(module_.variables.size());
@@ -129,7 +135,41 @@ class StackVm {
     lanes_.Reset(batch_);
     if_true_.Reset(batch_);
     if_false_.Reset(batch_);
+    tile_.Reset(batch_);
     FindConstants();
+  }
+
+  // The lanes of one tile of `block` in compact mode (CallOptions::tile_bytes),
+  // or 0: never tiled.
+  int64_t TileLanes(const Block& block) const {
+    if (options_.tile_bytes <= 0) return 0;
+    std::vector<VarId> touched;
+    for (const Op& op : block.ops) {
+      if (const auto* prim = std::get_if<PrimOp>(&op)) {
+        if (prim->prim == Primitive::kUserKernel) {
+          const auto kernel = module_.kernels.find(prim->attrs.kernel);
+          if (kernel == module_.kernels.end() || !kernel->second.bit_stable) return 0;
+        } else if (!Info(prim->prim).bit_stable) {
+          return 0;
+        }
+      }
+      for (VarId v : OpReads(op)) touched.push_back(v);
+      for (VarId v : OpWrites(op)) touched.push_back(v);
+    }
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    int64_t lane_bytes = 0;
+    for (VarId v : touched) {
+      const TensorType& type = *module_.var(v).type;
+      lane_bytes += type.NumElements() * DTypeSize(type.dtype);
+    }
+    // Each thread of a threaded backend runs its part of a tile from its own
+    // cache.
+    const int64_t threads = backend_.threads();
+    const int64_t bytes = options_.tile_bytes > std::numeric_limits<int64_t>::max() / threads
+                              ? std::numeric_limits<int64_t>::max()
+                              : options_.tile_bytes * threads;
+    return std::max<int64_t>(kMinTileLanes, bytes / std::max<int64_t>(lane_bytes, 1));
   }
 
   // A Temporary whose every write is a constant or fill_like op with the
@@ -306,13 +346,13 @@ class StackVm {
     if (profile_.timing) start = std::chrono::steady_clock::now();
 
     if (mode == ExecMode::kCompact && !lanes_.full()) {  // full: dense is the same
-      AB_RETURN_IF_ERROR(RunCompact(block, fn));
+      AB_RETURN_IF_ERROR(RunCompactTiles(block, fn, tile_lanes_[gid], counters));
     } else {
       for (const Op& op : block.ops) {
         AB_RETURN_IF_ERROR(std::visit(
             Overloaded{
                 [&](const PrimOp& o) { return RunDense(o, fn); },
-                [&](const PopOp& o) { return RunPop(o, fn); },
+                [&](const PopOp& o) { return RunPop(o, fn, lanes_); },
                 [&](const CallOp& o) { return CallInLoweredProgram(o, fn); },
             },
             op));
@@ -358,7 +398,7 @@ class StackVm {
     bool outputs_local = op.prim != Primitive::kUserKernel;
     for (VarId v : op.inputs) in_ptrs_.push_back(Storage(v));
     for (VarId v : op.outputs) {
-      if (PushesFrame(op, v)) AB_RETURN_IF_ERROR(Push(v, fn));
+      if (PushesFrame(op, v)) AB_RETURN_IF_ERROR(Push(v, fn, lanes_));
       outputs_local = outputs_local && BlockLocal(v);
       out_ptrs_.push_back(Storage(v));
     }
@@ -367,15 +407,36 @@ class StackVm {
                         kernels_, profile_, fn, lanes_.size());
   }
 
-  // Compact: the block runs on contiguous copies of its variables holding
-  // just the running lanes. A variable is gathered the first time the block
+  // Compact in tiles of `tile` lanes (0: one tile), in increasing lane order:
+  // every op is a function of its lane alone (the block has no op whose lanes
+  // depend on the batch; TileLanes), so running the block tile by tile gives
+  // each lane the bits of running it all at once, and a tile's values stay in
+  // cache from one op to the next.
+  absl::Status RunCompactTiles(const Block& block, const Function& fn, int64_t tile,
+                               BlockCounters& counters) {
+    const int64_t n = lanes_.size();
+    if (tile <= 0 || n <= tile) return RunCompact(block, fn, lanes_, /*first_tile=*/true);
+    const std::span<const int64_t> all = lanes_.indices();
+    for (int64_t begin = 0; begin < n; begin += tile) {
+      tile_.Clear();
+      for (int64_t lane : all.subspan(begin, std::min(tile, n - begin))) tile_.Append(lane);
+      AB_RETURN_IF_ERROR(RunCompact(block, fn, tile_, /*first_tile=*/begin == 0));
+      ++counters.tiles;
+    }
+    return absl::OkStatus();
+  }
+
+  // Compact: the block runs for `lanes` on contiguous copies of its variables
+  // holding just those lanes. A variable is gathered the first time the block
   // reads it and scattered back once at the end if the block wrote it (never
   // for block-local ones), instead of a gather and a scatter per op. Pushes
   // and pops act on the full storage, so a written value is scattered before
-  // its frame is pushed, and a pop drops the compact copy.
-  absl::Status RunCompact(const Block& block, const Function& fn) {
+  // its frame is pushed, and a pop drops the compact copy. `first_tile`: the
+  // profile counts an execution of each op (later tiles add lanes to it).
+  absl::Status RunCompact(const Block& block, const Function& fn, const LaneSet& lanes,
+                          bool first_tile) {
     ++epoch_;
-    const int64_t n = lanes_.size();
+    const int64_t n = lanes.size();
     if (compact_lanes_.batch() != n) {
       compact_lanes_.Reset(n);
       compact_lanes_.SetAll();
@@ -385,35 +446,35 @@ class StackVm {
       if (const auto* prim = std::get_if<PrimOp>(&op)) {
         if (SkipsOp(*prim)) continue;
         if (CopiesStorageToStorage(*prim)) {
-          AB_RETURN_IF_ERROR(RunStorageCopy(*prim, fn));
+          AB_RETURN_IF_ERROR(RunStorageCopy(*prim, fn, lanes, first_tile));
           continue;
         }
         in_ptrs_.clear();
         out_ptrs_.clear();
-        for (VarId v : prim->inputs) in_ptrs_.push_back(CompactRead(v));
+        for (VarId v : prim->inputs) in_ptrs_.push_back(CompactRead(v, lanes));
         for (VarId v : prim->outputs) {
-          if (PushesFrame(*prim, v)) AB_RETURN_IF_ERROR(PushCompact(v, fn));
+          if (PushesFrame(*prim, v)) AB_RETURN_IF_ERROR(PushCompact(v, fn, lanes));
           out_ptrs_.push_back(CompactWrite(v, n));
         }
         AB_RETURN_IF_ERROR(RunCountedOp(backend_, *prim, in_ptrs_, out_ptrs_,
-                                        compact_lanes_, ExecMode::kDense,
-                                        kernels_, profile_, fn));
+                                        compact_lanes_, ExecMode::kDense, kernels_,
+                                        profile_, fn, /*active=*/-1, first_tile));
       } else if (const auto* pop = std::get_if<PopOp>(&op)) {
         for (VarId v : pop->vars) {
           if (module_.var(v).storage != StorageClass::kFull) continue;
           compact_epoch_[v.value] = -1;
           dirty_epoch_[v.value] = -1;
         }
-        AB_RETURN_IF_ERROR(RunPop(*pop, fn));
+        AB_RETURN_IF_ERROR(RunPop(*pop, fn, lanes));
       } else {
         return CallInLoweredProgram(std::get<CallOp>(op), fn);
       }
     }
     for (VarId v : written_) {
-      if (dirty_epoch_[v.value] == epoch_ && !BlockLocal(v)) FlushCompact(v);
+      if (dirty_epoch_[v.value] == epoch_ && !BlockLocal(v)) FlushCompact(v, lanes);
     }
     if (const auto* branch = std::get_if<Branch>(&block.terminator)) {
-      if (dirty_epoch_[branch->cond.value] == epoch_) FlushCompact(branch->cond);
+      if (dirty_epoch_[branch->cond.value] == epoch_) FlushCompact(branch->cond, lanes);
     }
     return absl::OkStatus();
   }
@@ -434,9 +495,10 @@ class StackVm {
            !BlockLocal(out);
   }
 
-  absl::Status RunStorageCopy(const PrimOp& op, const Function& fn) {
+  absl::Status RunStorageCopy(const PrimOp& op, const Function& fn, const LaneSet& lanes,
+                              bool first_tile) {
     const VarId out = op.outputs[0];
-    if (PushesFrame(op, out)) AB_RETURN_IF_ERROR(PushCompact(out, fn));
+    if (PushesFrame(op, out)) AB_RETURN_IF_ERROR(PushCompact(out, fn, lanes));
     // Every running lane of the storage is overwritten: a compact copy of
     // `out`, even an unflushed one, is stale.
     compact_epoch_[out.value] = -1;
@@ -444,20 +506,20 @@ class StackVm {
     const Tensor* in = Storage(op.inputs[0]);
     Tensor* dst = Storage(out);
     return RunCountedOp(backend_, op, std::span<const Tensor* const>(&in, 1),
-                        std::span<Tensor* const>(&dst, 1), lanes_, ExecMode::kCompact,
-                        kernels_, profile_, fn);
+                        std::span<Tensor* const>(&dst, 1), lanes, ExecMode::kCompact,
+                        kernels_, profile_, fn, /*active=*/-1, first_tile);
   }
 
-  // The compact copy of `v` for the running lanes, gathered on first use.
-  Tensor* CompactRead(VarId v) {
+  // The compact copy of `v` for `lanes`, gathered on first use.
+  Tensor* CompactRead(VarId v, const LaneSet& lanes) {
     Tensor& copy = compact_[v.value];
     if (constant_[v.value]) {  // every lane holds the constant: no gather
-      copy.SetBatch(lanes_.size());
+      copy.SetBatch(lanes.size());
       return &copy;
     }
     if (compact_epoch_[v.value] != epoch_) {
-      copy.SetBatch(lanes_.size());
-      backend_.Gather(*Storage(v), lanes_, &copy);
+      copy.SetBatch(lanes.size());
+      backend_.Gather(*Storage(v), lanes, &copy);
       compact_epoch_[v.value] = epoch_;
     }
     return &copy;
@@ -479,20 +541,20 @@ class StackVm {
 
   // Push for a compact block: the frame pushed must hold the value the block
   // wrote, so an unflushed compact copy goes to the storage first.
-  absl::Status PushCompact(VarId v, const Function& fn) {
-    if (dirty_epoch_[v.value] == epoch_) FlushCompact(v);
-    return Push(v, fn);
+  absl::Status PushCompact(VarId v, const Function& fn, const LaneSet& lanes) {
+    if (dirty_epoch_[v.value] == epoch_) FlushCompact(v, lanes);
+    return Push(v, fn, lanes);
   }
 
   // Writes the compact copy of `v` back to its storage; the copy stays valid.
-  void FlushCompact(VarId v) {
-    backend_.Scatter(compact_[v.value], lanes_, Storage(v));
+  void FlushCompact(VarId v, const LaneSet& lanes) {
+    backend_.Scatter(compact_[v.value], lanes, Storage(v));
     dirty_epoch_[v.value] = -1;
   }
 
-  absl::Status Push(VarId v, const Function& fn) {
+  absl::Status Push(VarId v, const Function& fn, const LaneSet& lanes) {
     absl::Status status =
-        backend_.Push(lanes_, options_.max_stack_depth, &stacks_[v.value]);
+        backend_.Push(lanes, options_.max_stack_depth, &stacks_[v.value]);
     if (!status.ok()) [[unlikely]] {
       return absl::ResourceExhaustedError(absl::StrCat(
           "stack overflow in function '", fn.name, "' (variable '",
@@ -504,10 +566,10 @@ class StackVm {
     return absl::OkStatus();
   }
 
-  absl::Status RunPop(const PopOp& op, const Function& fn) {
+  absl::Status RunPop(const PopOp& op, const Function& fn, const LaneSet& lanes) {
     for (VarId v : op.vars) {
       if (module_.var(v).storage != StorageClass::kFull) continue;
-      absl::Status status = backend_.Pop(lanes_, &stacks_[v.value]);
+      absl::Status status = backend_.Pop(lanes, &stacks_[v.value]);
       if (!status.ok()) [[unlikely]] {
         return absl::FailedPreconditionError(absl::StrCat(
             "pop of '", module_.var(v).name, "' in function '", fn.name,
@@ -601,6 +663,7 @@ class StackVm {
   std::vector<int32_t> fn_offset_;
   std::vector<BlockRef> blocks_;
   std::vector<bool> heavy_;  // per global block: the dense/compact cost hint
+  std::vector<int64_t> tile_lanes_;  // per global block: TileLanes
   std::vector<bool> constant_;  // per variable: a constant temporary (FindConstants)
   std::vector<Tensor> values_;     // non-Full variables
   std::vector<LaneStack> stacks_;  // Full variables
@@ -615,6 +678,7 @@ class StackVm {
   LaneSet lanes_, if_true_, if_false_;
   LaneSet all_lanes_;      // every lane of the batch
   LaneSet compact_lanes_;  // every lane of a compact copy (0..n-1)
+  LaneSet tile_;           // the lanes of one tile (RunCompactTiles)
   // Compact execution (RunCompact): per variable, a copy holding the running
   // lanes, valid while compact_epoch_ == epoch_ (one epoch per compact block)
   // and newer than the variable's storage while dirty_epoch_ == epoch_.

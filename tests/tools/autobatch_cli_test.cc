@@ -163,6 +163,28 @@ TEST(CliTest, ErrorsExitNonZeroWithAMessage) {
   EXPECT_EQ(usage.exit_code, 2) << usage.out;
 }
 
+// --tile-bytes reaches the stack VM: with the smallest tiles the profile
+// counts tiles and the outputs do not change; a negative size is a usage
+// error.
+TEST(CliTest, TileBytesSplitsCompactBlocksIntoTiles) {
+  std::string n = "[";
+  for (int i = 0; i < 200; ++i) n += std::to_string(i % 12) + (i < 199 ? ", " : "]");
+  std::string inputs = WriteFile("tile_inputs.json", R"({"inputs": [)" + n + "]}");
+  Result whole = RunCli("run fibonacci --inputs " + inputs + " --tile-bytes 0");
+  Result tiled = RunCli("run fibonacci --inputs " + inputs + " --tile-bytes 1");
+  ASSERT_EQ(whole.exit_code, 0) << whole.out;
+  ASSERT_EQ(tiled.exit_code, 0) << tiled.out;
+  const nlohmann::json a = nlohmann::json::parse(whole.out);
+  const nlohmann::json b = nlohmann::json::parse(tiled.out);
+  EXPECT_EQ(a["outputs"], b["outputs"]);
+  int64_t tiles_whole = 0, tiles = 0;
+  for (const nlohmann::json& block : a["profile"]["blocks"]) tiles_whole += block["tiles"].get<int64_t>();
+  for (const nlohmann::json& block : b["profile"]["blocks"]) tiles += block["tiles"].get<int64_t>();
+  EXPECT_EQ(tiles_whole, 0);
+  EXPECT_GT(tiles, 0);
+  EXPECT_EQ(RunCli("run fibonacci --inputs " + inputs + " --tile-bytes -1").exit_code, 2);
+}
+
 TEST(CliTest, NeverHaltingProgramHitsTheStepBudget) {
   // collatz on a negative number terminates immediately; use max-steps on a
   // long run instead: 27 needs 111 iterations.

@@ -53,6 +53,13 @@ std::vector<Executor> AllExecutors() {
                       .dense_fraction = fraction,
                       .dense_fraction_heavy = fraction}});
     }
+    // Every block with an idle lane compact, in tiles of the fewest lanes.
+    out.push_back({"stack/" + backend + "/tiled",
+                   {.vm = Vm::kStack,
+                    .backend = backend,
+                    .dense_fraction = 1.0,
+                    .dense_fraction_heavy = 1.0,
+                    .tile_bytes = 1}});
   }
   return out;
 }

@@ -2,6 +2,7 @@
 // summed profiles, errors that name the shard, and what is refused.
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -233,6 +234,132 @@ TEST(ShardsTest, KernelsThatAreNotBitStableAreNotSharded) {
   out = f.Run(in, {.shards = 1});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->front().ToVector<double>(), (std::vector<double>{2, 4, 6}));
+}
+
+TEST(TilesTest, TileBytesBelowZeroIsInvalid) {
+  Fib fib;
+  absl::StatusOr<std::vector<Tensor>> out =
+      fib.fn.Run({*Tensor::FromVector(FibInputs(4))}, {.tile_bytes = -1});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("tile_bytes is -1"));
+}
+
+// A tile as large as int64 allows, on a backend with threads (the tile is
+// per thread): one tile, no overflow.
+TEST(TilesTest, HugeTilesRunWhole) {
+  Fib fib;
+  std::vector<Tensor> in = {*Tensor::FromVector(FibInputs(100))};
+  absl::StatusOr<std::vector<Tensor>> expected = fib.fn.Run(in, {.tile_bytes = 0});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  Profile profile;
+  absl::StatusOr<std::vector<Tensor>> got = RunProgram(
+      fib.lowered, in, &fib.ctx.kernels(),
+      {.backend = "threaded:3", .tile_bytes = std::numeric_limits<int64_t>::max()}, &profile);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, *expected);
+  for (const std::vector<BlockCounters>& fn : profile.blocks) {
+    for (const BlockCounters& c : fn) EXPECT_EQ(c.tiles, 0);
+  }
+}
+
+// Pea-nuts inputs: a batch of 8-d states with trajectories of depth 0..4.
+std::vector<Tensor> PeaNutsInputs(int64_t batch) {
+  std::vector<double> x;
+  std::vector<int64_t> seed, traj;
+  for (int64_t l = 0; l < batch; ++l) {
+    for (int i = 0; i < 8; ++i) x.push_back(0.01 * static_cast<double>(l) - 0.3 * i);
+    seed.push_back(l * 31 + 5);
+    traj.push_back(1 + l % 3);
+  }
+  return {*Tensor::FromVector(x, {8}), *Tensor::FromVector(seed), *Tensor::FromVector(traj)};
+}
+
+// Compact blocks run in tiles give every lane the bits of the untiled run,
+// and the profile counts the same executions, lanes and slots: tiles only add
+// lanes to an execution.
+TEST(TilesTest, TiledRunsGiveTheBitsAndCountsOfAnUntiledRun) {
+  Context ctx;
+  BatchFunction peanuts = samples::DefinePeaNuts(ctx, {.dimension = 8, .max_depth = 4});
+  const Program program = *ctx.Program(peanuts);
+  const std::vector<Tensor> in = PeaNutsInputs(300);
+  const CallOptions untiled{.dense_fraction = 1.0, .dense_fraction_heavy = 1.0};
+  Profile whole;
+  absl::StatusOr<std::vector<Tensor>> expected =
+      RunProgram(program, in, &ctx.kernels(), untiled, &whole);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  for (int64_t tile_bytes : {1, 1000, 1 << 20}) {
+    SCOPED_TRACE(tile_bytes);
+    CallOptions tiled = untiled;
+    tiled.tile_bytes = tile_bytes;
+    Profile profile;
+    absl::StatusOr<std::vector<Tensor>> got =
+        RunProgram(program, in, &ctx.kernels(), tiled, &profile);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, *expected);
+    EXPECT_EQ(profile.steps, whole.steps);
+    int64_t tiles = 0;
+    for (size_t f = 0; f < profile.blocks.size(); ++f) {
+      for (size_t b = 0; b < profile.blocks[f].size(); ++b) {
+        const BlockCounters& c = profile.blocks[f][b];
+        const BlockCounters& w = whole.blocks[f][b];
+        EXPECT_EQ(c.executions, w.executions);
+        EXPECT_EQ(c.active_lanes, w.active_lanes);
+        EXPECT_EQ(w.tiles, 0);
+        tiles += c.tiles;
+      }
+    }
+    // 300 lanes and 8-d states: tiles of 8 lanes (the fewest) and of about
+    // 38 lanes split every compact execution of many lanes; 1 MiB holds them
+    // all in one tile.
+    if (tile_bytes < (1 << 20)) {
+      EXPECT_GT(tiles, 0);
+    } else {
+      EXPECT_EQ(tiles, 0);
+    }
+    for (size_t i = 0; i < profile.builtins.size(); ++i) {
+      EXPECT_EQ(profile.builtins[i].executions, whole.builtins[i].executions) << i;
+      EXPECT_EQ(profile.builtins[i].active_lanes, whole.builtins[i].active_lanes) << i;
+      EXPECT_EQ(profile.builtins[i].lane_slots, whole.builtins[i].lane_slots) << i;
+    }
+  }
+}
+
+// A block with an op whose lanes depend on the batch (here the batched
+// matrix product) runs whole; the blocks around it are still tiled.
+TEST(TilesTest, BlocksWithABatchDependentOpAreNotTiled) {
+  Context ctx;
+  BatchFunction peanuts = samples::DefinePeaNuts(
+      ctx, {.dimension = 8, .max_depth = 4, .batched_product = true});
+  Profile profile;
+  absl::StatusOr<std::vector<Tensor>> got =
+      RunProgram(*ctx.Program(peanuts), PeaNutsInputs(300), &ctx.kernels(),
+                 {.dense_fraction = 1.0, .dense_fraction_heavy = 1.0, .tile_bytes = 1}, &profile);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const Program lowered = *LowerProgram(*ctx.Program(peanuts), {Vector(DType::kF64, 8),
+                                                               Scalar(DType::kI64),
+                                                               Scalar(DType::kI64)});
+  int64_t product_blocks = 0, tiled_blocks = 0;
+  for (size_t f = 0; f < lowered.module.functions.size(); ++f) {
+    const Function& fn = lowered.module.functions[f];
+    for (size_t b = 0; b < fn.blocks.size(); ++b) {
+      bool product = false;
+      for (const Op& op : fn.blocks[b].ops) {
+        const auto* prim = std::get_if<PrimOp>(&op);
+        product = product || (prim != nullptr && prim->prim == Primitive::kMatVecBatched);
+      }
+      const BlockCounters& c = profile.blocks[f][b];
+      if (product) {
+        ++product_blocks;
+        EXPECT_GT(c.compact, 0) << fn.name << " block " << b;
+        EXPECT_EQ(c.tiles, 0) << fn.name << " block " << b;
+      } else if (c.tiles > 0) {
+        ++tiled_blocks;
+      }
+    }
+  }
+  EXPECT_EQ(product_blocks, 1);
+  EXPECT_GT(tiled_blocks, 0);
 }
 
 }  // namespace
