@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -757,20 +758,30 @@ absl::Status CheckMatVec(const Call& c) {
   return CheckElements(c, c.out[0].type, m->rows, "the result");
 }
 
-// M converted to T, column-major (rows x cols), in a per-thread buffer. The
-// buffer is 64-byte aligned: from a std::vector, at the malloc's 16 bytes,
-// half the vector loads of a column could straddle cache lines, and whether
-// they did depended on the heap (pea-nuts ran 15-20% slower or faster from
-// one binary to the next).
+// The matrix converted to T, column-major (rows x cols), in a per-thread
+// buffer. The buffer is 64-byte aligned: from a std::vector, at malloc's 16
+// bytes, half the vector loads of a column could straddle cache lines, and
+// whether they did depended on the heap (pea-nuts ran 15-20% slower or faster
+// from one binary to the next). The conversion is kept while the same matrix
+// comes back (a VM runs one op over and over, in tiles too): the weak pointer
+// proves the matrix is the same living object, and it is const.
 template <typename T>
-const T* ColumnMajor(const DenseMatrix& m) {
-  thread_local ScratchBuffer buffer;
-  T* out = reinterpret_cast<T*>(buffer.Get(static_cast<size_t>(m.rows * m.cols) * sizeof(T)));
+const T* ColumnMajor(const std::shared_ptr<const DenseMatrix>& matrix) {
+  struct Cache {
+    std::weak_ptr<const DenseMatrix> source;
+    ScratchBuffer buffer;
+  };
+  thread_local Cache cache;
+  const DenseMatrix& m = *matrix;
+  T* out = reinterpret_cast<T*>(
+      cache.buffer.Get(static_cast<size_t>(m.rows * m.cols) * sizeof(T)));
+  if (cache.source.lock() == matrix) return out;
   for (int64_t j = 0; j < m.cols; ++j) {
     for (int64_t i = 0; i < m.rows; ++i) {
       out[j * m.rows + i] = static_cast<T>(m.data[i * m.cols + j]);
     }
   }
+  cache.source = matrix;
   return out;
 }
 
@@ -800,7 +811,7 @@ absl::Status RunMatVec(const Call& c) {
   return DispatchIf<FloatType>(c, c.in[0].type.dtype, [&](auto zero) {
     using T = decltype(zero);
     if (rows == 0 || c.lanes == 0) return;
-    const T* cm = ColumnMajor<T>(m);
+    const T* cm = ColumnMajor<T>(c.op.attrs.matrix);
     const T* x = Ptr<T>(c.in[0]);
     T* o = Ptr<T>(c.out[0]);
     if (cols == 0) {
@@ -831,7 +842,7 @@ absl::Status RunMatVecBatched(const Call& c) {
       return;
     }
     Eigen::Map<const Matrix> x(Ptr<T>(c.in[0]), cols, c.lanes);
-    Eigen::Map<const Matrix> mat(ColumnMajor<T>(m), rows, cols);
+    Eigen::Map<const Matrix> mat(ColumnMajor<T>(c.op.attrs.matrix), rows, cols);
     out.noalias() = mat * x;  // single-threaded: EIGEN_DONT_PARALLELIZE
     T* o = out.data();
     for (int64_t i = 0; i < rows * c.lanes; ++i) o[i] = Canon(o[i]);

@@ -779,6 +779,31 @@ TEST(MatVecTest, JunkInOtherLanesDoesNotLeakIntoBatchedProducts) {
   EXPECT_EQ(out[5], 2.0);
 }
 
+// The kernels keep the column-major form of the last matrix: a different
+// matrix of the same shape, a matrix replaced at the same address, and the
+// first matrix again each get their own products.
+TEST(MatVecTest, EveryMatrixGetsItsOwnProduct) {
+  Tensor x = Make<double>({1, 0, 0, 1}, {2});  // lanes e0, e1: the columns
+  const TensorType out_type{DType::kF64, {2}};
+  auto run = [&](const std::shared_ptr<const DenseMatrix>& m, Primitive prim) {
+    Attributes attrs;
+    attrs.matrix = m;
+    return Eval(MakeOp(prim, 1, attrs), {&x}, out_type).ToVector<double>();
+  };
+  for (Primitive prim : {Primitive::kMatVec, Primitive::kMatVecBatched}) {
+    SCOPED_TRACE(PrimitiveName(prim));
+    auto a = std::make_shared<const DenseMatrix>(DenseMatrix{2, 2, {1, 2, 3, 4}});
+    auto b = std::make_shared<const DenseMatrix>(DenseMatrix{2, 2, {5, 6, 7, 8}});
+    EXPECT_EQ(run(a, prim), (std::vector<double>{1, 3, 2, 4}));
+    EXPECT_EQ(run(b, prim), (std::vector<double>{5, 7, 6, 8}));
+    EXPECT_EQ(run(a, prim), (std::vector<double>{1, 3, 2, 4}));
+    // Freed, then most likely a new matrix in the same storage.
+    a.reset();
+    auto c = std::make_shared<const DenseMatrix>(DenseMatrix{2, 2, {9, 10, 11, 12}});
+    EXPECT_EQ(run(c, prim), (std::vector<double>{9, 11, 10, 12}));
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Randomness.
 
