@@ -196,10 +196,11 @@ std::unique_ptr<Target> Make(const std::string& name, const nlohmann::json& para
 }
 
 // The stack VM options of an executor spec
-// "BACKEND[/POLICY][/shards:N][/threads:N][/dense:F][/tile:BYTES]" (e.g.
+// "BACKEND[/POLICY][/shards:N][/threads:N][/dense:F][/tile:BYTES][/densemax:BYTES]" (e.g.
 // "eigen/most-lanes", "eigen/most-lanes/shards:4/threads:1",
 // "eigen/most-lanes/dense:0.8"; vm/options.h, BlockPolicy,
-// CallOptions::shards, shard_threads, dense_fraction and tile_bytes).
+// CallOptions::shards, shard_threads, dense_fraction, tile_bytes and
+// dense_max_bytes).
 CallOptions ExecutorOptions(const std::string& spec) {
   std::vector<std::string> parts = absl::StrSplit(spec, '/');
   CallOptions options{.vm = Vm::kStack, .backend = parts[0]};
@@ -228,11 +229,17 @@ CallOptions ExecutorOptions(const std::string& spec) {
       options.tile_bytes = tile;
       continue;
     }
+    int64_t dense_max = 0;
+    if (absl::StartsWith(parts[i], "densemax:") &&
+        absl::SimpleAtoi(parts[i].substr(9), &dense_max)) {
+      options.dense_max_bytes = dense_max;
+      continue;
+    }
     const std::optional<BlockPolicy> policy = BlockPolicyFromName(parts[i]);
     if (!policy) {
       Die("--backends", absl::InvalidArgumentError(
                             "unknown part '" + parts[i] + "' in '" + spec +
-                            "' (a block policy lowest-index or most-lanes, shards:N, threads:N, dense:F with F in [0, 1], or tile:BYTES)"));
+                            "' (a block policy lowest-index or most-lanes, shards:N, threads:N, dense:F with F in [0, 1], tile:BYTES, or densemax:BYTES)"));
     }
     options.block_policy = *policy;
   }

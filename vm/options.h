@@ -94,6 +94,13 @@ struct CallOptions {
   // user kernel): gathering pays off for them up to a much larger share of
   // active lanes (measured crossover about 0.9 for a 100x100 matvec).
   double dense_fraction_heavy = 0.85;
+  // The stack VM also uses dense_fraction_heavy for a block whose values
+  // over the whole batch (the bytes per lane of the variables it touches,
+  // times the batch) exceed this: dense, each of its ops streams the whole
+  // batch through the caches, where compact tiles (tile_bytes) stay in them.
+  // The default was measured against 0, 1 MiB and 16 MiB with
+  // bench/nuts_bench (docs/BENCHMARKS.md, session 7). <= 0: never.
+  int64_t dense_max_bytes = int64_t{4} << 20;
   // The stack VM runs a compact block with many lanes in tiles, one tile of
   // lanes after another, so that what the block touches for one tile stays
   // in cache instead of streaming every variable of the whole batch through

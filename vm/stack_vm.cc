@@ -105,8 +105,10 @@ class StackVm {
     waiting_.assign(blocks_.size(), {});
     for (const BlockRef& ref : blocks_) {
       const Block& block = module_.function(ref.fn).blocks[ref.block.value];
+      const int64_t lane_bytes = BlockLaneBytes(block);
       heavy_.push_back(RunsExpensiveKernel(block));
-      tile_lanes_.push_back(TileLanes(block));
+      dense_heavy_.push_back(heavy_.back() || Wide(lane_bytes));
+      tile_lanes_.push_back(TileLanes(block, lane_bytes));
     }
     nonempty_.assign((blocks_.size() + 63) / 64, 0);
     values_.resize(module_.variables.size());
@@ -139,20 +141,10 @@ class StackVm {
     FindConstants();
   }
 
-  // The lanes of one tile of `block` in compact mode (CallOptions::tile_bytes),
-  // or 0: never tiled.
-  int64_t TileLanes(const Block& block) const {
-    if (options_.tile_bytes <= 0) return 0;
+  // Bytes per lane of the variables `block` touches.
+  int64_t BlockLaneBytes(const Block& block) const {
     std::vector<VarId> touched;
     for (const Op& op : block.ops) {
-      if (const auto* prim = std::get_if<PrimOp>(&op)) {
-        if (prim->prim == Primitive::kUserKernel) {
-          const auto kernel = module_.kernels.find(prim->attrs.kernel);
-          if (kernel == module_.kernels.end() || !kernel->second.bit_stable) return 0;
-        } else if (!Info(prim->prim).bit_stable) {
-          return 0;
-        }
-      }
       for (VarId v : OpReads(op)) touched.push_back(v);
       for (VarId v : OpWrites(op)) touched.push_back(v);
     }
@@ -163,6 +155,29 @@ class StackVm {
       const TensorType& type = *module_.var(v).type;
       lane_bytes += type.NumElements() * DTypeSize(type.dtype);
     }
+    return lane_bytes;
+  }
+
+  // Whether `block` runs an op whose lanes depend on the batch (a batched
+  // matrix product, a user kernel not bit_stable).
+  bool RunsBatchDependentOp(const Block& block) const {
+    for (const Op& op : block.ops) {
+      const auto* prim = std::get_if<PrimOp>(&op);
+      if (prim == nullptr) continue;
+      if (prim->prim == Primitive::kUserKernel) {
+        const auto kernel = module_.kernels.find(prim->attrs.kernel);
+        if (kernel == module_.kernels.end() || !kernel->second.bit_stable) return true;
+      } else if (!Info(prim->prim).bit_stable) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The lanes of one tile of `block` in compact mode (CallOptions::tile_bytes),
+  // or 0: never tiled.
+  int64_t TileLanes(const Block& block, int64_t lane_bytes) const {
+    if (options_.tile_bytes <= 0 || RunsBatchDependentOp(block)) return 0;
     // Each thread of a threaded backend runs its part of a tile from its own
     // cache.
     const int64_t threads = backend_.threads();
@@ -170,6 +185,13 @@ class StackVm {
                               ? std::numeric_limits<int64_t>::max()
                               : options_.tile_bytes * threads;
     return std::max<int64_t>(kMinTileLanes, bytes / std::max<int64_t>(lane_bytes, 1));
+  }
+
+  // Whether `block`'s values over the whole batch exceed
+  // CallOptions::dense_max_bytes.
+  bool Wide(int64_t lane_bytes) const {
+    return options_.dense_max_bytes > 0 && batch_ > 0 &&
+           lane_bytes > options_.dense_max_bytes / batch_;
   }
 
   // A Temporary whose every write is a constant or fill_like op with the
@@ -334,7 +356,7 @@ class StackVm {
     const Block& block = fn.blocks[block_id.value];
     Take(gid);  // the lanes waiting here all run now
 
-    const ExecMode mode = ChooseMode(lanes_.size(), batch_, heavy_[gid], options_);
+    const ExecMode mode = ChooseMode(lanes_.size(), batch_, dense_heavy_[gid], options_);
     BlockCounters& counters = profile_.blocks[fn_id.value][block_id.value];
     ++counters.executions;
     counters.active_lanes += lanes_.size();
@@ -662,8 +684,10 @@ class StackVm {
   int64_t batch_ = 0;
   std::vector<int32_t> fn_offset_;
   std::vector<BlockRef> blocks_;
-  std::vector<bool> heavy_;  // per global block: the dense/compact cost hint
+  std::vector<bool> heavy_;  // per global block: RunsExpensiveKernel (scheduling)
   std::vector<int64_t> tile_lanes_;  // per global block: TileLanes
+  // Per global block: heavy or Wide, the dense/compact choice's cost hint.
+  std::vector<bool> dense_heavy_;
   std::vector<bool> constant_;  // per variable: a constant temporary (FindConstants)
   std::vector<Tensor> values_;     // non-Full variables
   std::vector<LaneStack> stacks_;  // Full variables

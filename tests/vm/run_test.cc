@@ -263,6 +263,35 @@ TEST(TilesTest, HugeTilesRunWhole) {
   }
 }
 
+// A block whose values over the batch exceed dense_max_bytes takes the
+// heavy blocks' dense/compact threshold: here compact (threshold 1) where
+// the others' (0) would run every block dense. The results do not change.
+TEST(TilesTest, WideBlocksTakeTheHeavyThreshold) {
+  Fib fib;
+  std::vector<Tensor> in = {*Tensor::FromVector(FibInputs(100))};
+  auto compact_runs = [&](int64_t dense_max_bytes, std::vector<Tensor>* out) {
+    Profile profile;
+    absl::StatusOr<std::vector<Tensor>> got =
+        RunProgram(fib.lowered, in, &fib.ctx.kernels(),
+                   {.dense_fraction = 0.0,
+                    .dense_fraction_heavy = 1.0,
+                    .dense_max_bytes = dense_max_bytes},
+                   &profile);
+    EXPECT_TRUE(got.ok()) << got.status();
+    if (got.ok()) *out = *got;
+    int64_t compact = 0;
+    for (const std::vector<BlockCounters>& fn : profile.blocks) {
+      for (const BlockCounters& c : fn) compact += c.compact;
+    }
+    return compact;
+  };
+  std::vector<Tensor> narrow, wide;
+  EXPECT_EQ(compact_runs(/*dense_max_bytes=*/0, &narrow), 0);
+  EXPECT_GT(compact_runs(/*dense_max_bytes=*/1, &wide), 0);
+  EXPECT_EQ(compact_runs(/*dense_max_bytes=*/int64_t{1} << 40, &narrow), 0);
+  EXPECT_EQ(wide, narrow);
+}
+
 // Pea-nuts inputs: a batch of 8-d states with trajectories of depth 0..4.
 std::vector<Tensor> PeaNutsInputs(int64_t batch) {
   std::vector<double> x;
