@@ -108,7 +108,8 @@ struct CallOptions {
   // the bytes per lane of the variables the block touches. Blocks with an op
   // whose lanes depend on the batch (a batched matrix product, a user kernel
   // not bit_stable) are not tiled: a product over more lanes is faster.
-  // Results do not depend on it. 0 = never tile; must be >= 0. The default,
+  // Results do not depend on it (of a run that fails at several places, the
+  // error reported first may). 0 = never tile; must be >= 0. The default,
   // the L2 cache of one core of the reference machine, was measured with
   // bench/nuts_bench (docs/BENCHMARKS.md, session 7).
   int64_t tile_bytes = int64_t{512} << 10;
