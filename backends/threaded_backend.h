@@ -2,7 +2,7 @@
 // Eigen::ThreadPool; bit-identical to EigenBackend for every thread count.
 //
 // How an op is split. RunOp cuts the lanes it computes into at most
-// num_threads() CONTIGUOUS ranges ("chunks"): in dense mode ranges of the
+// threads() CONTIGUOUS ranges ("chunks"): in dense mode ranges of the
 // batch [0, batch), in compact mode ranges of the positions in
 // lanes.indices(). Each chunk runs RunPrimitive (backends/kernels.h) on its
 // own range, so a lane's whole computation (a reduction, a matvec row sum)
@@ -91,7 +91,6 @@ class ThreadedBackend : public Backend {
 
   // "threaded" if the thread count was defaulted, else "threaded:N".
   std::string_view name() const override { return name_; }
-  int num_threads() const { return num_threads_; }
   int threads() const override { return num_threads_; }
   double min_chunk_cost() const { return min_chunk_cost_; }
 

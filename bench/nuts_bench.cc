@@ -27,12 +27,13 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Core>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
@@ -201,44 +202,43 @@ std::unique_ptr<Target> Make(const std::string& name, const nlohmann::json& para
 // "eigen/most-lanes/dense:0.8"; vm/options.h, BlockPolicy,
 // CallOptions::shards, shard_threads, dense_fraction, tile_bytes and
 // dense_max_bytes).
+// Sets *value from a part "NAME:VALUE" of an executor spec if the part has
+// that name and its value parses and lies in [min, max].
+template <typename T>
+bool PartValue(const std::string& part, const std::string& name, T min, T max, T* value) {
+  if (part.rfind(name + ":", 0) != 0) return false;
+  const std::string text = part.substr(name.size() + 1);
+  T parsed{};
+  bool ok = false;
+  if constexpr (std::is_floating_point_v<T>) {
+    ok = absl::SimpleAtod(text, &parsed);
+  } else {
+    ok = absl::SimpleAtoi(text, &parsed);
+  }
+  if (!ok || parsed < min || parsed > max) return false;
+  *value = parsed;
+  return true;
+}
+
 CallOptions ExecutorOptions(const std::string& spec) {
   std::vector<std::string> parts = absl::StrSplit(spec, '/');
   CallOptions options{.vm = Vm::kStack, .backend = parts[0]};
+  constexpr int kIntMax = std::numeric_limits<int>::max();
+  constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
   for (size_t i = 1; i < parts.size(); ++i) {
-    int shards = 0;
-    if (absl::StartsWith(parts[i], "shards:") &&
-        absl::SimpleAtoi(parts[i].substr(7), &shards) && shards >= 1) {
-      options.shards = shards;
+    const std::string& part = parts[i];
+    if (PartValue(part, "shards", 1, kIntMax, &options.shards) ||
+        PartValue(part, "threads", 1, kIntMax, &options.shard_threads) ||
+        PartValue(part, "dense", 0.0, 1.0, &options.dense_fraction) ||
+        PartValue<int64_t>(part, "tile", 0, kInt64Max, &options.tile_bytes) ||
+        PartValue<int64_t>(part, "densemax", std::numeric_limits<int64_t>::min(), kInt64Max,
+                           &options.dense_max_bytes)) {
       continue;
     }
-    int threads = 0;
-    if (absl::StartsWith(parts[i], "threads:") &&
-        absl::SimpleAtoi(parts[i].substr(8), &threads) && threads >= 1) {
-      options.shard_threads = threads;
-      continue;
-    }
-    double dense = 0;
-    if (absl::StartsWith(parts[i], "dense:") &&
-        absl::SimpleAtod(parts[i].substr(6), &dense) && dense >= 0 && dense <= 1) {
-      options.dense_fraction = dense;
-      continue;
-    }
-    int64_t tile = 0;
-    if (absl::StartsWith(parts[i], "tile:") &&
-        absl::SimpleAtoi(parts[i].substr(5), &tile) && tile >= 0) {
-      options.tile_bytes = tile;
-      continue;
-    }
-    int64_t dense_max = 0;
-    if (absl::StartsWith(parts[i], "densemax:") &&
-        absl::SimpleAtoi(parts[i].substr(9), &dense_max)) {
-      options.dense_max_bytes = dense_max;
-      continue;
-    }
-    const std::optional<BlockPolicy> policy = BlockPolicyFromName(parts[i]);
+    const std::optional<BlockPolicy> policy = BlockPolicyFromName(part);
     if (!policy) {
       Die("--backends", absl::InvalidArgumentError(
-                            "unknown part '" + parts[i] + "' in '" + spec +
+                            "unknown part '" + part + "' in '" + spec +
                             "' (a block policy lowest-index or most-lanes, shards:N, threads:N, dense:F with F in [0, 1], tile:BYTES, or densemax:BYTES)"));
     }
     options.block_policy = *policy;

@@ -617,12 +617,12 @@ TEST(MakeBackendTest, ThreadedTakesAThreadCount) {
     EXPECT_EQ((*backend)->name(), name);
     auto* threaded = dynamic_cast<ThreadedBackend*>(backend->get());
     ASSERT_NE(threaded, nullptr);
-    EXPECT_EQ(threaded->num_threads(), n);
+    EXPECT_EQ(threaded->threads(), n);
   }
   absl::StatusOr<std::unique_ptr<Backend>> by_kind = MakeBackend(BackendKind::kThreaded);
   auto* threaded = dynamic_cast<ThreadedBackend*>(by_kind->get());
   ASSERT_NE(threaded, nullptr);
-  EXPECT_EQ(threaded->num_threads(),
+  EXPECT_EQ(threaded->threads(),
             std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
   for (const char* bad : {"threaded:", "threaded:0", "threaded:-1", "threaded:+2", "threaded:x",
                           "threaded:2x", "threaded: 2", "threaded:257", "threaded:1000",

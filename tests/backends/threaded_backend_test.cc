@@ -121,7 +121,7 @@ TEST(ThreadedBackendTest, EveryPrimitiveIsBitIdenticalToEigenOnALargeBatch) {
   const int64_t batch = 4099;  // chunks of unequal sizes
   for (const auto& backend : backends) {
     if (backend->min_chunk_cost() == 0) {
-      EXPECT_EQ(backend->NumChunks(batch, 1), backend->num_threads());
+      EXPECT_EQ(backend->NumChunks(batch, 1), backend->threads());
     }
   }
   std::mt19937_64 rng(7);
