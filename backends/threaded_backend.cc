@@ -2,7 +2,10 @@
 #include "backends/threaded_backend.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 #include <unsupported/Eigen/CXX11/ThreadPool>
@@ -16,18 +19,16 @@
 namespace autobatch {
 
 // The split threshold: the least estimated work (LaneCost units) per chunk.
-// Measured with bench/threaded_bench.cc on the 2-core development machine,
-// which was shared (load average 4-6 during every run), so a second core was
-// rarely free: 1 vs 2 threads never crossed over reliably (add_f64 2 threads
-// won only at 65536 lanes in one run of three; matvec_8x8 from 16384 lanes in
-// one run). The bench's "break-even" lines (split overhead 5.6-11.6 us for
-// small ops, divided by the one-thread time per cost unit, 0.2-0.45 ns)
-// gave a median break-even of 25638 and 29723 units per chunk in two runs;
-// we round up to 32768 (rounding up is the safe side: a split too late loses
-// at most the second core's share, a split too early pays the overhead on
-// every small op). Re-measure on the target machine; see
-// docs/BENCHMARKS.md.
-const double ThreadedBackend::kDefaultMinChunkCost = 32768;
+// Measured with bench/threaded_bench.cc on the 2-core development machine
+// (quiet, 2026-11-24) after helpers began to linger between ops (Pool):
+// the split overhead fell from 5.6-11.6 us to 0.1-1.4 us, the median
+// break-even over the benched ops to 3066-3565 units per chunk, and the
+// observed 1-vs-2-thread crossovers lie at 1024 (masked update), 1536 (exp),
+// 8704 (matvec 8x8) and 24576 (add, memory-bound) units per chunk. 8192 sits
+// between the two; on pea-nuts at batch 1024 it beat 32768 with the batched
+// matrix product (2 threads 0.20 s against 0.21-0.25 s) and matched it with
+// the per-lane matvec. See docs/BENCHMARKS.md.
+const double ThreadedBackend::kDefaultMinChunkCost = 8192;
 
 namespace {
 
@@ -55,9 +56,92 @@ int ThreadCount(const ThreadedBackendOptions& options) {
 
 }  // namespace
 
+// The chunks of one ParallelFor at a time, run by the calling thread and by
+// helper tasks on an Eigen::ThreadPool. Each chunk is claimed once, by
+// whichever thread gets to it first (the calling thread claims what no
+// helper has), so a helper that is late or gone only costs speed. A helper
+// that has run out of chunks keeps watching for the next op's chunks for
+// `linger` before it returns to the pool: consecutive ops of a VM step then
+// start on a running thread instead of waking a sleeping one, and the
+// calling thread joins by watching a counter instead of sleeping on a
+// barrier (each of those costs microseconds per op; docs/BENCHMARKS.md).
 struct ThreadedBackend::Pool {
-  explicit Pool(int workers) : pool(workers) {}
-  Eigen::ThreadPool pool;
+  Pool(int workers, std::chrono::nanoseconds linger)
+      : workers(workers), linger(linger), pool(workers) {}
+  ~Pool() { stop.store(true, std::memory_order_relaxed); }  // helpers leave; ~pool joins
+
+  // state: generation (32 bits) | chunks (16) | next unclaimed chunk (16).
+  static uint64_t Pack(uint64_t generation, uint64_t chunks, uint64_t next) {
+    return generation << 32 | chunks << 16 | next;
+  }
+
+  void Run(int num_chunks, void (*fn)(void*, int), void* ctx) {
+    job_fn = fn;  // published to helpers by the release store of `state`
+    job_ctx = ctx;
+    remaining.store(num_chunks - 1, std::memory_order_relaxed);
+    const uint64_t generation = (state.load(std::memory_order_relaxed) >> 32) + 1;
+    state.store(Pack(generation, static_cast<uint64_t>(num_chunks), 1),
+                std::memory_order_release);
+    for (int h = helpers.load(std::memory_order_acquire); h < num_chunks - 1 && h < workers;
+         ++h) {
+      helpers.fetch_add(1, std::memory_order_relaxed);
+      pool.Schedule([this] { Help(); });
+    }
+    fn(ctx, 0);
+    while (RunClaimed()) {
+    }
+    for (int spins = 0; remaining.load(std::memory_order_acquire) != 0; ++spins) Relax(spins);
+  }
+
+  // Claims and runs one chunk of the current op; false if none is left.
+  bool RunClaimed() {
+    uint64_t s = state.load(std::memory_order_acquire);
+    while ((s & 0xffff) < ((s >> 16) & 0xffff)) {
+      if (state.compare_exchange_weak(s, s + 1, std::memory_order_acquire)) {
+        job_fn(job_ctx, static_cast<int>(s & 0xffff));
+        remaining.fetch_sub(1, std::memory_order_release);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void Help() {
+    auto last_work = std::chrono::steady_clock::now();
+    for (int spins = 0; !stop.load(std::memory_order_relaxed); ++spins) {
+      if (RunClaimed()) {
+        spins = 0;
+        last_work = std::chrono::steady_clock::now();
+        continue;
+      }
+      if ((spins & 255) == 255 && std::chrono::steady_clock::now() - last_work > linger) break;
+      Relax(spins);
+    }
+    helpers.fetch_sub(1, std::memory_order_release);
+  }
+
+  // A spin-wait step: a pause first, then giving the core away, so that
+  // waiting on a machine with fewer cores than threads does not starve the
+  // thread being waited for.
+  static void Relax(int spins) {
+    if (spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else {
+      std::this_thread::yield();
+    }
+  }
+
+  const int workers;
+  const std::chrono::nanoseconds linger;
+  std::atomic<uint64_t> state{0};
+  std::atomic<int> remaining{0};
+  std::atomic<int> helpers{0};  // scheduled and not yet returned
+  std::atomic<bool> stop{false};
+  void (*job_fn)(void*, int) = nullptr;
+  void* job_ctx = nullptr;
+  Eigen::ThreadPool pool;  // last: destroyed (joined) first
 };
 
 ThreadedBackend::ThreadedBackend(ThreadedBackendOptions options)
@@ -67,7 +151,14 @@ ThreadedBackend::ThreadedBackend(ThreadedBackendOptions options)
       name_(options.num_threads == 0 ? "threaded"
                                      : absl::StrCat("threaded:", options.num_threads)),
       slots_(static_cast<size_t>(num_threads_)) {
-  if (num_threads_ > 1) pool_ = std::make_unique<Pool>(num_threads_ - 1);
+  if (num_threads_ > 1) {
+    // More threads than cores: a lingering helper would take a core from
+    // the thread it waits for.
+    const int64_t linger_us = num_threads_ <= HardwareThreads()
+                                  ? std::clamp<int64_t>(options.linger_microseconds, 0, 1'000'000)
+                                  : 0;
+    pool_ = std::make_unique<Pool>(num_threads_ - 1, std::chrono::microseconds(linger_us));
+  }
 }
 
 ThreadedBackend::~ThreadedBackend() = default;
@@ -134,23 +225,8 @@ void ThreadedBackend::ParallelFor(int num_chunks, Body& body) {
     body(0);
     return;
   }
-  Eigen::Barrier barrier(static_cast<unsigned>(num_chunks - 1));
-  struct Context {
-    Body* body;
-    Eigen::Barrier* barrier;
-  };
-  Context context{&body, &barrier};
-  const Context* ctx = &context;
-  for (int c = 1; c < num_chunks; ++c) {
-    // Two words: std::function keeps it inline, so scheduling does not
-    // allocate.
-    pool_->pool.Schedule([ctx, c] {
-      (*ctx->body)(c);
-      ctx->barrier->Notify();
-    });
-  }
-  body(0);
-  barrier.Wait();
+  pool_->Run(
+      num_chunks, [](void* b, int chunk) { (*static_cast<Body*>(b))(chunk); }, &body);
 }
 
 Tensor ThreadedBackend::Allocate(const TensorType& type, int64_t batch) {

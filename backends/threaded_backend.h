@@ -16,8 +16,9 @@
 // matvec_batched (not bit_stable by definition) IS split into column blocks:
 // its lanes stay within the documented tolerance, not bit-identical to eigen.
 //
-// When an op is split. Splitting costs a wake-up and a barrier (microseconds),
-// so small ops run inline on the calling thread (via an internal
+// When an op is split. Splitting costs handing chunks to a worker and
+// joining it (0.1-1.4 us measured, more if the worker was asleep), so small
+// ops run inline on the calling thread (via an internal
 // EigenBackend). The estimated work of an op is (lanes computed) x
 // LaneCost(op): elements touched, weighted by a per-primitive cost factor
 // (matvec: rows * cols). It is split into k = min(num_threads, lanes,
@@ -25,10 +26,14 @@
 // min_chunk_cost was measured with bench/threaded_bench.cc (see the .cc).
 //
 // Threads. A backend with N threads owns an Eigen::ThreadPool of N - 1
-// workers; the calling (VM) thread runs chunk 0 itself and waits for the rest
-// on an Eigen::Barrier. N = 1 creates no pool. Workers only ever run chunks of
-// the op in progress; the Backend object itself is, like every Backend, used
-// from one thread at a time.
+// workers; the calling (VM) thread runs chunk 0 itself, then any chunk no
+// worker has claimed yet, then waits (spinning) until the claimed ones are
+// done. N = 1 creates no pool. A worker that has run a chunk keeps watching
+// for the next op's chunks for linger_microseconds before it sleeps, so the
+// ops of consecutive VM steps neither wake a sleeping thread nor sleep on a
+// barrier (with more threads than cores it does not linger). Workers only
+// ever run chunks of the op in progress; the Backend object itself is, like
+// every Backend, used from one thread at a time.
 //
 // Requirements on user kernels: a bit_stable user kernel may be called
 // concurrently from several threads, each call on its own disjoint range of
@@ -69,6 +74,7 @@
 namespace autobatch {
 
 struct ThreadedBackendOptions {
+  static constexpr int64_t kDefaultLingerMicroseconds = 1000;
   // Total threads, the calling thread included; 0 = hardware concurrency
   // (std::thread::hardware_concurrency(), at least 1). Must be in
   // [0, kMaxThreads].
@@ -77,6 +83,10 @@ struct ThreadedBackendOptions {
   // splits every op with at least 2 lanes (tests use it to exercise the
   // threaded paths on small batches). Must be >= 0.
   double min_chunk_cost = -1;  // < 0: the measured default, kDefaultMinChunkCost
+  // How long a worker that has run a chunk keeps watching for the next op's
+  // chunks (spinning) before it sleeps; 0 = never, at most 1 second.
+  // Ignored (0) when there are more threads than cores.
+  int64_t linger_microseconds = kDefaultLingerMicroseconds;
 };
 
 class ThreadedBackend : public Backend {
@@ -152,8 +162,9 @@ class ThreadedBackend : public Backend {
     int num_chunks = 0;
   };
 
-  // Calls body(c) for c in [0, num_chunks): c = 0 on the calling thread, the
-  // others on the pool; returns when all have finished.
+  // Calls body(c) once for each c in [0, num_chunks): c = 0 on the calling
+  // thread, the others on whichever thread claims them first (a pool worker
+  // or the calling thread); returns when all have finished.
   template <typename Body>
   void ParallelFor(int num_chunks, Body& body);
   void RunChunk(int chunk);

@@ -4,6 +4,8 @@
 // ThreadSanitizer too). The shared contract is in conformance_test.cc.
 #include "backends/threaded_backend.h"
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -195,14 +197,17 @@ TEST(ThreadedBackendTest, UserKernelsAreSplitOnlyIfBitStable) {
     std::vector<CallLog::Call> calls = log.Take();
     ASSERT_EQ(calls.size(), 3u) << ExecModeName(mode);
     std::set<double> firsts;
-    int on_workers = 0;
     for (const CallLog::Call& call : calls) {
       EXPECT_EQ(call.num_lanes, 10);
       firsts.insert(call.first);
-      on_workers += call.thread != std::this_thread::get_id();
+      // Chunk 0 runs on this thread; chunks 1 and 2 on whichever thread
+      // claims them first (EveryChunkRunsOnceWhoeverClaimsIt checks that
+      // workers do).
+      if (call.first == 0) {
+        EXPECT_EQ(call.thread, std::this_thread::get_id());
+      }
     }
     EXPECT_EQ(firsts, (std::set<double>{0, 10, 20}));
-    EXPECT_EQ(on_workers, 2);  // chunks 1 and 2; chunk 0 runs on this thread
     for (int64_t l = 0; l < batch; ++l) ASSERT_EQ(y.data<double>()[l], -values[l]);
 
     attrs.kernel = "unstable";
@@ -341,6 +346,100 @@ TEST(ThreadedBackendTest, SmallOpsRunInlineAndLargeOnesSplit) {
   ASSERT_EQ(calls.size(), 1u);
   EXPECT_EQ(calls[0].num_lanes, 8);
   EXPECT_EQ(calls[0].thread, std::this_thread::get_id());
+}
+
+// A bit_stable kernel that counts, per lane, how often it computed it (the
+// input holds the lane's index) and which threads ran it.
+struct LaneCounts {
+  explicit LaneCounts(int64_t batch) : counts(static_cast<size_t>(batch)) {}
+  std::vector<std::atomic<int>> counts;
+  std::atomic<int> worker_calls{0};
+  std::thread::id main = std::this_thread::get_id();
+};
+
+KernelFn CountLanes(LaneCounts* counts) {
+  return [counts](const KernelCall& call) {
+    const double* x = reinterpret_cast<const double*>(call.inputs[0].data);
+    double* y = reinterpret_cast<double*>(call.outputs[0].data);
+    for (int64_t l = 0; l < call.num_lanes; ++l) {
+      y[l] = x[l];
+      counts->counts[static_cast<size_t>(x[l])].fetch_add(1, std::memory_order_relaxed);
+    }
+    if (std::this_thread::get_id() != counts->main) counts->worker_calls.fetch_add(1);
+    return absl::OkStatus();
+  };
+}
+
+// Chunks are claimed by whichever thread gets to them first (the calling
+// thread takes what no worker has): every lane of every op must be computed
+// exactly once, whether workers linger between ops or not, and workers must
+// take part. A chunk run twice or dropped changes a count.
+TEST(ThreadedBackendTest, EveryChunkRunsOnceWhoeverClaimsIt) {
+  const int64_t batch = 64;
+  for (int64_t linger : {int64_t{0}, ThreadedBackendOptions::kDefaultLingerMicroseconds}) {
+    for (int threads : {2, 3}) {
+      LaneCounts counts(batch);
+      KernelRegistry registry;
+      ASSERT_TRUE(registry
+                      .Register("count", {{Scalar(DType::kF64)}, {Scalar(DType::kF64)}, true},
+                                CountLanes(&counts))
+                      .ok());
+      ThreadedBackend backend(ThreadedBackendOptions{
+          .num_threads = threads, .min_chunk_cost = 0, .linger_microseconds = linger});
+      std::vector<double> index(batch);
+      for (int64_t l = 0; l < batch; ++l) index[l] = static_cast<double>(l);
+      const Tensor x = *Tensor::FromVector(index);
+      Tensor y(Scalar(DType::kF64), batch);
+      const Tensor* ins[] = {&x};
+      Tensor* outs[] = {&y};
+      Attributes attrs;
+      attrs.kernel = "count";
+      std::vector<int> want(batch, 0);
+      std::mt19937_64 rng(static_cast<uint64_t>(linger + threads));
+      // Until a worker has run a chunk (bounded: a worker that never runs
+      // one fails the test), and at least 2000 ops.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      int ops = 0;
+      for (; ops < 2000 || (counts.worker_calls.load() == 0 &&
+                            std::chrono::steady_clock::now() < deadline);
+           ++ops) {
+        // Compact on a random set, or dense on the whole batch.
+        const bool dense = rng() % 3 == 0;
+        const LaneSet lanes = dense ? LaneSet::All(batch)
+                                    : MakeLanes(rng() % 2 ? LaneSetKind::kHalf
+                                                          : LaneSetKind::kEveryThird,
+                                                batch, rng);
+        ASSERT_TRUE(backend.RunOp(MakeOp(Primitive::kUserKernel, 1, attrs), ins, outs, lanes,
+                                  dense ? ExecMode::kDense : ExecMode::kCompact, &registry)
+                        .ok());
+        for (int64_t l : lanes.indices()) ++want[static_cast<size_t>(l)];
+      }
+      for (int64_t l = 0; l < batch; ++l) {
+        ASSERT_EQ(counts.counts[static_cast<size_t>(l)].load(), want[static_cast<size_t>(l)])
+            << "lane " << l << ", " << threads << " threads, linger " << linger << " us, "
+            << ops << " ops";
+      }
+      EXPECT_GT(counts.worker_calls.load(), 0) << threads << " threads, linger " << linger;
+    }
+  }
+}
+
+// A backend whose workers linger for up to a second after each op is torn
+// down without waiting for that second (or hanging): the workers stop.
+TEST(ThreadedBackendTest, TeardownDoesNotWaitForLingeringWorkers) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3; ++i) {
+    ThreadedBackend backend(ThreadedBackendOptions{
+        .num_threads = 2, .min_chunk_cost = 0, .linger_microseconds = 1'000'000});
+    const int64_t batch = 100;
+    Tensor x(Scalar(DType::kF64), batch), y(Scalar(DType::kF64), batch);
+    const Tensor* ins[] = {&x, &x};
+    Tensor* outs[] = {&y};
+    ASSERT_TRUE(backend.RunOp(MakeOp(Primitive::kAdd, 2), ins, outs, LaneSet::All(batch),
+                              ExecMode::kDense, nullptr).ok());
+  }
+  // Three lingers would take 3 s; a generous bound for a loaded machine.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2500));
 }
 
 TEST(ThreadedBackendTest, DataMovementIsSplitLikeEigen) {
