@@ -5,6 +5,10 @@
 //
 // Usage: nuts_bench [--draws N] [--chains-list 1,64,256,1024]
 //                   [--targets ar1,ar1_batched,eight_schools] [--quick]
+//                     (a target is BATCHED[:SCALAR]: ar1, ar1_batched (one GEMM
+//                     per gradient; against scalar ar1 unless named),
+//                     ar1_dense (a matvec per lane), eight_schools; e.g.
+//                     ar1_batched:ar1_dense)
 //                   [--backends eigen/most-lanes,threaded:2,eigen/shards:2]
 //                   [--json FILE]
 //                   [--profile FILE]   (the VM profile of the last batched run)
@@ -387,7 +391,7 @@ std::vector<std::string> SplitList(const std::string& text) {
 [[noreturn]] void Usage(const char* problem) {
   std::fprintf(stderr,
                "nuts_bench: %s\nusage: nuts_bench [--draws N] [--chains-list 1,64,256,1024] "
-               "[--targets ar1,ar1_batched,eight_schools] [--backends eigen,threaded:2,eigen/most-lanes] "
+               "[--targets ar1,ar1_batched[:ar1_dense],ar1_dense,eight_schools] [--backends eigen,threaded:2,eigen/most-lanes] "
                "[--quick] [--json FILE] [--profile FILE]\n",
                problem);
   std::exit(2);
@@ -438,15 +442,26 @@ int Main(int argc, char** argv) {
   }
   const nlohmann::json ar1_params = {{"dimension", 100}};
   std::vector<BenchTarget> targets;
-  for (const std::string& name : target_names) {
-    if (name == "ar1") {
-      targets.push_back({"ar1", "ar1", ar1_params, 0.15});
-    } else if (name == "ar1_batched") {
-      targets.push_back({"ar1_batched", "ar1", ar1_params, 0.15});
-    } else if (name == "eight_schools") {
-      targets.push_back({"eight_schools", "eight_schools", nlohmann::json::object(), 0.3});
+  for (const std::string& spec : target_names) {
+    // BATCHED[:SCALAR]: the batched model against the scalar reference of
+    // another model of the same target (e.g. ar1_batched:ar1_dense, one GEMM
+    // against a matrix-vector product per chain).
+    const size_t colon = spec.find(':');
+    const std::string name = spec.substr(0, colon);
+    std::string scalar = colon == std::string::npos ? "" : spec.substr(colon + 1);
+    const bool ar1_family = name == "ar1" || name == "ar1_batched" || name == "ar1_dense";
+    if (!ar1_family && name != "eight_schools") {
+      Usage(("unknown target '" + name + "' (ar1, ar1_batched, ar1_dense, eight_schools)").c_str());
+    }
+    if (scalar.empty()) scalar = name == "ar1_batched" ? "ar1" : name;
+    const bool scalar_ar1_family = scalar == "ar1" || scalar == "ar1_batched" || scalar == "ar1_dense";
+    if (scalar_ar1_family != ar1_family || (!ar1_family && scalar != name)) {
+      Usage(("target '" + spec + "': the scalar reference must be a model of the same target").c_str());
+    }
+    if (ar1_family) {
+      targets.push_back({name, scalar, ar1_params, 0.15});
     } else {
-      Usage(("unknown target '" + name + "' (ar1, ar1_batched, eight_schools)").c_str());
+      targets.push_back({name, scalar, nlohmann::json::object(), 0.3});
     }
   }
 
