@@ -18,7 +18,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "backends/run_on_threads.h"
+#include "ir/printer.h"
 #include "ir/status.h"
+#include "samples/mcmc/batched_sampler.h"
 #include "samples/mcmc/progress.h"
 #include "samples/mcmc/sample.h"
 #include "samples/mcmc/targets/registry.h"
@@ -159,6 +161,27 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
   return o;
 }
 
+// --print-ir: the sampling iterations' program (no warmup adapter in it).
+int PrintSamplerIr(const mcmc::Model& model, const mcmc::SampleOptions& options,
+                   const std::string& stage) {
+  if (stage != "untyped" && stage != "typed" && stage != "lowered") {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "--print-ir: unknown stage '", stage, "'; use untyped, typed or lowered")));
+  }
+  absl::StatusOr<std::unique_ptr<mcmc::BatchedSampler>> sampler =
+      mcmc::BatchedSampler::Create(model, options.algorithm, options.sampler);
+  if (!sampler.ok()) return Fail(sampler.status());
+  const Program* program = &(*sampler)->program();
+  if (stage != "untyped") {
+    absl::StatusOr<const Program*> compiled =
+        (*sampler)->ExecutableProgram(/*lowered=*/stage == "lowered");
+    if (!compiled.ok()) return Fail(compiled.status());
+    program = *compiled;
+  }
+  std::fputs(PrintProgram(*program).c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
@@ -199,6 +222,9 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   cmd->add_option("--load-adaptation", args.load_adaptation,
                   "use the step size and metric in FILE for every chain; no adaptation");
   cmd->add_flag("--no-progress", args.no_progress, "print no progress to stderr");
+  cmd->add_option("--print-ir", args.print_ir,
+                  "print the sampling program's IR at STAGE (untyped, typed or lowered) and "
+                  "exit without sampling");
   return cmd;
 }
 
@@ -212,6 +238,7 @@ int RunSampleCommand(const SampleArgs& args) {
   if (!target.ok()) return Fail(target.status());
   absl::StatusOr<mcmc::SampleOptions> options = MakeOptions(args, **target);
   if (!options.ok()) return Fail(options.status());
+  if (!args.print_ir.empty()) return PrintSamplerIr(**target, *options, args.print_ir);
   absl::StatusOr<int64_t> sig_figs =
       ParseInt("--sig-figs", args.sig_figs, 1, mcmc::kStanCsvMaxSigFigs);
   if (!sig_figs.ok()) return Fail(sig_figs.status());

@@ -7,12 +7,17 @@
 //       [--step-size 1] [--no-adapt] [--vm stack|stackless] [--backend eigen]
 //       [--output-dir DIR] [--sig-figs 6] [--summary-json FILE]
 //       [--save-adaptation FILE] [--load-adaptation FILE] [--no-progress]
+//       [--print-ir untyped|typed|lowered]
 //
 // Progress goes to stderr: a bar redrawn with '\r' when stderr is a
 // terminal, a plain line every ~10% otherwise. The summary table goes to
 // stdout at the end. --load-adaptation starts every chain from the file's
 // step size and metric and turns adaptation off (warmup is then burn-in);
 // --save-adaptation writes chain 0's adapted step size and metric.
+// --print-ir prints the IR of the sampling program (the one the sampling
+// iterations run, for this target, algorithm and max depth) at that stage
+// and exits without sampling: `typed` is what the stackless VM runs,
+// `lowered` what the stack VM runs.
 // Errors (unknown target, bad numbers, unwritable outputs, sampler
 // failures) print one message and exit with status 1.
 #ifndef AUTOBATCH_TOOLS_SAMPLE_COMMAND_H_
@@ -46,6 +51,7 @@ struct SampleArgs {
   std::string summary_json;
   std::string save_adaptation;
   std::string load_adaptation;
+  std::string print_ir;  // empty: sample
   bool no_adapt = false;
   bool no_progress = false;
 };

@@ -136,6 +136,19 @@ absl::StatusOr<std::unique_ptr<BatchedSampler>> BatchedSampler::Create(
   return sampler;
 }
 
+std::vector<TensorType> BatchedSampler::InputTypes() const {
+  const TensorType vec = Vector(DType::kF64, dimension_);
+  const TensorType f64 = Scalar(DType::kF64), u64 = Scalar(DType::kU64),
+                   i64 = Scalar(DType::kI64);
+  // q, logp, grad, key, counter, step_size, inv_metric, slot, draws.
+  return {vec, f64, vec, u64, u64, f64, vec, i64, i64};
+}
+
+absl::StatusOr<const Program*> BatchedSampler::ExecutableProgram(bool lowered) {
+  const std::vector<TensorType> types = InputTypes();
+  return lowered ? ctx_.LoweredProgram(entry_, types) : ctx_.CompiledProgram(entry_, types);
+}
+
 absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChain> chains,
                                                      int64_t num_draws,
                                                      const CallOptions& options) {
@@ -220,14 +233,10 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
   inputs.emplace_back(Scalar(DType::kI64), batch);
   std::copy(draws.begin(), draws.end(), inputs.back().data<int64_t>());
 
-  std::vector<TensorType> types;
-  for (const Tensor& t : inputs) types.push_back(t.type());
   // The stackless VM and the reference interpreter run the compiled
   // program, the stack VM the lowered one (RunProgram takes either as is).
-  const bool lowered = !options.dry_run && options.vm == Vm::kStack;
-  AB_ASSIGN_OR_RETURN(const Program* program, lowered
-                                                  ? ctx_.LoweredProgram(entry_, types)
-                                                  : ctx_.CompiledProgram(entry_, types));
+  AB_ASSIGN_OR_RETURN(const Program* program,
+                      ExecutableProgram(!options.dry_run && options.vm == Vm::kStack));
 
   recorder_.Reset(batch, num_draws);
   BatchedRunResult result;

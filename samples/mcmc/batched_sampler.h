@@ -145,12 +145,18 @@ class BatchedSampler {
   int64_t draws_recorded() const { return recorder_.total_recorded(); }
   // The untyped program (entry `chain`), e.g. to print or serialize it.
   const Program& program() const { return untyped_; }
+  // The program an executor runs, compiled on first use and cached: the
+  // lowered one (the stack VM's) or the typed one (the stackless VM's and
+  // dry run's). The pipeline's errors otherwise.
+  absl::StatusOr<const Program*> ExecutableProgram(bool lowered);
   int64_t dimension() const { return dimension_; }
   const SamplerConfig& config() const { return config_; }
   Algorithm algorithm() const { return algorithm_; }
 
  private:
   BatchedSampler(const Model& model, Algorithm algorithm, SamplerConfig config);
+  // The types of the entry's inputs (see the `chain` signature above).
+  std::vector<TensorType> InputTypes() const;
 
   const Model& model_;
   Algorithm algorithm_;

@@ -113,6 +113,39 @@ TEST(SampleCliTest, ShardsGiveTheSameSummary) {
   EXPECT_EQ(columns[0], columns[1]);
 }
 
+// --print-ir prints the sampling program at each stage and samples nothing:
+// the untyped program has calls and no types, the lowered one is
+// what the stack VM runs (push_goto / indirect_goto, storage classes), and
+// the dimension shows in the typed and lowered types.
+TEST(SampleCliTest, PrintIrShowsTheSamplingProgramAtEachStage) {
+  const Result untyped =
+      RunCli("sample --target iid_gaussian --target-params dimension=7 "
+             "--print-ir untyped");
+  ASSERT_EQ(untyped.exit_code, 0) << untyped.out;
+  EXPECT_THAT(untyped.out, HasSubstr("program stage=untyped entry=@chain"));
+  EXPECT_THAT(untyped.out, HasSubstr("call @"));
+  EXPECT_THAT(untyped.out, HasSubstr(": ?"));  // types not inferred yet
+  EXPECT_THAT(untyped.out, Not(HasSubstr("push_goto")));
+  EXPECT_THAT(untyped.out, Not(HasSubstr("lp__")));  // no summary: nothing sampled
+
+  const Result typed = RunCli(
+      "sample --target iid_gaussian --target-params dimension=7 --print-ir typed");
+  ASSERT_EQ(typed.exit_code, 0) << typed.out;
+  // Typed, with storage classes allocated: what the stackless VM runs.
+  EXPECT_THAT(typed.out, HasSubstr("program stage=allocated entry=@chain"));
+  EXPECT_THAT(typed.out, HasSubstr("f64[7] register"));
+  EXPECT_THAT(typed.out, Not(HasSubstr("push_goto")));
+
+  const Result lowered = RunCli(
+      "sample --target iid_gaussian --target-params dimension=7 --print-ir lowered");
+  ASSERT_EQ(lowered.exit_code, 0) << lowered.out;
+  EXPECT_THAT(lowered.out, HasSubstr("program stage=lowered entry=@chain"));
+  EXPECT_THAT(lowered.out, HasSubstr("push_goto @"));
+  EXPECT_THAT(lowered.out, HasSubstr("indirect_goto"));
+  EXPECT_THAT(lowered.out, HasSubstr("f64[7] full"));
+  EXPECT_THAT(lowered.out, Not(HasSubstr("call @")));
+}
+
 TEST(SampleCliTest, ErrorsExitOneWithAMessage) {
   const std::string dir = TempDir("sample_cli_errors");
   struct Case {
@@ -138,6 +171,8 @@ TEST(SampleCliTest, ErrorsExitOneWithAMessage) {
       {"--target iid_gaussian --warmup 0", "--no-adapt"},
       {"--target iid_gaussian --load-adaptation " + dir + "/missing.json", "missing.json"},
       {"--target iid_gaussian --output-dir " + dir + "/file/sub", "--output-dir"},
+      {"--target iid_gaussian --print-ir assembly", "--print-ir: unknown stage 'assembly'"},
+      {"--target iid_gaussian --print-ir lowered --max-depth 0", "--max-depth"},
       {"--target iid_gaussian --summary-json " + dir + "/no/such/dir/s.json", "--summary-json"},
   };
   for (const Case& c : cases) {
