@@ -30,7 +30,8 @@ const PrimOp* AsCopy(const Op& op) {
 
 class BlockCoalescer {
  public:
-  BlockCoalescer(const Module& module, Block& block) : module_(module), block_(block) {}
+  BlockCoalescer(const Module& module, Block& block, ForwardCopies forward)
+      : module_(module), block_(block), forward_(forward) {}
 
   void Run() {
     while (Forward() || Backward()) {
@@ -50,7 +51,7 @@ class BlockCoalescer {
     return n;
   }
 
-  // "t = f(...); ...; x = copy t" -> "x = f(...)".
+  // "t = f(...); ...; x = copy t" -> "x = f(...)", other reads of t read x.
   bool Forward() {
     std::vector<Op>& ops = block_.ops;
     for (size_t c = 0; c < ops.size(); ++c) {
@@ -58,17 +59,40 @@ class BlockCoalescer {
       if (copy == nullptr) continue;
       const VarId t = copy->inputs[0];
       const VarId x = copy->outputs[0];
-      if (t == x || !Temporary(t) || CountReads(t) != 1) continue;
+      if (t == x || !Temporary(t)) continue;
       // Walk back to t's definition; x must stay untouched on the way.
-      PrimOp* def = nullptr;
+      size_t d = c;
       for (size_t k = c; k-- > 0;) {
         if (Writes(ops[k], t)) {
-          def = std::get_if<PrimOp>(&ops[k]);
+          d = k;
           break;
         }
         if (Reads(ops[k], x) || Writes(ops[k], x)) break;
       }
+      PrimOp* def = d < c ? std::get_if<PrimOp>(&ops[d]) : nullptr;
       if (def == nullptr || Contains(def->outputs, x)) continue;
+      // t is written only at def and read nowhere before it.
+      bool ok = true;
+      for (size_t k = 0; k < ops.size() && ok; ++k) {
+        if (k != d && Writes(ops[k], t)) ok = false;
+        if (k < d && Reads(ops[k], t)) ok = false;
+      }
+      if (!ok) continue;
+      // Reads of t after the copy must find x still holding t's value (the
+      // op of the last read may write x: ops read before they write), and x
+      // must keep the values it is given (a Null variable drops them).
+      size_t last_read = c;  // ops.size() stands for the terminator
+      for (size_t k = c + 1; k < ops.size(); ++k) {
+        if (Reads(ops[k], t)) last_read = k;
+      }
+      if (TerminatorReads(block_, t)) last_read = ops.size();
+      const bool other_reads = last_read > c || CountReads(t) > 1;
+      if (other_reads && (forward_ == ForwardCopies::kOnlyRead ||
+                          module_.var(x).storage == StorageClass::kNull)) {
+        continue;
+      }
+      for (size_t k = c + 1; k < last_read && ok; ++k) ok = !Writes(ops[k], x);
+      if (!ok) continue;
       for (VarId& out : def->outputs) {
         if (out == t) out = x;
       }
@@ -77,6 +101,14 @@ class BlockCoalescer {
         std::sort(def->in_place.begin(), def->in_place.end());
       }
       ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(c));
+      for (size_t k = d + 1; k < ops.size(); ++k) {
+        if (auto* prim = std::get_if<PrimOp>(&ops[k])) {
+          std::replace(prim->inputs.begin(), prim->inputs.end(), t, x);
+        }
+      }
+      if (auto* branch = std::get_if<Branch>(&block_.terminator); branch && branch->cond == t) {
+        branch->cond = x;
+      }
       return true;
     }
     return false;
@@ -120,18 +152,19 @@ class BlockCoalescer {
 
   const Module& module_;
   Block& block_;
+  ForwardCopies forward_;
 };
 
 }  // namespace
 
-absl::StatusOr<Program> CoalesceCopies(Program program) {
+absl::StatusOr<Program> CoalesceCopies(Program program, ForwardCopies forward) {
   if (program.stage != Stage::kLowered) {
     return absl::InvalidArgumentError(absl::StrCat(
         "coalesce_copies needs a lowered program (run lower_calls first), got stage ",
         std::string(StageName(program.stage))));
   }
   for (Function& function : program.module.functions) {
-    for (Block& block : function.blocks) BlockCoalescer(program.module, block).Run();
+    for (Block& block : function.blocks) BlockCoalescer(program.module, block, forward).Run();
   }
   return program;
 }

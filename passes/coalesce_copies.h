@@ -11,11 +11,15 @@ namespace autobatch {
 // Within each block, for a temporary t (StorageClass::kTemporary: written and
 // read only inside the block) and a variable x of the same type:
 //
-// * Forward: "t = f(...); ...; x = copy t", where the copy is the only read of
-//   t in the block and nothing between the two ops reads, writes or pops x,
-//   becomes "x = f(...)" (keeping the copy's in_place mark for x). A Full x
-//   then pushes its frame at f instead of at the copy, which is the same
-//   stack state since nothing touches x in between.
+// * Forward: "t = f(...); ...; x = copy t", where t is written only by f and
+//   nothing between the two ops reads, writes or pops x, becomes
+//   "x = f(...)" (keeping the copy's in_place mark for x), and every other
+//   read of t reads x instead. A Full x then pushes its frame at f instead
+//   of at the copy, which is the same stack state since nothing touches x in
+//   between. If t is read after the copy, nothing before its last read may
+//   write or pop x (that read's own op may write it: ops read before they
+//   write), and x must not be Null (a Null variable drops what it is given);
+//   this last case only with ForwardCopies::kAnyReads (below).
 // * Backward: "t = copy x; ...uses of t...", where t is written only there
 //   and nothing after the copy writes or pops x before t's last read (the op
 //   of that last read may write x: ops read before they write), drops the
@@ -31,7 +35,16 @@ namespace autobatch {
 // Guarantees: every lane computes the same values (bit for bit) and the
 // stacks see the same pushes and pops; ops other than the removed copies
 // only have variables renamed.
-absl::StatusOr<Program> CoalesceCopies(Program program);
+//
+// With ForwardCopies::kOnlyRead the forward rule only folds a t whose one
+// read is the copy. kAnyReads also folds t with other reads; it writes x
+// earlier, which can make x interfere with a Register that
+// coalesce_registers would otherwise merge into it (NUTS's saved subtree
+// weight), so the pipeline runs kOnlyRead before coalesce_registers and
+// kAnyReads after it.
+enum class ForwardCopies { kOnlyRead, kAnyReads };
+absl::StatusOr<Program> CoalesceCopies(Program program,
+                                       ForwardCopies forward = ForwardCopies::kOnlyRead);
 
 }  // namespace autobatch
 

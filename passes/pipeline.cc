@@ -106,10 +106,17 @@ absl::StatusOr<Program> LowerProgram(Program untyped, std::vector<TensorType> in
   AB_RETURN_IF_ERROR(runner.Run("lower_calls", LowerCalls));
   if (options.fuse_pop_push) AB_RETURN_IF_ERROR(runner.Run("fuse_pop_push", FusePopPush));
   if (options.coalesce_copies) {
-    AB_RETURN_IF_ERROR(runner.Run("coalesce_copies", CoalesceCopies));
+    AB_RETURN_IF_ERROR(runner.Run("coalesce_copies", [](Program p) {
+      return CoalesceCopies(std::move(p), ForwardCopies::kOnlyRead);
+    }));
   }
   if (options.coalesce_registers) {
     AB_RETURN_IF_ERROR(runner.Run("coalesce_registers", CoalesceRegisters));
+  }
+  if (options.coalesce_copies) {
+    AB_RETURN_IF_ERROR(runner.Run("coalesce_copies(any_reads)", [](Program p) {
+      return CoalesceCopies(std::move(p), ForwardCopies::kAnyReads);
+    }));
   }
   if (options.order_blocks) AB_RETURN_IF_ERROR(runner.Run("order_blocks", OrderBlocks));
   return runner.Take();

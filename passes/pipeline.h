@@ -4,7 +4,8 @@
 //                   (for the reference interpreter and the stackless VM)
 //   LowerProgram:   verify input -> infer_types -> inline_calls
 //                   -> allocate_variables -> lower_calls -> fuse_pop_push
-//                   -> coalesce_copies -> coalesce_registers -> order_blocks
+//                   -> coalesce_copies -> coalesce_registers
+//                   -> coalesce_copies(any_reads) -> order_blocks
 //                   (for the stack VM)
 #ifndef AUTOBATCH_PASSES_PIPELINE_H_
 #define AUTOBATCH_PASSES_PIPELINE_H_
@@ -46,7 +47,9 @@ absl::StatusOr<Program> CompileProgram(Program untyped,
                                        const PipelineOptions& options = {});
 
 // CompileProgram with inline_calls between its two passes, then lower_calls,
-// fuse_pop_push, coalesce_copies, coalesce_registers and order_blocks (each
+// fuse_pop_push, coalesce_copies, coalesce_registers, coalesce_copies with
+// ForwardCopies::kAnyReads (both runs under options.coalesce_copies) and
+// order_blocks (each
 // optimization unless disabled in `options`). The result (stage kLowered)
 // runs on the stack VM. Errors as CompileProgram.
 absl::StatusOr<Program> LowerProgram(Program untyped,

@@ -36,6 +36,40 @@ int CountCopies(const Program& p) {
   });
 }
 
+PrimOp MakePrim(Primitive op, std::vector<VarId> in, VarId out) {
+  PrimOp o;
+  o.prim = op;
+  o.inputs = std::move(in);
+  o.outputs = {out};
+  return o;
+}
+
+// The lowered accumulate program with y made a temporary and one more block
+// (IndirectGoto), "handmade", for op sequences built by hand.
+struct Handmade {
+  Handmade() {
+    p.module.var(y).storage = StorageClass::kTemporary;
+    Block block;
+    block.label = "handmade";
+    block.terminator = IndirectGoto{};
+    p.module.functions[0].blocks.push_back(block);
+  }
+  std::vector<Op>& ops() { return p.module.functions[0].blocks.back().ops; }
+  // The handmade block's ops after coalescing.
+  std::vector<Op> Coalesced(ForwardCopies forward) const {
+    return testing::Checked(CoalesceCopies(p, forward), "coalesce_copies")
+        .module.functions[0]
+        .blocks.back()
+        .ops;
+  }
+
+  Program p = testing::Lowered(testing::MakeAccumulateProgram(), {kI64, kI64});
+  VarId x = FindVar(p, "accumulate", "x");
+  VarId n = FindVar(p, "accumulate", "n");
+  VarId r = FindVar(p, "accumulate", "r");
+  VarId y = FindVar(p, "accumulate", "y");
+};
+
 TEST(CoalesceCopiesTest, FibonacciWritesNDirectly) {
   Program fused = Fused(testing::Lowered(testing::MakeFibonacciProgram(), {kI64}));
   Program p = Coalesce(fused);
@@ -69,50 +103,69 @@ TEST(CoalesceCopiesTest, SamplesStillAgreeWithTheReference) {
 
 // A block built by hand exercising each rule and each reason not to apply it.
 TEST(CoalesceCopiesTest, AppliesOnlyWhereNothingTouchesTheVariableInBetween) {
-  Program p = testing::Lowered(testing::MakeAccumulateProgram(), {kI64, kI64});
-  Function& f = p.module.functions[0];
-  const VarId x = FindVar(p, "accumulate", "x");
-  const VarId n = FindVar(p, "accumulate", "n");
-  const VarId r = FindVar(p, "accumulate", "r");
-  const VarId y = FindVar(p, "accumulate", "y");
-  p.module.var(y).storage = StorageClass::kTemporary;
-  auto prim = [](Primitive op, std::vector<VarId> in, VarId out) {
-    PrimOp o;
-    o.prim = op;
-    o.inputs = std::move(in);
-    o.outputs = {out};
-    return o;
-  };
-  Block block;
-  block.label = "handmade";
-  block.ops.push_back(prim(Primitive::kAdd, {x, n}, y));  // y = x + n
-  block.ops.push_back(prim(Primitive::kCopy, {x}, r));    // r = x
-  block.ops.push_back(prim(Primitive::kCopy, {y}, x));    // x = y
-  block.terminator = IndirectGoto{};
-  f.blocks.push_back(block);
-  Program out = Coalesce(p);
-  const Block& b = out.module.functions[0].blocks.back();
+  Handmade h;
+  const VarId x = h.x, n = h.n, r = h.r, y = h.y;
+  h.ops() = {MakePrim(Primitive::kAdd, {x, n}, y),  // y = x + n
+             MakePrim(Primitive::kCopy, {x}, r),    // r = x
+             MakePrim(Primitive::kCopy, {y}, x)};   // x = y
   // Forward would make the add write x, but "r = x" reads x in between (it
   // needs the old value): the block stays as it was.
-  ASSERT_EQ(b.ops.size(), 3u);
+  ASSERT_EQ(h.Coalesced(ForwardCopies::kOnlyRead).size(), 3u);
 
   // Without the read of x in between, the add writes x directly.
-  f.blocks.back().ops[1] = prim(Primitive::kCopy, {n}, r);
-  out = Coalesce(p);
-  const Block& b2 = out.module.functions[0].blocks.back();
-  ASSERT_EQ(b2.ops.size(), 2u);
-  EXPECT_EQ(std::get<PrimOp>(b2.ops[0]).outputs, std::vector<VarId>{x});
+  h.ops()[1] = MakePrim(Primitive::kCopy, {n}, r);
+  const std::vector<Op> b2 = h.Coalesced(ForwardCopies::kOnlyRead);
+  ASSERT_EQ(b2.size(), 2u);
+  EXPECT_EQ(std::get<PrimOp>(b2[0]).outputs, std::vector<VarId>{x});
 
   // Backward: "y = copy n; r = add y, y" reads n directly, but not when n is
   // written between the copy and the read.
-  f.blocks.back().ops = {prim(Primitive::kCopy, {n}, y), prim(Primitive::kAdd, {y, y}, r)};
-  out = Coalesce(p);
-  const Block& b3 = out.module.functions[0].blocks.back();
-  ASSERT_EQ(b3.ops.size(), 1u);
-  EXPECT_EQ(std::get<PrimOp>(b3.ops[0]).inputs, (std::vector<VarId>{n, n}));
-  f.blocks.back().ops = {prim(Primitive::kCopy, {n}, y), prim(Primitive::kCopy, {x}, n),
-                         prim(Primitive::kAdd, {y, y}, r)};
-  EXPECT_EQ(Coalesce(p).module.functions[0].blocks.back().ops.size(), 3u);
+  h.ops() = {MakePrim(Primitive::kCopy, {n}, y), MakePrim(Primitive::kAdd, {y, y}, r)};
+  const std::vector<Op> b3 = h.Coalesced(ForwardCopies::kOnlyRead);
+  ASSERT_EQ(b3.size(), 1u);
+  EXPECT_EQ(std::get<PrimOp>(b3[0]).inputs, (std::vector<VarId>{n, n}));
+  h.ops() = {MakePrim(Primitive::kCopy, {n}, y), MakePrim(Primitive::kCopy, {x}, n),
+             MakePrim(Primitive::kAdd, {y, y}, r)};
+  EXPECT_EQ(h.Coalesced(ForwardCopies::kOnlyRead).size(), 3u);
+}
+
+// ForwardCopies::kAnyReads: a temporary read elsewhere too is folded into the
+// copy's destination, which every read of it then reads; kOnlyRead leaves it.
+TEST(CoalesceCopiesTest, AnyReadsFoldsTemporariesReadElsewhereToo) {
+  Handmade h;
+  const VarId x = h.x, n = h.n, r = h.r, y = h.y;
+  const std::vector<Op> block = {
+      MakePrim(Primitive::kAdd, {n, n}, y),   // y = n + n
+      MakePrim(Primitive::kAdd, {y, n}, r),   // r = y + n   (a read before the copy)
+      MakePrim(Primitive::kCopy, {y}, x),     // x = y
+      MakePrim(Primitive::kAdd, {y, x}, r)};  // r = y + x   (a read after it)
+  h.ops() = block;
+  EXPECT_EQ(h.Coalesced(ForwardCopies::kOnlyRead).size(), 4u);
+  const std::vector<Op> folded = h.Coalesced(ForwardCopies::kAnyReads);
+  ASSERT_EQ(folded.size(), 3u);
+  EXPECT_EQ(std::get<PrimOp>(folded[0]).outputs, std::vector<VarId>{x});
+  EXPECT_EQ(std::get<PrimOp>(folded[1]).inputs, (std::vector<VarId>{x, n}));
+  EXPECT_EQ(std::get<PrimOp>(folded[2]).inputs, (std::vector<VarId>{x, x}));
+
+  // x written after the copy, before y's last read: that read needs y's
+  // value, which x no longer holds.
+  h.ops() = {MakePrim(Primitive::kAdd, {n, n}, y), MakePrim(Primitive::kCopy, {y}, x),
+             MakePrim(Primitive::kAdd, {n, r}, x), MakePrim(Primitive::kAdd, {y, n}, r)};
+  EXPECT_EQ(h.Coalesced(ForwardCopies::kAnyReads).size(), 4u);
+  // The op of the last read may write x itself (ops read before they write).
+  h.ops() = {MakePrim(Primitive::kAdd, {n, n}, y), MakePrim(Primitive::kCopy, {y}, x),
+             MakePrim(Primitive::kAdd, {y, n}, x)};
+  const std::vector<Op> last = h.Coalesced(ForwardCopies::kAnyReads);
+  ASSERT_EQ(last.size(), 2u);
+  EXPECT_EQ(std::get<PrimOp>(last[1]).inputs, (std::vector<VarId>{x, n}));
+  // A Null destination drops what it is given, so y's other reads could not
+  // read it.
+  const VarId dropped(static_cast<int32_t>(h.p.module.variables.size()));
+  h.p.module.variables.push_back(
+      {"dropped", h.p.module.var(x).function, h.p.module.var(x).type, StorageClass::kNull});
+  h.ops() = {MakePrim(Primitive::kAdd, {n, n}, y), MakePrim(Primitive::kCopy, {y}, dropped),
+             MakePrim(Primitive::kAdd, {y, n}, r)};
+  EXPECT_EQ(h.Coalesced(ForwardCopies::kAnyReads).size(), 3u);
 }
 
 TEST(CoalesceCopiesTest, IsIdempotentAndRejectsUnloweredPrograms) {
