@@ -100,8 +100,9 @@ TEST(PipelineTest, PrintsTheIrAfterEveryPass) {
   const std::string text = out.str();
   size_t last = 0;
   bool first = true;
-  for (const char* pass : {"infer_types", "allocate_variables", "lower_calls",
-                           "fuse_pop_push", "order_blocks"}) {
+  for (const char* pass : {"infer_types", "allocate_variables", "lower_calls", "fuse_pop_push",
+                           "coalesce_copies", "coalesce_registers",
+                           "coalesce_copies(any_reads)", "order_blocks"}) {
     const size_t at = text.find(std::string("=== after ") + pass + " ===\n");
     ASSERT_NE(at, std::string::npos) << pass;
     if (!first) {
