@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -440,6 +441,22 @@ TEST(ThreadedBackendTest, TeardownDoesNotWaitForLingeringWorkers) {
   }
   // Three lingers would take 3 s; a generous bound for a loaded machine.
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2500));
+}
+
+// Out-of-range lingers are clamped to [0, 1 s]: no overflow in the clock
+// arithmetic (UBSan would report it), and the backend still computes.
+TEST(ThreadedBackendTest, OutOfRangeLingersAreClamped) {
+  for (int64_t linger : {int64_t{-5}, std::numeric_limits<int64_t>::max()}) {
+    ThreadedBackend backend(ThreadedBackendOptions{
+        .num_threads = 2, .min_chunk_cost = 0, .linger_microseconds = linger});
+    Tensor x = *Tensor::FromVector(std::vector<double>{1, 2, 3, 4});
+    Tensor y(Scalar(DType::kF64), 4);
+    const Tensor* ins[] = {&x, &x};
+    Tensor* outs[] = {&y};
+    ASSERT_TRUE(backend.RunOp(MakeOp(Primitive::kAdd, 2), ins, outs, LaneSet::All(4),
+                              ExecMode::kDense, nullptr).ok());
+    EXPECT_EQ(y.data<double>()[3], 8.0) << linger;
+  }
 }
 
 TEST(ThreadedBackendTest, DataMovementIsSplitLikeEigen) {
