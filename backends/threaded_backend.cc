@@ -24,11 +24,14 @@ namespace autobatch {
 // the split overhead fell from 5.6-11.6 us to 0.1-1.4 us, the median
 // break-even over the benched ops to 3066-3565 units per chunk, and the
 // observed 1-vs-2-thread crossovers lie at 1024 (masked update), 1536 (exp),
-// 8704 (matvec 8x8) and 24576 (add, memory-bound) units per chunk. 8192 sits
-// between the two; on pea-nuts at batch 1024 it beat 32768 with the batched
-// matrix product (2 threads 0.20 s against 0.21-0.25 s) and matched it with
-// the per-lane matvec. See docs/BENCHMARKS.md.
-const double ThreadedBackend::kDefaultMinChunkCost = 8192;
+// 8704 (matvec 8x8) and 24576 (add, memory-bound) units per chunk. Whole
+// programs decide between those: on pea-nuts (batch 1024) 8192, 16384 and
+// 32768 give the same times, but on NUTS (1024 chains, compact tiles of a
+// few dozen lanes) 8192 made two threads 1.3-1.6x slower than 16384 (AR(1)
+// 8.6-9.0 s against 5.5 s, eight schools 0.228 s against 0.174 s): the
+// memory-bound ops it adds to the split pay more in cross-core traffic than
+// they gain. See docs/BENCHMARKS.md.
+const double ThreadedBackend::kDefaultMinChunkCost = 16384;
 
 namespace {
 
