@@ -446,16 +446,18 @@ int Main(int argc, char** argv) {
     // BATCHED[:SCALAR]: the batched model against the scalar reference of
     // another model of the same target (e.g. ar1_batched:ar1_dense, one GEMM
     // against a matrix-vector product per chain).
+    auto is_ar1 = [](const std::string& n) {
+      return n == "ar1" || n == "ar1_batched" || n == "ar1_dense";
+    };
     const size_t colon = spec.find(':');
     const std::string name = spec.substr(0, colon);
     std::string scalar = colon == std::string::npos ? "" : spec.substr(colon + 1);
-    const bool ar1_family = name == "ar1" || name == "ar1_batched" || name == "ar1_dense";
+    const bool ar1_family = is_ar1(name);
     if (!ar1_family && name != "eight_schools") {
       Usage(("unknown target '" + name + "' (ar1, ar1_batched, ar1_dense, eight_schools)").c_str());
     }
     if (scalar.empty()) scalar = name == "ar1_batched" ? "ar1" : name;
-    const bool scalar_ar1_family = scalar == "ar1" || scalar == "ar1_batched" || scalar == "ar1_dense";
-    if (scalar_ar1_family != ar1_family || (!ar1_family && scalar != name)) {
+    if (is_ar1(scalar) != ar1_family || (!ar1_family && scalar != name)) {
       Usage(("target '" + spec + "': the scalar reference must be a model of the same target").c_str());
     }
     if (ar1_family) {

@@ -86,7 +86,7 @@ class BlockCoalescer {
         if (Reads(ops[k], t)) last_read = k;
       }
       if (TerminatorReads(block_, t)) last_read = ops.size();
-      const bool other_reads = last_read > c || CountReads(t) > 1;
+      const bool other_reads = CountReads(t) > 1;  // besides the copy
       if (other_reads && (forward_ == ForwardCopies::kOnlyRead ||
                           module_.var(x).storage == StorageClass::kNull)) {
         continue;

@@ -49,9 +49,8 @@ absl::StatusOr<Program> CompileProgram(Program untyped,
 // CompileProgram with inline_calls between its two passes, then lower_calls,
 // fuse_pop_push, coalesce_copies, coalesce_registers, coalesce_copies with
 // ForwardCopies::kAnyReads (both runs under options.coalesce_copies) and
-// order_blocks (each
-// optimization unless disabled in `options`). The result (stage kLowered)
-// runs on the stack VM. Errors as CompileProgram.
+// order_blocks (each optimization unless disabled in `options`). The result
+// (stage kLowered) runs on the stack VM. Errors as CompileProgram.
 absl::StatusOr<Program> LowerProgram(Program untyped,
                                      std::vector<TensorType> input_types,
                                      const PipelineOptions& options = {});
