@@ -3,7 +3,7 @@
 // interpreter looped over lanes) and the same algorithm written natively in
 // C++ for one example and looped over the batch — side by side in one run.
 //
-// Usage: vm_bench [--json FILE] [--quick] [--peanuts-only]
+// Usage: vm_bench [--json FILE] [--quick] [--peanuts-only | --fibonacci-only]
 // Prints one row per (workload, batch, executor): seconds, ratio to native,
 // batch utilization, VM overhead (time outside primitive kernels) and the
 // per-block dispatch cost. Figures and the command go to docs/BENCHMARKS.md.
@@ -258,18 +258,20 @@ int Main(int argc, char** argv) {
   std::string json_path;
   bool quick = false;
   bool peanuts_only = false;
+  bool fibonacci_only = false;
   std::vector<int> threads = {1, 2};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--peanuts-only")) peanuts_only = true;
+    else if (!std::strcmp(argv[i], "--fibonacci-only")) fibonacci_only = true;
   }
   std::vector<int64_t> batches = quick ? std::vector<int64_t>{1, 64}
                                        : std::vector<int64_t>{1, 64, 1024};
   std::printf("%-22s %6s %-26s %10s %10s %7s %7s %7s %8s\n", "workload", "batch",
               "executor", "seconds", "vs native", "util", "lockstep", "outside", "ns/block");
   if (!peanuts_only) Fibonacci(batches, threads);
-  PeaNuts(batches, threads, quick ? 2 : 4);
+  if (!fibonacci_only) PeaNuts(batches, threads, quick ? 2 : 4);
   if (!json_path.empty()) {
     nlohmann::json out = nlohmann::json::array();
     for (const Row& r : rows) {

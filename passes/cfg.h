@@ -30,6 +30,11 @@ Terminator RemapBlocks(const Terminator& terminator,
 // Requires: `order` is a permutation of 0..blocks.size()-1.
 void PermuteBlocks(Function& function, const std::vector<int32_t>& order);
 
+// Drops the blocks that cannot be reached from block 0 (ReachableBlocks),
+// keeping the others in their order and renumbering every terminator.
+// Returns how many blocks were dropped. Requires: as Predecessors.
+int RemoveUnreachableBlocks(Function& function);
+
 }  // namespace autobatch
 
 #endif  // AUTOBATCH_PASSES_CFG_H_

@@ -17,6 +17,7 @@
 #include "passes/inline_calls.h"
 #include "passes/lower_calls.h"
 #include "passes/order_blocks.h"
+#include "passes/thread_jumps.h"
 
 namespace autobatch {
 namespace {
@@ -78,14 +79,15 @@ class PassRunner {
   const PipelineOptions& options_;
 };
 
-// `inline_calls`: whether inline_calls runs between the two passes.
+// `inline_calls`: whether inline_calls runs after infer_types.
 absl::Status Compile(PassRunner& runner, const std::vector<TensorType>& input_types,
-                     bool inline_calls) {
+                     bool inline_calls, bool thread_jumps) {
   AB_RETURN_IF_ERROR(runner.VerifyInput());
   AB_RETURN_IF_ERROR(runner.Run("infer_types", [&](Program p) {
     return InferTypes(std::move(p), input_types);
   }));
   if (inline_calls) AB_RETURN_IF_ERROR(runner.Run("inline_calls", InlineCalls));
+  if (thread_jumps) AB_RETURN_IF_ERROR(runner.Run("thread_jumps", ThreadJumps));
   AB_RETURN_IF_ERROR(runner.Run("allocate_variables", AllocateVariables));
   return absl::OkStatus();
 }
@@ -95,14 +97,14 @@ absl::Status Compile(PassRunner& runner, const std::vector<TensorType>& input_ty
 absl::StatusOr<Program> CompileProgram(Program untyped, std::vector<TensorType> input_types,
                                        const PipelineOptions& options) {
   PassRunner runner(std::move(untyped), options);
-  AB_RETURN_IF_ERROR(Compile(runner, input_types, /*inline_calls=*/false));
+  AB_RETURN_IF_ERROR(Compile(runner, input_types, /*inline_calls=*/false, options.thread_jumps));
   return runner.Take();
 }
 
 absl::StatusOr<Program> LowerProgram(Program untyped, std::vector<TensorType> input_types,
                                      const PipelineOptions& options) {
   PassRunner runner(std::move(untyped), options);
-  AB_RETURN_IF_ERROR(Compile(runner, input_types, options.inline_calls));
+  AB_RETURN_IF_ERROR(Compile(runner, input_types, options.inline_calls, options.thread_jumps));
   AB_RETURN_IF_ERROR(runner.Run("lower_calls", LowerCalls));
   if (options.fuse_pop_push) AB_RETURN_IF_ERROR(runner.Run("fuse_pop_push", FusePopPush));
   if (options.coalesce_copies) {
@@ -118,6 +120,9 @@ absl::StatusOr<Program> LowerProgram(Program untyped, std::vector<TensorType> in
       return CoalesceCopies(std::move(p), ForwardCopies::kAnyReads);
     }));
   }
+  // Coalescing empties blocks (a join that only copied the result into the
+  // function's result): thread jumps through them again.
+  if (options.thread_jumps) AB_RETURN_IF_ERROR(runner.Run("thread_jumps", ThreadJumps));
   if (options.order_blocks) AB_RETURN_IF_ERROR(runner.Run("order_blocks", OrderBlocks));
   return runner.Take();
 }

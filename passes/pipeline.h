@@ -1,11 +1,13 @@
 // The compiler pipeline: the passes in order, verified between passes.
 //
-//   CompileProgram: verify input -> infer_types -> allocate_variables
+//   CompileProgram: verify input -> infer_types -> thread_jumps
+//                   -> allocate_variables
 //                   (for the reference interpreter and the stackless VM)
 //   LowerProgram:   verify input -> infer_types -> inline_calls
-//                   -> allocate_variables -> lower_calls -> fuse_pop_push
-//                   -> coalesce_copies -> coalesce_registers
-//                   -> coalesce_copies(any_reads) -> order_blocks
+//                   -> thread_jumps -> allocate_variables -> lower_calls
+//                   -> fuse_pop_push -> coalesce_copies
+//                   -> coalesce_registers -> coalesce_copies(any_reads)
+//                   -> thread_jumps -> order_blocks
 //                   (for the stack VM)
 #ifndef AUTOBATCH_PASSES_PIPELINE_H_
 #define AUTOBATCH_PASSES_PIPELINE_H_
@@ -30,6 +32,7 @@ struct PipelineOptions {
   bool show_ir_on_error = true;
   // Optional optimizations of LowerProgram.
   bool inline_calls = true;
+  bool thread_jumps = true;  // both pipelines (twice in LowerProgram)
   bool fuse_pop_push = true;
   bool coalesce_copies = true;
   bool coalesce_registers = true;
@@ -37,8 +40,9 @@ struct PipelineOptions {
 };
 
 // Types and allocates `untyped` (stage kUntyped or kTyped) for the entry's
-// input types: infer_types, then allocate_variables. The result (stage
-// kAllocated) runs on the reference interpreter and the stackless VM.
+// input types: infer_types, thread_jumps (unless disabled in `options`),
+// then allocate_variables. The result (stage kAllocated) runs on the
+// reference interpreter and the stackless VM.
 // Errors name the failing pass, carry its message (user errors keep their
 // code, e.g. InvalidArgument for a type error) and, if
 // options.show_ir_on_error, the IR that pass received.
@@ -46,11 +50,12 @@ absl::StatusOr<Program> CompileProgram(Program untyped,
                                        std::vector<TensorType> input_types,
                                        const PipelineOptions& options = {});
 
-// CompileProgram with inline_calls between its two passes, then lower_calls,
+// CompileProgram with inline_calls after infer_types, then lower_calls,
 // fuse_pop_push, coalesce_copies, coalesce_registers, coalesce_copies with
-// ForwardCopies::kAnyReads (both runs under options.coalesce_copies) and
-// order_blocks (each optimization unless disabled in `options`). The result
-// (stage kLowered) runs on the stack VM. Errors as CompileProgram.
+// ForwardCopies::kAnyReads (both runs under options.coalesce_copies),
+// thread_jumps again (coalescing empties join blocks) and order_blocks
+// (each optimization unless disabled in `options`). The result (stage
+// kLowered) runs on the stack VM. Errors as CompileProgram.
 absl::StatusOr<Program> LowerProgram(Program untyped,
                                      std::vector<TensorType> input_types,
                                      const PipelineOptions& options = {});

@@ -100,10 +100,12 @@ TEST(PipelineTest, PrintsTheIrAfterEveryPass) {
   const std::string text = out.str();
   size_t last = 0;
   bool first = true;
-  for (const char* pass : {"infer_types", "allocate_variables", "lower_calls", "fuse_pop_push",
-                           "coalesce_copies", "coalesce_registers",
-                           "coalesce_copies(any_reads)", "order_blocks"}) {
-    const size_t at = text.find(std::string("=== after ") + pass + " ===\n");
+  for (const char* pass : {"infer_types", "inline_calls", "thread_jumps", "allocate_variables",
+                           "lower_calls", "fuse_pop_push", "coalesce_copies",
+                           "coalesce_registers", "coalesce_copies(any_reads)", "thread_jumps",
+                           "order_blocks"}) {
+    // Each pass is looked for after the one before (thread_jumps runs twice).
+    const size_t at = text.find(std::string("=== after ") + pass + " ===\n", first ? 0 : last + 1);
     ASSERT_NE(at, std::string::npos) << pass;
     if (!first) {
       EXPECT_GT(at, last) << pass << " out of order";
