@@ -522,9 +522,14 @@ absl::Status FillFromLiteral(const Call& c, const Literal& lit) {
       o[j] = Store<T>(LiteralElement<T>(lit, size == 1 ? 0 : static_cast<size_t>(j)));
     }
   });
+  // Lane 0 is copied to lanes [1, 2), then [0, 2) to [2, 4), and so on:
+  // a logarithmic number of memcpy calls instead of one per lane (a call per
+  // 8-byte lane was 8% of fibonacci's time on the stack VM).
   const int64_t lane_bytes = n * DTypeSize(out.type.dtype);
-  for (int64_t l = 1; l < c.lanes; ++l) {
-    std::memcpy(out.data + l * lane_bytes, out.data, static_cast<size_t>(lane_bytes));
+  for (int64_t filled = 1; filled < c.lanes;) {
+    const int64_t more = std::min(filled, c.lanes - filled);
+    std::memcpy(out.data + filled * lane_bytes, out.data, static_cast<size_t>(more * lane_bytes));
+    filled += more;
   }
   return absl::OkStatus();
 }

@@ -656,6 +656,24 @@ TEST(DataMovementTest, ConstantConvertsAndBroadcastsTheLiteral) {
             (std::vector<uint8_t>{1, 1}));
 }
 
+TEST(DataMovementTest, ConstantFillsEveryLaneOfAnyBatch) {
+  // The fill copies lane 0 in doubling blocks; every count of lanes ends on
+  // the right value, with nothing written past the last lane.
+  Attributes attrs;
+  attrs.literal = Literal{TensorType{DType::kI64, {3}}, {}, {4, -5, 6}};
+  const TensorType type{DType::kI64, {3}};
+  for (int64_t batch : {1, 2, 3, 5, 7, 8, 9, 64, 1000, 1025}) {
+    const std::vector<int64_t> out =
+        Eval(MakeOp(Primitive::kConstant, 0, attrs), {}, type, batch).ToVector<int64_t>();
+    ASSERT_EQ(out.size(), static_cast<size_t>(3 * batch));
+    for (int64_t l = 0; l < batch; ++l) {
+      EXPECT_EQ(out[3 * l], 4) << "batch " << batch << " lane " << l;
+      EXPECT_EQ(out[3 * l + 1], -5) << "batch " << batch << " lane " << l;
+      EXPECT_EQ(out[3 * l + 2], 6) << "batch " << batch << " lane " << l;
+    }
+  }
+}
+
 TEST(DataMovementTest, FillLikeCastsTheLiteralToTheOperandsDType) {
   Tensor i = Make<int32_t>({1, 2, 3, 4}, {2});
   Tensor u = Make<uint64_t>({1, 2});
