@@ -113,6 +113,16 @@ struct CallOptions {
   // the L2 cache of one core of the reference machine, was measured with
   // bench/nuts_bench (docs/BENCHMARKS.md, session 7).
   int64_t tile_bytes = int64_t{512} << 10;
+  // The stack VM keeps a Full variable with at least this many bytes per
+  // lane as a frame stack: every frame in place, the current one at the
+  // lane's depth, so a push or a pop moves no data (a separate top is
+  // copied into a frame on a push and back on a pop), but every read and
+  // write goes to frames scattered over the lanes' depths. Results do not
+  // depend on it. The default was measured with `autobatch sample` on AR(1)
+  // of dimension 16 to 100 and on eight schools (docs/BENCHMARKS.md,
+  // session 9): frame stacks win from about 64 doubles per lane. Must be
+  // >= 1.
+  int64_t frame_stack_min_lane_bytes = 512;
   // Time every primitive execution (Profile::primitives[...].nanoseconds).
   bool profile_timing = false;
   // The largest value an executor allocates, in bytes: a variable's type

@@ -74,6 +74,11 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
         "CallOptions::tile_bytes is ", options.tile_bytes,
         "; use 0 (never tile) or a number of bytes per tile"));
   }
+  if (options.frame_stack_min_lane_bytes < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CallOptions::frame_stack_min_lane_bytes is ", options.frame_stack_min_lane_bytes,
+        "; use 1 (every Full variable a frame stack) or more bytes per lane"));
+  }
   if (options.shard_threads < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "CallOptions::shard_threads is ", options.shard_threads,

@@ -2,12 +2,14 @@
 //
 // Every lane has a program counter (a global block index: functions in
 // module order, blocks in function order) and a stack of return addresses.
-// Each step picks one block (CallOptions::block_policy) and runs it for exactly the lanes
-// whose PC is there, so lanes at different recursion depths re-converge
-// whenever they reach the same block. Full variables are LaneStacks (write =
-// push unless in place, PopOp = pop); Register, Temporary and Null variables
-// are one Tensor each. Choosing the next block costs O(blocks / 64) and moving
-// lanes O(lanes that ran), never O(batch).
+// Each step picks one block (CallOptions::block_policy) and runs it for
+// exactly the lanes whose PC is there, so lanes at different recursion
+// depths re-converge whenever they reach the same block. Full variables are
+// LaneStacks (write = push unless in place, PopOp = pop), wide ones kept as
+// frame stacks that push and pop without moving data
+// (CallOptions::frame_stack_min_lane_bytes); Register, Temporary and Null
+// variables are one Tensor each. Choosing the next block costs
+// O(blocks / 64) and moving lanes O(lanes that ran), never O(batch).
 #ifndef AUTOBATCH_VM_STACK_VM_H_
 #define AUTOBATCH_VM_STACK_VM_H_
 

@@ -78,7 +78,11 @@ inline std::vector<VmCase> BatchedVms() {
   stack.vm = Vm::kStack;
   CallOptions stackless;
   stackless.vm = Vm::kStackless;
-  return {{"stack", stack}, {"stackless", stackless}};
+  // The vectors of the test targets (f64[2] to f64[20]) kept as frame
+  // stacks, the scalars with a separate top.
+  CallOptions frames = stack;
+  frames.frame_stack_min_lane_bytes = 16;
+  return {{"stack", stack}, {"stackless", stackless}, {"stack/frame stacks", frames}};
 }
 
 }  // namespace autobatch::mcmc

@@ -60,6 +60,22 @@ std::vector<Executor> AllExecutors() {
                     .dense_fraction = 1.0,
                     .dense_fraction_heavy = 1.0,
                     .tile_bytes = 1}});
+    // Every Full variable a frame stack, with blocks compact, dense and tiled.
+    for (double fraction : {1.0, 0.0}) {
+      out.push_back({"stack/" + backend + (fraction > 0 ? "/frames/compact" : "/frames/dense"),
+                     {.vm = Vm::kStack,
+                      .backend = backend,
+                      .dense_fraction = fraction,
+                      .dense_fraction_heavy = fraction,
+                      .frame_stack_min_lane_bytes = 1}});
+    }
+    out.push_back({"stack/" + backend + "/frames/tiled",
+                   {.vm = Vm::kStack,
+                    .backend = backend,
+                    .dense_fraction = 1.0,
+                    .dense_fraction_heavy = 1.0,
+                    .tile_bytes = 1,
+                    .frame_stack_min_lane_bytes = 1}});
   }
   return out;
 }

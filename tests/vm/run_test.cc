@@ -245,6 +245,16 @@ TEST(TilesTest, TileBytesBelowZeroIsInvalid) {
   EXPECT_THAT(std::string(out.status().message()), HasSubstr("tile_bytes is -1"));
 }
 
+TEST(FrameStacksTest, AMinimumBelowOneByteIsInvalid) {
+  Fib fib;
+  absl::StatusOr<std::vector<Tensor>> out =
+      fib.fn.Run({*Tensor::FromVector(FibInputs(4))}, {.frame_stack_min_lane_bytes = 0});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(out.status().message()),
+              HasSubstr("frame_stack_min_lane_bytes is 0"));
+}
+
 // A tile as large as int64 allows, on a backend with threads (the tile is
 // per thread): one tile, no overflow.
 TEST(TilesTest, HugeTilesRunWhole) {
