@@ -302,6 +302,10 @@ FuzzOutcome RunFuzzInput(std::string_view bytes, const FuzzLimits& limits) {
   // (ResourceExhausted), which is what this exercises.
   options.max_value_bytes = limits.max_value_elements * 8 * std::max<int64_t>(outcome.batch, 1);
   options.timeout_seconds = limits.timeout_seconds;
+  // Every other input runs the stack VM with every Full variable a frame
+  // stack (the default keeps only wide ones so, and few programs here have
+  // any).
+  if ((hash >> 40) & 1) options.frame_stack_min_lane_bytes = 1;
   struct Executor {
     const char* name;
     bool dry_run;
