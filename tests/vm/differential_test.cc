@@ -229,6 +229,30 @@ TEST_P(DifferentialTest, CopiesIntoVariablesThatLiveAcrossBlocks) {
   ExpectAllExecutorsAgree(*program, ctx.kernels(), WalkInputs(GetParam()));
 }
 
+// ladder(n, x) copies `c = a` where both live across calls (Full) but are
+// pushed in different activations: a in every one, c only after a first
+// recursive call. At that copy a lane's frame of a and its frame of c sit
+// at different depths, which frame stacks (every executor ".../frames")
+// must address separately.
+TEST_P(DifferentialTest, CopiesBetweenStacksAtDifferentDepths) {
+  Context ctx;
+  BatchFunction ladder = ctx.Declare("ladder", {.param_names = {"n", "x"}});
+  ctx.Batch(ladder)([ladder](Builder& b, Value n, Value x) {
+    Var a = b.Local("a", x * 3 + n);
+    Var out = b.Local("out", x);
+    b.If(n > 0).Then([&] {
+      Value r = ladder(n - 1, x + 2);
+      Var c = b.Local("c", a);
+      Value s = ladder(n / 2 - 1, x - c);
+      out = c * 5 + r - s + a;
+    });
+    return out;
+  });
+  absl::StatusOr<Program> program = ctx.Program(ladder);
+  ASSERT_TRUE(program.ok()) << program.status();
+  ExpectAllExecutorsAgree(*program, ctx.kernels(), WalkInputs(GetParam()));
+}
+
 // A copy op between two variables that outlive its block (Register or
 // Full): the copies the stack VM may run storage to storage in compact blocks.
 struct LastingCopy {
