@@ -172,12 +172,12 @@ TEST(ThreadJumpsTest, AReturnAddressSkipsAnEmptyBlock) {
                                       detoured.module.functions.data())));
   const int recurse = FindBlock(detoured, "fibonacci", "recurse");
   ASSERT_NE(recurse, -1);
-  auto& call = std::get<PushGoto>(fib.blocks[recurse].terminator);
   Block detour;
   detour.label = "detour";
-  detour.terminator = Goto{call.return_to};
-  fib.blocks.push_back(detour);
-  call.return_to = BlockId(static_cast<int32_t>(fib.blocks.size() - 1));
+  detour.terminator = Goto{std::get<PushGoto>(fib.blocks[recurse].terminator).return_to};
+  fib.blocks.push_back(detour);  // (invalidates references into blocks)
+  std::get<PushGoto>(fib.blocks[recurse].terminator).return_to =
+      BlockId(static_cast<int32_t>(fib.blocks.size() - 1));
   ASSERT_TRUE(VerifyProgram(detoured).ok());
 
   Program p = Thread(detoured);
