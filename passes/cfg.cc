@@ -83,7 +83,7 @@ void PermuteBlocks(Function& function, const std::vector<int32_t>& order) {
   function.blocks = std::move(blocks);
 }
 
-int RemoveUnreachableBlocks(Function& function) {
+void RemoveUnreachableBlocks(Function& function) {
   const std::vector<bool> reachable = ReachableBlocks(function);
   std::vector<int32_t> new_index(function.blocks.size(), -1);
   std::vector<Block> kept;
@@ -92,11 +92,9 @@ int RemoveUnreachableBlocks(Function& function) {
     new_index[b] = static_cast<int32_t>(kept.size());
     kept.push_back(std::move(function.blocks[b]));
   }
-  const int removed = static_cast<int>(function.blocks.size() - kept.size());
   // A kept block's successors are reachable, hence kept: no index maps to -1.
   for (Block& block : kept) block.terminator = RemapBlocks(block.terminator, new_index);
   function.blocks = std::move(kept);
-  return removed;
 }
 
 }  // namespace autobatch

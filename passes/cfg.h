@@ -32,8 +32,8 @@ void PermuteBlocks(Function& function, const std::vector<int32_t>& order);
 
 // Drops the blocks that cannot be reached from block 0 (ReachableBlocks),
 // keeping the others in their order and renumbering every terminator.
-// Returns how many blocks were dropped. Requires: as Predecessors.
-int RemoveUnreachableBlocks(Function& function);
+// Requires: as Predecessors.
+void RemoveUnreachableBlocks(Function& function);
 
 }  // namespace autobatch
 

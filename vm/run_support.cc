@@ -36,22 +36,9 @@ absl::Status RunCountedOp(Backend& backend, const PrimOp& op,
                           const LaneSet& lanes, ExecMode mode,
                           const KernelRegistry* kernels, Profile& profile,
                           const Function& fn, int64_t active, bool new_execution) {
-  PrimitiveCounters& counters = profile.CountersFor(op);
-  if (new_execution) {
-    ++counters.executions;
-    counters.lane_slots += profile.batch;
-  }
-  counters.active_lanes += active >= 0 ? active : lanes.size();
   absl::Status status;
-  if (profile.timing) {
-    auto start = std::chrono::steady_clock::now();
-    status = backend.RunOp(op, inputs, outputs, lanes, mode, kernels);
-    counters.nanoseconds += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::steady_clock::now() - start)
-                                .count();
-  } else {
-    status = backend.RunOp(op, inputs, outputs, lanes, mode, kernels);
-  }
+  CountOpRun(op, active >= 0 ? active : lanes.size(), new_execution, profile,
+             [&] { status = backend.RunOp(op, inputs, outputs, lanes, mode, kernels); });
   if (!status.ok()) [[unlikely]] {
     return absl::Status(status.code(),
                         absl::StrCat("in function '", fn.name, "' at ",

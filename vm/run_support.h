@@ -61,6 +61,30 @@ inline ExecMode ChooseMode(int64_t active, int64_t batch, bool heavy,
              : ExecMode::kDense;
 }
 
+// Counts a run of `op` in `profile` as RunCountedOp does (`active` useful
+// lanes; `new_execution` as there) and calls `run()`, timed if
+// profile.timing. For VMs that run an op other than through
+// Backend::RunOp (e.g. a copy between stack frames).
+template <typename Run>
+void CountOpRun(const PrimOp& op, int64_t active, bool new_execution, Profile& profile,
+                Run&& run) {
+  PrimitiveCounters& counters = profile.CountersFor(op);
+  if (new_execution) {
+    ++counters.executions;
+    counters.lane_slots += profile.batch;
+  }
+  counters.active_lanes += active;
+  if (!profile.timing) {
+    run();
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  run();
+  counters.nanoseconds += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+}
+
 // Runs one PrimOp through the backend for `lanes`, counting it in `profile`
 // as `active` useful lanes (lanes.size() when negative; a VM that runs an op
 // over more lanes than need it, or over a compacted copy, passes the real

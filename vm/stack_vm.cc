@@ -646,23 +646,18 @@ class StackVm {
     dirty_epoch_[out.value] = -1;
     const VarId in_var = op.inputs[0];
     if (frame_stack_[in_var.value] || frame_stack_[out.value]) {
-      // Lane to lane between the current frames: what RunCountedOp counts
-      // for the copy primitive, without its kernel.
-      PrimitiveCounters& counters = profile_.CountersFor(op);
-      if (first_tile) {
-        ++counters.executions;
-        counters.lane_slots += profile_.batch;
-      }
-      counters.active_lanes += lanes.size();
+      // Lane to lane between the current frames, counted as the copy.
       const Tensor& src = frame_stack_[in_var.value] ? stacks_[in_var.value].saved
                                                      : *Storage(in_var);
       Tensor* dst = frame_stack_[out.value] ? &stacks_[out.value].saved : Storage(out);
-      backend_.CopyLanes(src,
-                         frame_stack_[in_var.value] ? FrameLanes(in_var, lanes.indices(), 0)
-                                                    : lanes.indices(),
-                         dst,
-                         frame_stack_[out.value] ? FrameLanes(out, lanes.indices(), 1)
-                                                 : lanes.indices());
+      CountOpRun(op, lanes.size(), first_tile, profile_, [&] {
+        backend_.CopyLanes(src,
+                           frame_stack_[in_var.value] ? FrameLanes(in_var, lanes.indices(), 0)
+                                                      : lanes.indices(),
+                           dst,
+                           frame_stack_[out.value] ? FrameLanes(out, lanes.indices(), 1)
+                                                   : lanes.indices());
+      });
       return absl::OkStatus();
     }
     const Tensor* in = Storage(in_var);
