@@ -87,4 +87,14 @@ bool IsPlainCopy(const PrimOp& op, std::span<const Tensor* const> inputs,
          inputs[0]->type() == outputs[0]->type();
 }
 
+bool IsWideLaneSelect(const PrimOp& op, std::span<const Tensor* const> inputs,
+                      std::span<Tensor* const> outputs) {
+  if (op.prim != Primitive::kSelect || inputs.size() != 3 || outputs.size() != 1) return false;
+  const Tensor& cond = *inputs[0];
+  const Tensor& out = *outputs[0];
+  return cond.dtype() == DType::kBool && cond.lane_elements() == 1 &&
+         inputs[1]->type() == out.type() && inputs[2]->type() == out.type() &&
+         out.lane_bytes() > 8;
+}
+
 }  // namespace autobatch

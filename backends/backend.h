@@ -151,6 +151,14 @@ class Backend {
 bool IsPlainCopy(const PrimOp& op, std::span<const Tensor* const> inputs,
                  std::span<Tensor* const> outputs);
 
+// Whether `op` is a select with one condition per lane between values of the
+// output's type, of more than 8 bytes per lane, which a backend runs straight
+// into the running lanes of the output (MaskedSelectLaneBytes): the same
+// bits, without a kernel pass over every lane into scratch and a blend back.
+// (Narrower values blend faster over the whole batch, which vectorizes.)
+bool IsWideLaneSelect(const PrimOp& op, std::span<const Tensor* const> inputs,
+                      std::span<Tensor* const> outputs);
+
 // The available backends: eigen (single-threaded) and threaded (eigen's
 // kernels with lanes split over a thread pool; backends/threaded_backend.h).
 enum class BackendKind : uint8_t { kEigen, kThreaded };

@@ -98,6 +98,12 @@ absl::Status EigenBackend::RunOp(const PrimOp& op,
     MaskedUpdate(*inputs[0], lanes, outputs[0]);
     return absl::OkStatus();
   }
+  if (!lanes.full() && IsWideLaneSelect(op, inputs, outputs)) {
+    MaskedSelectLaneBytes(BoolBytes(*inputs[0]), inputs[1]->bytes(), inputs[2]->bytes(),
+                          outputs[0]->bytes(), outputs[0]->lane_bytes(), lanes.mask().data(),
+                          0, batch);
+    return absl::OkStatus();
+  }
 
   const size_t num_in = inputs.size();
   // Slots only grow, so the views' shape vectors keep their capacity and

@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -209,6 +210,43 @@ TEST_P(BackendConformanceTest, AnOutputMayBeAnInput) {
   }
 }
 
+TEST_P(BackendConformanceTest, ASelectMayWriteOneOfItsOperands) {
+  // x = select(c, y, x) and x = select(c, x, y) on values wider than 8 bytes
+  // (which backends write straight into the running lanes) and on scalars.
+  for (int64_t width : {1, 3, 10}) {
+    for (bool x_first : {false, true}) {
+      for (ExecMode mode : {ExecMode::kDense, ExecMode::kCompact}) {
+        for (int64_t batch : {1, 7, 64, 1000}) {
+          std::mt19937_64 rng(static_cast<uint64_t>(batch * width));
+          for (LaneSetKind kind : {LaneSetKind::kHalf, LaneSetKind::kSparse, LaneSetKind::kFull}) {
+            const LaneSet lanes = MakeLanes(kind, batch, rng);
+            ValueGen gen(static_cast<uint64_t>(batch) + 29);
+            const TensorType type = width == 1 ? TensorType{DType::kF64, {}}
+                                               : Vector(DType::kF64, width);
+            Tensor c = backend_->Allocate(TensorType{DType::kBool, {}}, batch);
+            Tensor x = backend_->Allocate(type, batch);
+            Tensor y = backend_->Allocate(type, batch);
+            gen.FillTensor(&x, std::vector<uint8_t>(batch, 0));
+            gen.FillTensor(&y, std::vector<uint8_t>(batch, 0));
+            for (int64_t l = 0; l < batch; ++l) c.bytes()[l] = rng() % 3 == 0 ? std::byte{0} : std::byte{1};
+            const Tensor x0 = x;
+            const PrimOp select = MakeOp(Primitive::kSelect, 3);
+            const Tensor* ins[] = {&c, x_first ? &x : &y, x_first ? &y : &x};
+            Tensor* outs[] = {&x};
+            ASSERT_TRUE(backend_->RunOp(select, ins, outs, lanes, mode, nullptr).ok());
+            for (int64_t l = 0; l < batch; ++l) {
+              const bool take_y = lanes.Contains(l) && ((c.bytes()[l] != std::byte{0}) != x_first);
+              ASSERT_TRUE(testing::LaneBytesEqual(x, l, (take_y ? y : x0).lane_bytes_ptr(l)))
+                  << "width " << width << (x_first ? " select(c, x, y) " : " select(c, y, x) ")
+                  << ExecModeName(mode) << " batch " << batch << " lane " << l;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_P(BackendConformanceTest, ErrorsLeaveOutputsUntouched) {
   const int64_t batch = 64;
   std::mt19937_64 rng(5);
@@ -363,6 +401,36 @@ TEST_P(BackendConformanceTest, MaskedUpdateGatherScatterAndCopyLanes) {
         const std::byte* want = it == to.end() ? dst0.lane_bytes_ptr(l)
                                                : src.lane_bytes_ptr(from[it - to.begin()]);
         ASSERT_TRUE(testing::LaneBytesEqual(dst, l, want)) << "CopyLanes lane " << l;
+      }
+    }
+  }
+}
+
+// MaskedCopyLaneBytes reads wide lanes' mask eight bytes at a time: any
+// nonzero byte (not just 1) selects its lane, and ranges that start and end
+// anywhere are exact.
+TEST(MaskedCopyLaneBytesTest, CopiesExactlyTheLanesWithANonzeroMaskByte) {
+  std::mt19937_64 rng(7);
+  constexpr uint8_t kSetBytes[] = {1, 2, 0x7F, 0x80, 0x81, 0xFF};
+  for (int64_t lane_bytes : {1, 3, 4, 8, 12, 24, 80}) {
+    const int64_t batch = 77;
+    std::vector<uint8_t> mask(batch);
+    for (uint8_t& m : mask) {
+      m = rng() % 2 == 0 ? 0 : kSetBytes[rng() % std::size(kSetBytes)];
+    }
+    std::vector<std::byte> src(static_cast<size_t>(batch * lane_bytes));
+    for (std::byte& b : src) b = static_cast<std::byte>(rng());
+    for (auto [begin, end] : {std::pair<int64_t, int64_t>{0, batch}, {3, 70}, {9, 16}, {5, 5}}) {
+      std::vector<std::byte> dst(src.size(), std::byte{0xAB});
+      MaskedCopyLaneBytes(src.data(), dst.data(), lane_bytes, mask.data(), begin, end);
+      for (int64_t l = 0; l < batch; ++l) {
+        const bool copied = l >= begin && l < end && mask[static_cast<size_t>(l)] != 0;
+        for (int64_t k = 0; k < lane_bytes; ++k) {
+          const size_t i = static_cast<size_t>(l * lane_bytes + k);
+          ASSERT_EQ(dst[i], copied ? src[i] : std::byte{0xAB})
+              << "lane_bytes " << lane_bytes << " range [" << begin << ", " << end
+              << ") lane " << l;
+        }
       }
     }
   }
