@@ -152,10 +152,11 @@ bool IsPlainCopy(const PrimOp& op, std::span<const Tensor* const> inputs,
                  std::span<Tensor* const> outputs);
 
 // Whether `op` is a select with one condition per lane between values of the
-// output's type, of more than 8 bytes per lane, which a backend runs straight
-// into the running lanes of the output (MaskedSelectLaneBytes): the same
-// bits, without a kernel pass over every lane into scratch and a blend back.
-// (Narrower values blend faster over the whole batch, which vectorizes.)
+// output's type, of more than 8 bytes per lane, which the eigen backend (and
+// so the threaded one for an op it does not split) runs straight into the
+// running lanes of the output (MaskedSelectLaneBytes): the same bits, without
+// a kernel pass over every lane into scratch and a blend back. (Narrower
+// values blend faster over the whole batch, which vectorizes.)
 bool IsWideLaneSelect(const PrimOp& op, std::span<const Tensor* const> inputs,
                       std::span<Tensor* const> outputs);
 
