@@ -151,17 +151,21 @@ class Coalescer {
         StepBack(op, live);
       }
     }
-    // The VM writes the entry's params together before the first block; and
-    // a class holds at most one param or result of its function.
+    // The VM writes the entry's params together before the first block; a
+    // class holds at most one param and at most one result of its function;
+    // the entry's params and results (the program's inputs and outputs) stay
+    // apart.
     const Function& entry = program_.entry_function();
     std::vector<VarId> at_start = live_in_[Gid(program_.entry, BlockId(0))].Vars();
     at_start.insert(at_start.end(), entry.params.begin(), entry.params.end());
     AddClique(at_start);
     for (const Function& fn : module_.functions) {
-      std::vector<VarId> signature = fn.params;
-      signature.insert(signature.end(), fn.results.begin(), fn.results.end());
-      AddClique(signature);
+      AddClique(fn.params);
+      AddClique(fn.results);
     }
+    std::vector<VarId> signature = entry.params;
+    signature.insert(signature.end(), entry.results.begin(), entry.results.end());
+    AddClique(signature);
   }
 
   VarId Find(VarId v) {
@@ -210,12 +214,12 @@ class Coalescer {
   }
 
   void Rename() {
-    // Each class is named by its param or result (at most one), else by its
-    // lowest VarId (the union-find root).
+    // Each class is named by its param, else its result, else its lowest
+    // VarId (the union-find root).
     std::vector<VarId> name(num_vars_);
     for (size_t v = 0; v < num_vars_; ++v) name[v] = Find(VarId(static_cast<int32_t>(v)));
     for (const Function& fn : module_.functions) {
-      for (const std::vector<VarId>* list : {&fn.params, &fn.results}) {
+      for (const std::vector<VarId>* list : {&fn.results, &fn.params}) {
         for (VarId v : *list) {
           const VarId root = Find(v);
           for (VarId m : members_[root.value]) name[m.value] = v;

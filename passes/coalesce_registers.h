@@ -25,16 +25,21 @@ namespace autobatch {
 // * the classes do not interfere: no write to a variable of one class
 //   happens where a variable of the other is live (a copy's write does not
 //   conflict with its own source);
-// * the merged class would not hold two params, two results, or a param and
-//   a result of one function, and no op writes variables of both classes
+// * the merged class would not hold two params or two results of one
+//   function, nor a param and a result of the entry function (the program's
+//   inputs and outputs), and no op writes variables of both classes
 //   (an op never lists one output twice). An op may come to read and write
 //   the same variable, e.g. NUTS's merge "r = select c, t, u" with t saved
 //   from r becomes "r = select c, r, u": ops read their inputs before they
 //   write, and every backend runs an op whose output is one of its inputs
 //   (backends/backend.h, RunOp).
-// Each class is then renamed to one variable (a param or result if it has
-// one, else its lowest VarId), everywhere: ops, terminators, params and
-// results. Copies that became "x = copy x" are removed. Merged-away
+// A param and a result of another function may share a class: NUTS's tree
+// passes its start on as its end ("r0 = copy start.q" in the leaf, "start.q
+// = copy r0" before the second subtree), and one variable, listed among both
+// the params and the results, needs neither copy.
+// Each class is then renamed to one variable (its param if it has one, else
+// its result, else its lowest VarId), everywhere: ops, terminators, params
+// and results. Copies that became "x = copy x" are removed. Merged-away
 // variables stay in the variable table, unused.
 //
 // Only Register variables are merged: Full variables have stacks whose
