@@ -129,7 +129,14 @@ int RunIr(const IrArgs& args) {
   PipelineOptions options;
   options.print_ir_after_each_pass = args.print_after_all ? &std::cerr : nullptr;
   options.inline_calls = !args.no_inline;
-  if (args.stage != "untyped") {
+  // A lowered program (a lowered JSON dump) is printed as it is: lowering
+  // cannot run twice, nor be undone.
+  if (program.stage == Stage::kLowered && args.stage == "typed") {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "'", args.program, "' is already lowered, and --stage typed cannot undo that: drop "
+        "--stage (or pass --stage lowered) to print it as it is")));
+  }
+  if (args.stage != "untyped" && program.stage != Stage::kLowered) {
     if (types.empty() && !program.entry_function().params.empty()) {
       return Fail(absl::InvalidArgumentError(
           "--stage typed/lowered needs the input types: pass --types (e.g. --types i64)"));
