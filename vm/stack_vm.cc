@@ -150,6 +150,7 @@ class StackVm {
     for (int64_t l = 0; l < batch_; ++l) iota_[static_cast<size_t>(l)] = l;
     frame_lanes_[0].reserve(static_cast<size_t>(batch_));
     frame_lanes_[1].reserve(static_cast<size_t>(batch_));
+    taking_.reserve(static_cast<size_t>(batch_));
     pc_saved_.assign(static_cast<size_t>(batch_) * 4, -1);
     for (Waiting& w : waiting_) w.bits.assign((static_cast<size_t>(batch_) + 63) / 64, 0);
     all_lanes_ = LaneSet::All(batch_);
@@ -590,6 +591,10 @@ class StackVm {
           AB_RETURN_IF_ERROR(RunStorageCopy(*prim, fn, lanes, first_tile));
           continue;
         }
+        if (SelectsInStorage(*prim)) {
+          RunStorageSelect(*prim, lanes, first_tile);
+          continue;
+        }
         in_ptrs_.clear();
         out_ptrs_.clear();
         for (VarId v : prim->inputs) in_ptrs_.push_back(CompactRead(v, lanes));
@@ -665,6 +670,52 @@ class StackVm {
     return RunCountedOp(backend_, op, std::span<const Tensor* const>(&in, 1),
                         std::span<Tensor* const>(&dst, 1), lanes, ExecMode::kCompact,
                         kernels_, profile_, fn, /*active=*/-1, first_tile);
+  }
+
+  // Whether a select in a compact block can update its output in storage:
+  // x = select(c, y, x) or x = select(c, x, y) with one condition per lane,
+  // values wider than 8 bytes, x outliving the block and not pushed by the
+  // op, and the storage of x and y current (no compact copy written in this
+  // block). Only the lanes that take y are then copied, storage to storage,
+  // instead of gathering x and y, a kernel pass over both and a scatter of x
+  // (NUTS's merges keep or replace a subtree's point this way).
+  bool SelectsInStorage(const PrimOp& op) const {
+    if (op.prim != Primitive::kSelect || op.inputs.size() != 3 || op.outputs.size() != 1) {
+      return false;
+    }
+    const VarId out = op.outputs[0];
+    const VarId cond = op.inputs[0];
+    if ((op.inputs[1] == out) == (op.inputs[2] == out) || cond == out) return false;
+    const VarId other = op.inputs[1] == out ? op.inputs[2] : op.inputs[1];
+    const TensorType& out_type = *module_.var(out).type;
+    const TensorType& cond_type = *module_.var(cond).type;
+    return cond_type.dtype == DType::kBool && cond_type.NumElements() == 1 &&
+           *module_.var(other).type == out_type &&
+           out_type.NumElements() * DTypeSize(out_type.dtype) > 8 && !BlockLocal(out) &&
+           !PushesFrame(op, out) && dirty_epoch_[out.value] != epoch_ &&
+           dirty_epoch_[other.value] != epoch_;
+  }
+
+  void RunStorageSelect(const PrimOp& op, const LaneSet& lanes, bool first_tile) {
+    const VarId out = op.outputs[0];
+    // x = select(c, y, x) takes y where c holds, x = select(c, x, y) where not.
+    const bool take_if_true = op.inputs[2] == out;
+    const VarId other = take_if_true ? op.inputs[1] : op.inputs[2];
+    const auto* cond = reinterpret_cast<const uint8_t*>(CompactRead(op.inputs[0], lanes)->bytes());
+    const std::span<const int64_t> all = lanes.indices();
+    taking_.clear();
+    for (size_t i = 0; i < all.size(); ++i) {
+      if ((cond[i] != 0) == take_if_true) taking_.push_back(all[i]);
+    }
+    // The storage of `out` changes in those lanes: a compact copy is stale.
+    compact_epoch_[out.value] = -1;
+    CountOpRun(op, lanes.size(), first_tile, profile_, [&] {
+      if (taking_.empty()) return;
+      const Tensor& src = frame_stack_[other.value] ? stacks_[other.value].saved : *Storage(other);
+      Tensor* dst = frame_stack_[out.value] ? &stacks_[out.value].saved : Storage(out);
+      backend_.CopyLanes(src, frame_stack_[other.value] ? FrameLanes(other, taking_, 0) : taking_,
+                         dst, frame_stack_[out.value] ? FrameLanes(out, taking_, 1) : taking_);
+    });
   }
 
   // The compact copy of `v` for `lanes`, gathered on first use.
@@ -831,6 +882,7 @@ class StackVm {
   std::vector<bool> frame_stack_;  // per variable: a Full one kept as a frame stack
   std::vector<int64_t> iota_;      // 0, 1, ..., batch_ - 1
   std::vector<int64_t> frame_lanes_[2];  // FrameLanes' results
+  std::vector<int64_t> taking_;          // RunStorageSelect's lanes
   // The program counters' stacks, frame-major like a LaneStack's saved
   // frames: lane l's return addresses are pc_saved_[f * batch_ + l] for
   // f < pc_depth_[l], the last one on top. (One vector per lane cost a

@@ -428,6 +428,84 @@ TEST_P(DifferentialTest, TreeWithPassedThroughKeyAndInPlaceMerges) {
       {*Tensor::FromVector(depth), *Tensor::FromVector(x), *Tensor::FromVector(key)});
 }
 
+// NUTS's merge on vectors: a subtree's point is kept or replaced by the next
+// subtree's, `x = select(c, y, x)` and `x = select(c, x, y)` on f64[3]
+// values that outlive their block, which the stack VM runs in compact blocks
+// by copying only the lanes that take y (stack_vm.cc, SelectsInStorage),
+// from registers and from stack frames at other depths; after the second
+// select, x is read again in the same block.
+BatchFunction DefineWideTree(Context& ctx) {
+  BatchFunction tree = ctx.Declare("wide_tree", {.param_names = {"depth", "v", "key"}});
+  ctx.Batch(tree)([tree](Builder& b, Value depth, Value v, Value key) {
+    b.If(depth <= 0).Then([&] { b.Return(v * 0.5, v + 1.0); });
+    auto [lo1, hi1] = tree(depth - 1, v, key).Get<2>();
+    auto [lo2, hi2] = tree(depth - 1, hi1 * 0.5, key + depth).Get<2>();
+    Var best = b.Local("best", lo1);
+    best = select((key + depth) % 2 == 0, lo2, best);
+    Var keep = b.Local("keep", hi2);
+    keep = select(key % 3 == depth % 3, keep, hi1);
+    best = select(reduce_sum(best) > 0.0, best, keep - best);
+    return std::tuple<Value, Value>{best, keep};
+  });
+  return tree;
+}
+
+std::vector<Tensor> WideTreeInputs(int64_t batch) {
+  std::mt19937_64 rng(static_cast<uint64_t>(batch) + 17);
+  std::vector<int64_t> depth(static_cast<size_t>(batch)), key(depth.size());
+  std::vector<double> v(3 * depth.size());
+  for (size_t i = 0; i < depth.size(); ++i) {
+    depth[i] = std::uniform_int_distribution<int64_t>(-1, 6)(rng);
+    key[i] = std::uniform_int_distribution<int64_t>(0, 99)(rng);
+  }
+  for (double& x : v) x = std::uniform_real_distribution<double>(-4, 4)(rng);
+  return {*Tensor::FromVector(depth), *Tensor::FromVector(v, {3}), *Tensor::FromVector(key)};
+}
+
+TEST_P(DifferentialTest, WideSelectsThatKeepOrReplaceAValue) {
+  Context ctx;
+  BatchFunction tree = DefineWideTree(ctx);
+  absl::StatusOr<Program> program = ctx.Program(tree);
+  ASSERT_TRUE(program.ok()) << program.status();
+  ExpectAllExecutorsAgree(*program, ctx.kernels(), WideTreeInputs(GetParam()));
+}
+
+// The lowered wide_tree has both forms of the select, writing a variable
+// that outlives its block, in blocks that run compact.
+TEST(WideTreeTest, HasInPlaceWideSelectsInCompactBlocks) {
+  Context ctx;
+  BatchFunction tree = DefineWideTree(ctx);
+  absl::StatusOr<const Program*> lowered = ctx.LoweredProgram(
+      tree, {Scalar(DType::kI64), TensorType{DType::kF64, {3}}, Scalar(DType::kI64)});
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const Program& program = **lowered;
+  const Function& fn = program.entry_function();
+  std::optional<BlockId> keeps_if_false, keeps_if_true;  // x = select(c, y, x) / (c, x, y)
+  for (size_t b = 0; b < fn.blocks.size(); ++b) {
+    for (const Op& op : fn.blocks[b].ops) {
+      const auto* prim = std::get_if<PrimOp>(&op);
+      if (prim == nullptr || prim->prim != Primitive::kSelect) continue;
+      const VarId out = prim->outputs[0];
+      const StorageClass storage = program.module.var(out).storage;
+      if (storage != StorageClass::kRegister && storage != StorageClass::kFull) continue;
+      if (prim->inputs[2] == out) keeps_if_false = BlockId(static_cast<int32_t>(b));
+      if (prim->inputs[1] == out) keeps_if_true = BlockId(static_cast<int32_t>(b));
+    }
+  }
+  ASSERT_TRUE(keeps_if_false.has_value()) << PrintProgram(program);
+  ASSERT_TRUE(keeps_if_true.has_value()) << PrintProgram(program);
+  Profile profile;
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunProgram(program, WideTreeInputs(64), &ctx.kernels(),
+                 {.vm = Vm::kStack, .dense_fraction = 1.0, .dense_fraction_heavy = 1.0},
+                 &profile);
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (BlockId block : {*keeps_if_false, *keeps_if_true}) {
+    EXPECT_GT(profile.blocks[program.entry.value][block.value].compact, 0)
+        << fn.blocks[block.value].label;
+  }
+}
+
 // Lanes that halt deep inside a recursive callee end there: every executor
 // returns the entry's results as they were at the Halt, and the callers the
 // lane was nested in do not run on for it.
