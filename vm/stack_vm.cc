@@ -652,17 +652,8 @@ class StackVm {
     const VarId in_var = op.inputs[0];
     if (frame_stack_[in_var.value] || frame_stack_[out.value]) {
       // Lane to lane between the current frames, counted as the copy.
-      const Tensor& src = frame_stack_[in_var.value] ? stacks_[in_var.value].saved
-                                                     : *Storage(in_var);
-      Tensor* dst = frame_stack_[out.value] ? &stacks_[out.value].saved : Storage(out);
-      CountOpRun(op, lanes.size(), first_tile, profile_, [&] {
-        backend_.CopyLanes(src,
-                           frame_stack_[in_var.value] ? FrameLanes(in_var, lanes.indices(), 0)
-                                                      : lanes.indices(),
-                           dst,
-                           frame_stack_[out.value] ? FrameLanes(out, lanes.indices(), 1)
-                                                   : lanes.indices());
-      });
+      CountOpRun(op, lanes.size(), first_tile, profile_,
+                 [&] { CopyCurrentLanes(in_var, lanes.indices(), out); });
       return absl::OkStatus();
     }
     const Tensor* in = Storage(in_var);
@@ -710,12 +701,19 @@ class StackVm {
     // The storage of `out` changes in those lanes: a compact copy is stale.
     compact_epoch_[out.value] = -1;
     CountOpRun(op, lanes.size(), first_tile, profile_, [&] {
-      if (taking_.empty()) return;
-      const Tensor& src = frame_stack_[other.value] ? stacks_[other.value].saved : *Storage(other);
-      Tensor* dst = frame_stack_[out.value] ? &stacks_[out.value].saved : Storage(out);
-      backend_.CopyLanes(src, frame_stack_[other.value] ? FrameLanes(other, taking_, 0) : taking_,
-                         dst, frame_stack_[out.value] ? FrameLanes(out, taking_, 1) : taking_);
+      if (!taking_.empty()) CopyCurrentLanes(other, taking_, out);
     });
+  }
+
+  // `dst` = `src` in `lanes`, storage to storage: each variable's current
+  // value, its storage or (a frame stack) its current frame.
+  void CopyCurrentLanes(VarId src, std::span<const int64_t> lanes, VarId dst) {
+    const bool src_frames = frame_stack_[src.value];
+    const bool dst_frames = frame_stack_[dst.value];
+    backend_.CopyLanes(src_frames ? stacks_[src.value].saved : *Storage(src),
+                       src_frames ? FrameLanes(src, lanes, 0) : lanes,
+                       dst_frames ? &stacks_[dst.value].saved : Storage(dst),
+                       dst_frames ? FrameLanes(dst, lanes, 1) : lanes);
   }
 
   // The compact copy of `v` for `lanes`, gathered on first use.

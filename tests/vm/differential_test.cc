@@ -115,6 +115,16 @@ void ExpectAllExecutorsAgree(const Program& program,
   }
 }
 
+// ExpectAllExecutorsAgree on the program of the function `define` registers.
+void ExpectDefinedFunctionAgrees(BatchFunction (*define)(Context&),
+                                 const std::vector<Tensor>& inputs) {
+  Context ctx;
+  BatchFunction fn = define(ctx);
+  absl::StatusOr<Program> program = ctx.Program(fn);
+  ASSERT_TRUE(program.ok()) << program.status();
+  ExpectAllExecutorsAgree(*program, ctx.kernels(), inputs);
+}
+
 class DifferentialTest : public ::testing::TestWithParam<int64_t> {};
 
 TEST_P(DifferentialTest, Fibonacci) {
@@ -222,11 +232,7 @@ std::vector<Tensor> WalkInputs(int64_t batch) {
 }
 
 TEST_P(DifferentialTest, CopiesIntoVariablesThatLiveAcrossBlocks) {
-  Context ctx;
-  BatchFunction walk = DefineWalk(ctx);
-  absl::StatusOr<Program> program = ctx.Program(walk);
-  ASSERT_TRUE(program.ok()) << program.status();
-  ExpectAllExecutorsAgree(*program, ctx.kernels(), WalkInputs(GetParam()));
+  ExpectDefinedFunctionAgrees(DefineWalk, WalkInputs(GetParam()));
 }
 
 // ladder(n, x) copies `c = a` where both live across calls (Full) but are
@@ -463,11 +469,7 @@ std::vector<Tensor> WideTreeInputs(int64_t batch) {
 }
 
 TEST_P(DifferentialTest, WideSelectsThatKeepOrReplaceAValue) {
-  Context ctx;
-  BatchFunction tree = DefineWideTree(ctx);
-  absl::StatusOr<Program> program = ctx.Program(tree);
-  ASSERT_TRUE(program.ok()) << program.status();
-  ExpectAllExecutorsAgree(*program, ctx.kernels(), WideTreeInputs(GetParam()));
+  ExpectDefinedFunctionAgrees(DefineWideTree, WideTreeInputs(GetParam()));
 }
 
 // The lowered wide_tree has both forms of the select, writing a variable
