@@ -24,6 +24,7 @@
 #pragma GCC diagnostic pop
 
 #include "absl/strings/str_cat.h"
+#include "backends/element_ops.h"
 #include "backends/kernel_registry.h"
 #include "backends/random.h"
 #include "backends/scratch_buffer.h"
@@ -32,40 +33,22 @@
 namespace autobatch {
 namespace {
 
-static_assert(std::numeric_limits<double>::is_iec559 &&
-                  std::numeric_limits<float>::is_iec559,
-              "the primitive semantics assume IEEE 754 floats");
+using element::Abs;
+using element::Add;
+using element::Canon;
+using element::Convert;
+using element::Div;
+using element::Load;
+using element::Max;
+using element::Min;
+using element::Mod;
+using element::Mul;
+using element::Neg;
+using element::Store;
+using element::Stored;
+using element::Sub;
 
-// ---------------------------------------------------------------------------
-// Element access. bool is stored as a byte that may hold junk: read != 0.
-
-template <typename T>
-struct StorageOf {
-  using type = T;
-};
-template <>
-struct StorageOf<bool> {
-  using type = uint8_t;
-};
-template <typename T>
-using Stored = typename StorageOf<T>::type;
-
-template <typename T>
-inline T Load(Stored<T> raw) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return raw != 0;
-  } else {
-    return raw;
-  }
-}
-template <typename T>
-inline Stored<T> Store(T value) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return value ? 1 : 0;
-  } else {
-    return value;
-  }
-}
+// Pointers to a view's elements (bool as its stored byte).
 template <typename T>
 const Stored<T>* Ptr(const ConstLanesView& v) {
   return reinterpret_cast<const Stored<T>*>(v.data);
@@ -73,135 +56,6 @@ const Stored<T>* Ptr(const ConstLanesView& v) {
 template <typename T>
 Stored<T>* Ptr(const LanesView& v) {
   return reinterpret_cast<Stored<T>*>(v.data);
-}
-
-template <typename T>
-inline T Canon(T x) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return x != x ? std::numeric_limits<T>::quiet_NaN() : x;
-  } else {
-    return x;
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Scalar semantics shared by the kernels.
-
-template <typename T>
-using Unsigned = std::make_unsigned_t<T>;
-
-template <typename T>
-inline T Add(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(static_cast<Unsigned<T>>(a) + static_cast<Unsigned<T>>(b));
-  } else {
-    return a + b;
-  }
-}
-template <typename T>
-inline T Sub(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(static_cast<Unsigned<T>>(a) - static_cast<Unsigned<T>>(b));
-  } else {
-    return a - b;
-  }
-}
-template <typename T>
-inline T Mul(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(static_cast<Unsigned<T>>(a) * static_cast<Unsigned<T>>(b));
-  } else {
-    return a * b;
-  }
-}
-template <typename T>
-inline T Div(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    if (b == 0) return 0;
-    if constexpr (std::is_signed_v<T>) {
-      if (b == -1) return Sub(T{0}, a);  // INT_MIN / -1 wraps to INT_MIN
-    }
-    return a / b;
-  } else {
-    return a / b;
-  }
-}
-template <typename T>
-inline T Mod(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    if (b == 0) return a;
-    if constexpr (std::is_signed_v<T>) {
-      if (b == -1) return 0;  // also INT_MIN % -1, which traps in hardware
-    }
-    return a % b;
-  } else {
-    return std::fmod(a, b);
-  }
-}
-template <typename T>
-inline T Min(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
-  }
-  return a < b ? a : b;
-}
-template <typename T>
-inline T Max(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
-  }
-  return a > b ? a : b;
-}
-template <typename T>
-inline T Neg(T x) {
-  if constexpr (std::is_integral_v<T>) {
-    return Sub(T{0}, x);
-  } else {
-    return -x;
-  }
-}
-template <typename T>
-inline T Abs(T x) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::fabs(x);
-  } else if constexpr (std::is_signed_v<T>) {
-    return x < 0 ? Neg(x) : x;
-  } else {
-    return x;
-  }
-}
-
-// 2^digits of I as a double: the first value above I's range.
-template <typename I>
-constexpr double TwoToDigits() {
-  double v = 1.0;
-  for (int i = 0; i < std::numeric_limits<I>::digits; ++i) v *= 2.0;
-  return v;
-}
-
-template <typename I>
-inline I SaturatingCast(double x) {
-  constexpr double kLowest = static_cast<double>(std::numeric_limits<I>::min());
-  if (x != x) return 0;
-  if (x >= TwoToDigits<I>()) return std::numeric_limits<I>::max();
-  if (x <= kLowest) return std::numeric_limits<I>::min();
-  return static_cast<I>(x);
-}
-
-// Cast semantics (kernels.h). From is a loaded value (bool already 0/1).
-template <typename To, typename From>
-inline To Convert(From x) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return x != 0;
-  } else if constexpr (std::is_same_v<From, bool>) {
-    return x ? To{1} : To{0};
-  } else if constexpr (std::is_floating_point_v<To>) {
-    return Canon(static_cast<To>(x));
-  } else if constexpr (std::is_floating_point_v<From>) {
-    return SaturatingCast<To>(static_cast<double>(x));
-  } else {
-    return static_cast<To>(x);  // modulo 2^bits (C++20)
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -212,7 +66,7 @@ inline To Convert(From x) {
 // lane-wise, so an element's bits do not depend on its neighbours, its
 // position, or how many elements the call has.
 
-enum class Transcendental { kExp, kLog, kLog1p, kExpm1, kTanh };
+using element::Transcendental;
 constexpr int64_t kPad = 16;
 constexpr int64_t kMaxChunk = 256;  // a multiple of kPad
 // log(DBL_MIN): below it exp's result is subnormal, where Eigen's pexp clamps.
@@ -455,20 +309,23 @@ absl::Status Unary(const Call& c, Allow allow, F f) {
   });
 }
 
+// The transcendental `fn` over n contiguous elements.
+template <typename T>
+void EvalAny(Transcendental fn, const T* x, T* y, int64_t n) {
+  switch (fn) {
+    case Transcendental::kExp: return EvalTranscendental<Transcendental::kExp>(x, y, n);
+    case Transcendental::kLog: return EvalTranscendental<Transcendental::kLog>(x, y, n);
+    case Transcendental::kLog1p: return EvalTranscendental<Transcendental::kLog1p>(x, y, n);
+    case Transcendental::kExpm1: return EvalTranscendental<Transcendental::kExpm1>(x, y, n);
+    case Transcendental::kTanh: return EvalTranscendental<Transcendental::kTanh>(x, y, n);
+  }
+}
+
 absl::Status RunTranscendental(const Call& c, Transcendental fn) {
   AB_RETURN_IF_ERROR(CheckUnary(c, Allow::kFloat));
   return DispatchIf<FloatType>(c, c.in[0].type.dtype, [&](auto zero) {
     using T = decltype(zero);
-    const T* x = Ptr<T>(c.in[0]);
-    T* y = Ptr<T>(c.out[0]);
-    const int64_t n = c.lanes * c.in[0].type.NumElements();
-    switch (fn) {
-      case Transcendental::kExp: return EvalTranscendental<Transcendental::kExp>(x, y, n);
-      case Transcendental::kLog: return EvalTranscendental<Transcendental::kLog>(x, y, n);
-      case Transcendental::kLog1p: return EvalTranscendental<Transcendental::kLog1p>(x, y, n);
-      case Transcendental::kExpm1: return EvalTranscendental<Transcendental::kExpm1>(x, y, n);
-      case Transcendental::kTanh: return EvalTranscendental<Transcendental::kTanh>(x, y, n);
-    }
+    EvalAny(fn, Ptr<T>(c.in[0]), Ptr<T>(c.out[0]), c.lanes * c.in[0].type.NumElements());
   });
 }
 
@@ -1007,4 +864,14 @@ absl::Status RunPrimitive(const PrimOp& op,
   return Dispatch(c);
 }
 
+namespace element {
+
+void EvalTranscendental(Transcendental fn, const double* x, double* y, int64_t n) {
+  EvalAny(fn, x, y, n);
+}
+void EvalTranscendental(Transcendental fn, const float* x, float* y, int64_t n) {
+  EvalAny(fn, x, y, n);
+}
+
+}  // namespace element
 }  // namespace autobatch

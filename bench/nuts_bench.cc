@@ -46,7 +46,14 @@
 #include "samples/mcmc/sampler_config.h"
 #include "samples/mcmc/scalar_nuts.h"
 #include "samples/mcmc/targets/registry.h"
+#include "vm/fused_blocks.h"
 #include "vm/options.h"
+
+// Generated at build time by emit_nuts_fused_blocks.
+const autobatch::FusedProgram& FusedBlocks_eight_schools();
+const autobatch::FusedProgram& FusedBlocks_ar1();
+const autobatch::FusedProgram& FusedBlocks_ar1_batched();
+const autobatch::FusedProgram& FusedBlocks_ar1_dense();
 
 namespace autobatch::mcmc {
 namespace {
@@ -201,11 +208,12 @@ std::unique_ptr<Target> Make(const std::string& name, const nlohmann::json& para
 }
 
 // The stack VM options of an executor spec
-// "BACKEND[/POLICY][/shards:N][/threads:N][/dense:F][/tile:BYTES][/densemax:BYTES]" (e.g.
+// "BACKEND[/POLICY][/shards:N][/threads:N][/dense:F][/tile:BYTES][/densemax:BYTES][/fused]" (e.g.
 // "eigen/most-lanes", "eigen/most-lanes/shards:4/threads:1",
 // "eigen/most-lanes/dense:0.8"; vm/options.h, BlockPolicy,
 // CallOptions::shards, shard_threads, dense_fraction, tile_bytes and
-// dense_max_bytes).
+// dense_max_bytes; "fused": the target's fused blocks, generated at build
+// time by emit_nuts_fused_blocks, CallOptions::fused_blocks).
 // Sets *value from a part "NAME:VALUE" of an executor spec if the part has
 // that name and its value parses and lies in [min, max].
 template <typename T>
@@ -224,7 +232,16 @@ bool PartValue(const std::string& part, const std::string& name, T min, T max, T
   return true;
 }
 
-CallOptions ExecutorOptions(const std::string& spec) {
+// The fused blocks of a batched target's program.
+const FusedProgram* FusedBlocksOf(const std::string& target) {
+  if (target == "eight_schools") return &FusedBlocks_eight_schools();
+  if (target == "ar1") return &FusedBlocks_ar1();
+  if (target == "ar1_batched") return &FusedBlocks_ar1_batched();
+  if (target == "ar1_dense") return &FusedBlocks_ar1_dense();
+  return nullptr;
+}
+
+CallOptions ExecutorOptions(const std::string& spec, const FusedProgram* fused) {
   std::vector<std::string> parts = absl::StrSplit(spec, '/');
   CallOptions options{.vm = Vm::kStack, .backend = parts[0]};
   constexpr int kIntMax = std::numeric_limits<int>::max();
@@ -239,11 +256,19 @@ CallOptions ExecutorOptions(const std::string& spec) {
                            &options.dense_max_bytes)) {
       continue;
     }
+    if (part == "fused") {
+      if (fused == nullptr) {
+        Die("--backends", absl::InvalidArgumentError(
+                              "'" + spec + "': no fused blocks were generated for this target"));
+      }
+      options.fused_blocks = fused;
+      continue;
+    }
     const std::optional<BlockPolicy> policy = BlockPolicyFromName(part);
     if (!policy) {
       Die("--backends", absl::InvalidArgumentError(
                             "unknown part '" + part + "' in '" + spec +
-                            "' (a block policy lowest-index or most-lanes, shards:N, threads:N, dense:F with F in [0, 1], tile:BYTES, or densemax:BYTES)"));
+                            "' (a block policy lowest-index or most-lanes, shards:N, threads:N, dense:F with F in [0, 1], tile:BYTES, densemax:BYTES, or fused)"));
     }
     options.block_policy = *policy;
   }
@@ -261,7 +286,7 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
   // others rather than fail.
   if (!batched_model->batch_bit_stable()) {
     std::erase_if(backends, [&](const std::string& spec) {
-      if (ExecutorOptions(spec).shards == 1) return false;
+      if (ExecutorOptions(spec, FusedBlocksOf(bt.name)).shards == 1) return false;
       std::printf("%s: skipping %s (its model kernel is not bit-stable, so it is not sharded)\n",
                   bt.name.c_str(), spec.c_str());
       return true;
@@ -281,7 +306,7 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
         MakeBatchedChains(*batched_model, config, kSeed, one);
     if (!warm.ok()) Die("MakeBatchedChains", warm.status());
     for (const std::string& backend : backends) {
-      const CallOptions options = ExecutorOptions(backend);
+      const CallOptions options = ExecutorOptions(backend, FusedBlocksOf(bt.name));
       absl::StatusOr<BatchedRunResult> run = (*sampler)->Run(*warm, 1, options);
       if (!run.ok()) Die("warm-up " + bt.name + " " + backend, run.status());
     }
@@ -328,7 +353,7 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
     Print(srow);
 
     for (const std::string& backend : backends) {
-      const CallOptions options = ExecutorOptions(backend);
+      const CallOptions options = ExecutorOptions(backend, FusedBlocksOf(bt.name));
       double best = 1e300;
       absl::StatusOr<BatchedRunResult> run;
       for (int r = 0; r < reps; ++r) {

@@ -32,6 +32,7 @@
 #include "tools/sample_command.h"
 #include "tools/sample_programs.h"
 #include "tools/tensor_json.h"
+#include "vm/codegen.h"
 #include "vm/run.h"
 
 namespace autobatch {
@@ -149,6 +150,50 @@ int RunIr(const IrArgs& args) {
   }
   std::printf("%s\n", args.json ? DumpProgramJson(program).c_str()
                                 : PrintProgram(program).c_str());
+  return 0;
+}
+
+struct CompileArgs {
+  std::string program;
+  std::string types;
+  std::string symbol = "FusedBlocks";
+  std::string output;
+};
+
+// Writes the fused blocks (vm/codegen.h) of the program as C++ source.
+int RunCompile(const CompileArgs& args) {
+  Context ctx;
+  absl::StatusOr<NamedProgram> named = LoadProgram(args.program, ctx);
+  if (!named.ok()) return Fail(named.status());
+  Program program = named->program;
+  if (program.stage != Stage::kLowered) {
+    std::vector<TensorType> types = named->default_types;
+    if (!args.types.empty()) {
+      absl::StatusOr<std::vector<TensorType>> parsed = ParseTypes(args.types);
+      if (!parsed.ok()) return Fail(parsed.status());
+      types = *parsed;
+    }
+    if (types.empty() && !program.entry_function().params.empty()) {
+      return Fail(absl::InvalidArgumentError(
+          "compile needs the input types: pass --types (e.g. --types i64)"));
+    }
+    absl::StatusOr<Program> lowered = LowerProgram(program, types);
+    if (!lowered.ok()) return Fail(lowered.status());
+    program = std::move(*lowered);
+  }
+  absl::StatusOr<std::string> source = EmitFusedBlocks(program, args.symbol);
+  if (!source.ok()) return Fail(source.status());
+  if (args.output.empty()) {
+    std::fputs(source->c_str(), stdout);
+    return 0;
+  }
+  std::ofstream out(args.output, std::ios::binary);
+  out << *source;
+  out.close();
+  if (!out) {
+    return Fail(absl::UnavailableError(absl::StrCat(
+        "cannot write '", args.output, "': check that its directory exists and is writable")));
+  }
   return 0;
 }
 
@@ -287,6 +332,16 @@ int Main(int argc, char** argv) {
   run_cmd->add_flag("--profile", run.profile,
                     "time primitives; print per-block and per-primitive tables to stderr");
 
+  CompileArgs compile;
+  CLI::App* compile_cmd = app.add_subcommand(
+      "compile", "write the program's fused blocks as C++ (pass them to CallOptions::fused_blocks)");
+  compile_cmd->add_option("program", compile.program, "program.json or a sample name")
+      ->required();
+  compile_cmd->add_option("--types", compile.types, "entry input types, e.g. i64,f64[3]");
+  compile_cmd->add_option("--symbol", compile.symbol,
+                          "name of the generated function (default FusedBlocks)");
+  compile_cmd->add_option("-o,--output", compile.output, "C++ file to write (default: stdout)");
+
   SampleArgs sample;
   CLI::App* sample_cmd = AddSampleCommand(app, sample);
 
@@ -296,6 +351,7 @@ int Main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (*ir_cmd) return RunIr(ir);
+  if (*compile_cmd) return RunCompile(compile);
   if (*sample_cmd) return RunSampleCommand(sample);
   return RunRun(run);
 }

@@ -9,6 +9,8 @@
 
 namespace autobatch {
 
+struct FusedProgram;  // vm/fused_blocks.h
+
 // The executor of a batched call (see DESIGN.md, "Execution").
 enum class Vm : uint8_t {
   kStack,      // program-counter batching: per-lane PC stacks, re-converges
@@ -130,6 +132,15 @@ struct CallOptions {
   // ask for more (e.g. broadcast to [1e9]) is ResourceExhausted naming the
   // variable, before anything is allocated, instead of exhausting memory.
   int64_t max_value_bytes = int64_t{4} << 30;
+  // The stack VM runs these fused blocks (vm/fused_blocks.h; generated from
+  // this very program by `autobatch compile` or EmitFusedBlocks in
+  // vm/codegen.h) in place of the ops they cover, and runs every block that
+  // holds one compact. Results are bit-identical without them. A
+  // FusedProgram generated from another program is FailedPrecondition. The
+  // other executors ignore it; every shard of a sharded call uses it. The
+  // fused segments run on the calling thread, also with the threaded
+  // backend. Must outlive the call.
+  const FusedProgram* fused_blocks = nullptr;
 };
 
 }  // namespace autobatch

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/lane_copy.h"
 #include "ir/overloaded.h"
+#include "vm/fused_blocks.h"
 #include "vm/inputs.h"
 #include "vm/run_support.h"
 
@@ -42,6 +43,9 @@ class StackVm {
     AB_RETURN_IF_ERROR(CheckInputs(program_, inputs));
     batch_ = BatchOf(inputs);
     AB_RETURN_IF_ERROR(CheckValueSizes(program_, batch_, options_.max_value_bytes));
+    if (options_.fused_blocks != nullptr) {
+      AB_RETURN_IF_ERROR(CheckFusedProgram(*options_.fused_blocks, program_));
+    }
     profile_.Reset(program_, batch_, options_.profile_timing);
     Setup();
     const Function& entry = program_.entry_function();
@@ -115,6 +119,7 @@ class StackVm {
       dense_heavy_.push_back(heavy_.back() || Wide(lane_bytes));
       tile_lanes_.push_back(TileLanes(block, lane_bytes));
     }
+    SetUpFusedSegments();
     nonempty_.assign((blocks_.size() + 63) / 64, 0);
     values_.resize(module_.variables.size());
     stacks_.resize(module_.variables.size());
@@ -159,6 +164,22 @@ class StackVm {
     if_false_.Reset(batch_);
     tile_.Reset(batch_);
     FindConstants();
+  }
+
+  // fused_[gid][op]: the fused segment starting at that op of the block, if
+  // any (CallOptions::fused_blocks, checked by CheckFusedProgram).
+  void SetUpFusedSegments() {
+    fused_.assign(blocks_.size(), {});
+    if (options_.fused_blocks == nullptr) return;
+    for (const FusedSegment& seg : options_.fused_blocks->segments) {
+      const int32_t gid = Gid(FunctionId(seg.function), BlockId(seg.block));
+      std::vector<const FusedSegment*>& at = fused_[gid];
+      if (at.empty()) {
+        at.assign(module_.function(FunctionId(seg.function)).blocks[seg.block].ops.size(),
+                  nullptr);
+      }
+      at[seg.first_op] = &seg;
+    }
   }
 
   // Bytes per lane of the variables `block` touches.
@@ -479,9 +500,16 @@ class StackVm {
     if (profile_.timing) start = std::chrono::steady_clock::now();
 
     if (mode == ExecMode::kCompact && !lanes_.full()) {  // full: dense is the same
-      AB_RETURN_IF_ERROR(RunCompactTiles(block, fn, tile_lanes_[gid], counters));
+      AB_RETURN_IF_ERROR(RunCompactTiles(block, fn, gid, counters));
     } else {
-      for (const Op& op : block.ops) {
+      const std::vector<const FusedSegment*>& fused = fused_[gid];
+      for (size_t i = 0; i < block.ops.size(); ++i) {
+        if (!fused.empty() && fused[i] != nullptr) {
+          AB_RETURN_IF_ERROR(RunFusedDense(block, fn, *fused[i]));
+          i = static_cast<size_t>(fused[i]->end_op) - 1;
+          continue;
+        }
+        const Op& op = block.ops[i];
         AB_RETURN_IF_ERROR(std::visit(
             Overloaded{
                 [&](const PrimOp& o) { return RunDense(o, fn); },
@@ -554,15 +582,19 @@ class StackVm {
   // depend on the batch; TileLanes), so running the block tile by tile gives
   // each lane the bits of running it all at once, and a tile's values stay in
   // cache from one op to the next.
-  absl::Status RunCompactTiles(const Block& block, const Function& fn, int64_t tile,
+  absl::Status RunCompactTiles(const Block& block, const Function& fn, int32_t gid,
                                BlockCounters& counters) {
     const int64_t n = lanes_.size();
-    if (tile <= 0 || n <= tile) return RunCompact(block, fn, lanes_, /*first_tile=*/true);
+    const int64_t tile = tile_lanes_[gid];
+    const std::vector<const FusedSegment*>& fused = fused_[gid];
+    if (tile <= 0 || n <= tile) {
+      return RunCompact(block, fn, fused, lanes_, /*first_tile=*/true);
+    }
     const std::span<const int64_t> all = lanes_.indices();
     for (int64_t begin = 0; begin < n; begin += tile) {
       tile_.Clear();
       for (int64_t lane : all.subspan(begin, std::min(tile, n - begin))) tile_.Append(lane);
-      AB_RETURN_IF_ERROR(RunCompact(block, fn, tile_, /*first_tile=*/begin == 0));
+      AB_RETURN_IF_ERROR(RunCompact(block, fn, fused, tile_, /*first_tile=*/begin == 0));
       ++counters.tiles;
     }
     return absl::OkStatus();
@@ -575,7 +607,9 @@ class StackVm {
   // and pops act on the full storage, so a written value is scattered before
   // its frame is pushed, and a pop drops the compact copy. `first_tile`: the
   // profile counts an execution of each op (later tiles add lanes to it).
-  absl::Status RunCompact(const Block& block, const Function& fn, const LaneSet& lanes,
+  // `fused`: the block's fused segments by first op (empty: none).
+  absl::Status RunCompact(const Block& block, const Function& fn,
+                          const std::vector<const FusedSegment*>& fused, const LaneSet& lanes,
                           bool first_tile) {
     ++epoch_;
     const int64_t n = lanes.size();
@@ -584,7 +618,13 @@ class StackVm {
       compact_lanes_.SetAll();
     }
     written_.clear();
-    for (const Op& op : block.ops) {
+    for (size_t i = 0; i < block.ops.size(); ++i) {
+      if (!fused.empty() && fused[i] != nullptr) {
+        AB_RETURN_IF_ERROR(RunFused(block, fn, *fused[i], lanes, first_tile));
+        i = static_cast<size_t>(fused[i]->end_op) - 1;
+        continue;
+      }
+      const Op& op = block.ops[i];
       if (const auto* prim = std::get_if<PrimOp>(&op)) {
         if (SkipsOp(*prim)) continue;
         if (CopiesStorageToStorage(*prim)) {
@@ -623,6 +663,110 @@ class StackVm {
       if (dirty_epoch_[branch->cond.value] == epoch_) FlushCompact(branch->cond, lanes);
     }
     return absl::OkStatus();
+  }
+
+  // Runs a fused segment in a compact block. Each input is read where it is
+  // current: its compact copy if the block has one (or it is a constant or a
+  // frame stack, read through a compact copy), else its storage at the
+  // lanes' indices, with no gather. An output that outlives the block goes
+  // straight to its storage (its compact copy, now stale, is dropped); a
+  // block-local one, which later ops read compact, and a frame stack go to
+  // their compact copies. Then the segment's pops.
+  absl::Status RunFused(const Block& block, const Function& fn, const FusedSegment& seg,
+                        const LaneSet& lanes, bool first_tile) {
+    const int64_t n = lanes.size();
+    const int64_t* compact_lanes = iota_.data();
+    const int64_t* storage_lanes = lanes.indices().data();
+    ClearFusedArgs();
+    for (int32_t v : seg.inputs) {
+      const VarId var(v);
+      if (constant_[v] || frame_stack_[v] || compact_epoch_[v] == epoch_) {
+        AddFusedInput(CompactRead(var, lanes)->bytes(), compact_lanes);
+      } else {
+        AddFusedInput(Storage(var)->bytes(), storage_lanes);
+      }
+    }
+    for (int32_t v : seg.outputs) {
+      const VarId var(v);
+      if (constant_[v]) {
+        // Its copy holds the constant in every lane (FindConstants): the
+        // segment writes the same bytes.
+        AddFusedOutput(compact_[v].bytes(), compact_lanes);
+      } else if (BlockLocal(var) || frame_stack_[v]) {
+        AddFusedOutput(CompactWrite(var, n)->bytes(), compact_lanes);
+      } else {
+        compact_epoch_[v] = -1;
+        dirty_epoch_[v] = -1;
+        AddFusedOutput(Storage(var)->bytes(), storage_lanes);
+      }
+    }
+    CallFused(block, seg, n, first_tile);
+    for (int32_t i = seg.first_op; i < seg.end_op; ++i) {
+      const auto* pop = std::get_if<PopOp>(&block.ops[i]);
+      if (pop == nullptr) continue;
+      for (VarId v : pop->vars) {
+        if (module_.var(v).storage != StorageClass::kFull) continue;
+        compact_epoch_[v.value] = -1;
+        dirty_epoch_[v.value] = -1;
+      }
+      AB_RETURN_IF_ERROR(RunPop(*pop, fn, lanes));
+    }
+    return absl::OkStatus();
+  }
+
+  // Runs a fused segment in a dense block: every variable in its storage
+  // (a frame stack through its top buffer, as RunDense does); then the
+  // segment's pops.
+  absl::Status RunFusedDense(const Block& block, const Function& fn, const FusedSegment& seg) {
+    const int64_t* storage_lanes = lanes_.indices().data();
+    ClearFusedArgs();
+    for (int32_t v : seg.inputs) AddFusedInput(DenseRead(VarId(v), lanes_)->bytes(), storage_lanes);
+    for (int32_t v : seg.outputs) {
+      AddFusedOutput(frame_stack_[v] ? stacks_[v].top.bytes() : Storage(VarId(v))->bytes(),
+                     storage_lanes);
+    }
+    CallFused(block, seg, lanes_.size(), /*new_execution=*/true);
+    for (int32_t v : seg.outputs) {
+      if (!frame_stack_[v]) continue;
+      backend_.CopyLanes(stacks_[v].top, lanes_.indices(), &stacks_[v].saved,
+                         FrameLanes(VarId(v), lanes_.indices(), 0));
+    }
+    for (int32_t i = seg.first_op; i < seg.end_op; ++i) {
+      if (const auto* pop = std::get_if<PopOp>(&block.ops[i])) {
+        AB_RETURN_IF_ERROR(RunPop(*pop, fn, lanes_));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  void ClearFusedArgs() {
+    fused_in_.clear();
+    fused_in_lanes_.clear();
+    fused_out_.clear();
+    fused_out_lanes_.clear();
+  }
+  void AddFusedInput(const std::byte* data, const int64_t* lanes) {
+    fused_in_.push_back(data);
+    fused_in_lanes_.push_back(lanes);
+  }
+  void AddFusedOutput(std::byte* data, const int64_t* lanes) {
+    fused_out_.push_back(data);
+    fused_out_lanes_.push_back(lanes);
+  }
+
+  // Calls the segment on the arguments gathered, counting each of its
+  // primitives in the profile (the segment's time goes to its first op, which
+  // is one).
+  void CallFused(const Block& block, const FusedSegment& seg, int64_t n, bool new_execution) {
+    for (int32_t i = seg.first_op + 1; i < seg.end_op; ++i) {
+      if (const auto* prim = std::get_if<PrimOp>(&block.ops[i])) {
+        CountOpRun(*prim, n, new_execution, profile_, [] {});
+      }
+    }
+    const FusedArgs args{fused_in_.data(), fused_in_lanes_.data(), fused_out_.data(),
+                         fused_out_lanes_.data(), n};
+    CountOpRun(std::get<PrimOp>(block.ops[seg.first_op]), n, new_execution, profile_,
+               [&] { seg.run(args); });
   }
 
   // Whether a copy op in a compact block can move the running lanes from
@@ -903,6 +1047,12 @@ class StackVm {
   int64_t epoch_ = 0;
   std::vector<const Tensor*> in_ptrs_;
   std::vector<Tensor*> out_ptrs_;
+  // Per global block: its fused segments by first op (empty: none).
+  std::vector<std::vector<const FusedSegment*>> fused_;
+  std::vector<const std::byte*> fused_in_;
+  std::vector<const int64_t*> fused_in_lanes_;
+  std::vector<std::byte*> fused_out_;
+  std::vector<const int64_t*> fused_out_lanes_;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -88,6 +89,40 @@ TEST(CliTest, DumpedJsonRunsLikeTheSample) {
 // A lowered dump prints as it is with --stage lowered, and runs like the
 // sample: pea-nuts' tree lists its x as both param and result
 // (coalesce_registers), which the JSON form keeps.
+// `autobatch compile` writes a program's fused blocks (vm/codegen.h): the
+// same source from the sample and from its lowered JSON dump (one program,
+// one fingerprint), and clear errors for a bad symbol or an unwritable file.
+TEST(CliTest, CompileWritesFusedBlocks) {
+  const std::string out = WriteFile("collatz_blocks.cc", "");
+  Result compiled = RunCli("compile collatz --symbol CollatzBlocks -o " + out);
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.out;
+  std::ifstream file(out);
+  const std::string source((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(source, HasSubstr("const autobatch::FusedProgram& CollatzBlocks()"));
+  EXPECT_THAT(source, HasSubstr("void Segment0(const autobatch::FusedArgs& args)"));
+
+  Result dump = RunCli("ir collatz --stage lowered --json");
+  ASSERT_EQ(dump.exit_code, 0) << dump.out;
+  const std::string program = WriteFile("collatz_lowered.json", dump.out);
+  Result from_dump = RunCli("compile " + program + " --symbol CollatzBlocks");
+  ASSERT_EQ(from_dump.exit_code, 0) << from_dump.out;
+  EXPECT_EQ(from_dump.out, source);
+
+  Result bad_symbol = RunCli("compile collatz --symbol 9lives");
+  EXPECT_EQ(bad_symbol.exit_code, 1);
+  EXPECT_THAT(bad_symbol.out, HasSubstr("'9lives' is not a C++ identifier"));
+  Result bad_file = RunCli("compile collatz -o /nonexistent-dir/blocks.cc");
+  EXPECT_EQ(bad_file.exit_code, 1);
+  EXPECT_THAT(bad_file.out, HasSubstr("cannot write '/nonexistent-dir/blocks.cc'"));
+  const std::string untyped = WriteFile("collatz_untyped.json", RunCli("ir collatz --json").out);
+  Result no_types = RunCli("compile " + untyped);
+  EXPECT_EQ(no_types.exit_code, 1);
+  EXPECT_THAT(no_types.out, HasSubstr("compile needs the input types: pass --types"));
+  Result typed = RunCli("compile " + untyped + " --types i64 --symbol CollatzBlocks");
+  EXPECT_EQ(typed.exit_code, 0) << typed.out;
+  EXPECT_EQ(typed.out, source);
+}
+
 TEST(CliTest, LoweredJsonPrintsAndRunsAsItIs) {
   Result dump = RunCli("ir peanuts --stage lowered --json");
   ASSERT_EQ(dump.exit_code, 0) << dump.out;

@@ -1,0 +1,38 @@
+// Writes the fused blocks of the test programs (fused_test_programs.h) as one
+// C++ file, at build time: emit_fused_test_blocks OUTPUT.cc
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "tests/vm/fused_test_programs.h"
+#include "vm/codegen.h"
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: emit_fused_test_blocks OUTPUT.cc\n");
+    return 2;
+  }
+  std::string source;
+  auto add = [&](const autobatch::Program& program, const std::string& name) {
+    absl::StatusOr<std::string> code =
+        autobatch::EmitFusedBlocks(program, absl::StrCat("FusedBlocks_", name));
+    if (!code.ok()) {
+      std::fprintf(stderr, "emit_fused_test_blocks: %s: %s\n", name.c_str(),
+                   code.status().ToString().c_str());
+      std::exit(1);
+    }
+    // One translation unit: each program's helpers are in a namespace named
+    // after its function.
+    absl::StrAppend(&source, *code, "\n");
+  };
+  for (const autobatch::testing::FusedTestProgram& p : autobatch::testing::FusedTestPrograms()) {
+    add(p.lowered, p.name);
+  }
+  add(*autobatch::testing::EightSchoolsNuts().lowered, "nuts_eight_schools");
+  std::ofstream out(argv[1], std::ios::binary);
+  out << source;
+  out.close();
+  return out ? 0 : 1;
+}

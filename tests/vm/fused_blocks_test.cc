@@ -1,0 +1,309 @@
+// Fused blocks (vm/codegen.h, vm/fused_blocks.h): the code generated at build
+// time for the test programs (emit_fused_test_blocks) gives the stack VM's
+// bits on every program, executor variant and batch size; the VM refuses
+// fused blocks of another program; the planner fuses what it may and only
+// that.
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ir/primitives.h"
+#include "samples/mcmc/batched_sampler.h"
+#include "tests/backends/op_cases.h"
+#include "tests/vm/fused_test_programs.h"
+#include "vm/codegen.h"
+#include "vm/fused_blocks.h"
+#include "vm/run.h"
+
+// Generated into the build tree by emit_fused_test_blocks.
+const autobatch::FusedProgram& FusedBlocks_all_ops();
+const autobatch::FusedProgram& FusedBlocks_fibonacci();
+const autobatch::FusedProgram& FusedBlocks_even_odd();
+const autobatch::FusedProgram& FusedBlocks_collatz();
+const autobatch::FusedProgram& FusedBlocks_peanuts();
+const autobatch::FusedProgram& FusedBlocks_compact_state();
+const autobatch::FusedProgram& FusedBlocks_nuts_eight_schools();
+
+namespace autobatch {
+namespace {
+
+using ::testing::HasSubstr;
+
+const FusedProgram& FusedFor(const std::string& name) {
+  if (name == "all_ops") return FusedBlocks_all_ops();
+  if (name == "fibonacci") return FusedBlocks_fibonacci();
+  if (name == "even_odd") return FusedBlocks_even_odd();
+  if (name == "collatz") return FusedBlocks_collatz();
+  if (name == "peanuts") return FusedBlocks_peanuts();
+  if (name == "compact_state") return FusedBlocks_compact_state();
+  ADD_FAILURE() << "no fused blocks for " << name;
+  return FusedBlocks_all_ops();
+}
+
+const std::vector<testing::FusedTestProgram>& Programs() {
+  static const auto* programs =
+      new std::vector<testing::FusedTestProgram>(testing::FusedTestPrograms());
+  return *programs;
+}
+
+bool BitIdentical(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (!(a[k] == b[k])) return false;
+  }
+  return true;
+}
+
+// The stack VM variants of the differential tests, without and with fused
+// blocks.
+std::vector<std::pair<std::string, CallOptions>> Variants() {
+  std::vector<std::pair<std::string, CallOptions>> out;
+  for (const char* backend : {"eigen", "threaded"}) {
+    const std::string b(backend);
+    out.push_back({b, {.vm = Vm::kStack, .backend = b}});
+    out.push_back({b + "/most-lanes",
+                   {.vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes, .backend = b}});
+    out.push_back({b + "/tiled",
+                   {.vm = Vm::kStack, .backend = b, .dense_fraction = 1.0,
+                    .dense_fraction_heavy = 1.0, .tile_bytes = 1}});
+    out.push_back({b + "/frames",
+                   {.vm = Vm::kStack, .backend = b, .frame_stack_min_lane_bytes = 1}});
+  }
+  return out;
+}
+
+class FusedProgramTest : public ::testing::TestWithParam<std::tuple<int, int64_t>> {};
+
+TEST_P(FusedProgramTest, GivesTheInterpretersBits) {
+  const auto [index, batch] = GetParam();
+  const testing::FusedTestProgram& p = Programs()[static_cast<size_t>(index)];
+  SCOPED_TRACE(p.name + " batch " + std::to_string(batch));
+  const FusedProgram& fused = FusedFor(p.name);
+  // Fibonacci's and even_odd's blocks each compute one value (n > 1, n - 1,
+  // a sum), which is not worth a segment; the other programs have some.
+  ASSERT_EQ(fused.segments.empty(), p.name == "fibonacci" || p.name == "even_odd");
+  const std::vector<Tensor> inputs = p.inputs(batch, static_cast<uint64_t>(batch) + 17);
+  absl::StatusOr<std::vector<Tensor>> expected =
+      RunProgram(p.lowered, inputs, &p.context->kernels(), {.vm = Vm::kStack});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  for (auto [name, options] : Variants()) {
+    SCOPED_TRACE(name);
+    options.fused_blocks = &fused;
+    absl::StatusOr<std::vector<Tensor>> got =
+        RunProgram(p.lowered, inputs, &p.context->kernels(), options);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(BitIdentical(*got, *expected));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ProgramsAndBatches, FusedProgramTest,
+                         ::testing::Combine(::testing::Range(0, 6),
+                                            ::testing::Values<int64_t>(1, 7, 64, 1000)));
+
+TEST(FusedProgramsTest, TheTestProgramsAreTheGeneratedOnes) {
+  ASSERT_EQ(Programs().size(), 6u);
+  for (const testing::FusedTestProgram& p : Programs()) {
+    SCOPED_TRACE(p.name);
+    EXPECT_TRUE(CheckFusedProgram(FusedFor(p.name), p.lowered).ok());
+  }
+}
+
+// Segments that write nothing: if the VM runs them, results change, which
+// shows the equality above comes from running the fused code.
+void WriteNothing(const FusedArgs&) {}
+
+TEST(FusedProgramsTest, TheVmRunsTheSegments) {
+  const testing::FusedTestProgram& p = Programs()[0];  // all_ops
+  ASSERT_EQ(p.name, "all_ops");
+  const FusedProgram& fused = FusedFor(p.name);
+  std::vector<FusedSegment> broken(fused.segments.begin(), fused.segments.end());
+  for (FusedSegment& seg : broken) seg.run = &WriteNothing;
+  const FusedProgram broken_program{fused.fingerprint, broken};
+  const std::vector<Tensor> inputs = p.inputs(64, 5);
+  absl::StatusOr<std::vector<Tensor>> expected =
+      RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  absl::StatusOr<std::vector<Tensor>> got =
+      RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack, .fused_blocks = &broken_program});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_FALSE(BitIdentical(*got, *expected));
+}
+
+TEST(FusedProgramsTest, AllOpsFusesEveryFusablePrimitiveAndNothingElse) {
+  const testing::FusedTestProgram& p = Programs()[0];
+  ASSERT_EQ(p.name, "all_ops");
+  const Function& fn = p.lowered.entry_function();
+  std::set<std::string> fused, unfused;
+  std::vector<bool> in_segment;
+  for (const SegmentPlan& plan : PlanFusedSegments(p.lowered)) {
+    ASSERT_EQ(plan.function, p.lowered.entry);
+    const Block& block = fn.blocks[static_cast<size_t>(plan.block.value)];
+    for (int32_t i = plan.first_op; i < plan.end_op; ++i) {
+      const auto* prim = std::get_if<PrimOp>(&block.ops[static_cast<size_t>(i)]);
+      ASSERT_NE(prim, nullptr);
+      fused.insert(std::string(PrimitiveName(prim->prim)));
+    }
+  }
+  EXPECT_FALSE(fused.count("matvec_batched"));
+  for (const testing::OpCase& c : testing::AllCases()) {
+    if (c.op.prim == Primitive::kUserKernel || c.op.prim == Primitive::kMatVecBatched) continue;
+    const std::string name(PrimitiveName(c.op.prim));
+    EXPECT_TRUE(fused.count(name)) << name << " is never fused";
+  }
+}
+
+TEST(FusedProgramsTest, RejectsFusedBlocksOfAnotherProgram) {
+  const testing::FusedTestProgram& collatz = Programs()[3];
+  ASSERT_EQ(collatz.name, "collatz");
+  absl::StatusOr<std::vector<Tensor>> got =
+      RunProgram(collatz.lowered, collatz.inputs(7, 1), nullptr,
+                 {.vm = Vm::kStack, .fused_blocks = &FusedFor("fibonacci")});
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(got.status().message()), HasSubstr("generated from another program"));
+  EXPECT_THAT(std::string(got.status().message()), HasSubstr("autobatch compile"));
+}
+
+TEST(FusedProgramsTest, RejectsSegmentsOutsideTheProgram) {
+  const testing::FusedTestProgram& fib = Programs()[4];
+  ASSERT_EQ(fib.name, "peanuts");
+  const FusedProgram& fused = FusedFor(fib.name);
+  ASSERT_GE(fused.segments.size(), 2u);
+  struct Case {
+    const char* what;
+    void (*edit)(FusedSegment&);
+  };
+  const Case cases[] = {
+      {"no such function", [](FusedSegment& s) { s.function = 99; }},
+      {"no such block", [](FusedSegment& s) { s.block = -1; }},
+      {"op range", [](FusedSegment& s) { s.end_op = 1000; }},
+      {"op range", [](FusedSegment& s) { s.end_op = s.first_op; }},
+      {"no function to run", [](FusedSegment& s) { s.run = nullptr; }},
+  };
+  for (const Case& c : cases) {
+    std::vector<FusedSegment> segments(fused.segments.begin(), fused.segments.end());
+    c.edit(segments[0]);
+    const FusedProgram bad{fused.fingerprint, segments};
+    const absl::Status status = CheckFusedProgram(bad, fib.lowered);
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << c.what;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(c.what));
+    EXPECT_THAT(std::string(status.message()), HasSubstr("regenerate"));
+  }
+  const int32_t var = 1 << 20;
+  std::vector<FusedSegment> segments(fused.segments.begin(), fused.segments.end());
+  segments[0].inputs = std::span<const int32_t>(&var, 1);
+  EXPECT_THAT(std::string(CheckFusedProgram({fused.fingerprint, segments}, fib.lowered).message()),
+              HasSubstr("no variable 1048576"));
+  std::vector<FusedSegment> swapped(fused.segments.begin(), fused.segments.end());
+  std::swap(swapped[0], swapped[1]);
+  EXPECT_THAT(std::string(CheckFusedProgram({fused.fingerprint, swapped}, fib.lowered).message()),
+              HasSubstr("ascending"));
+}
+
+TEST(CodegenTest, RejectsAnUnloweredProgramAndABadSymbol) {
+  const testing::FusedTestProgram& fib = Programs()[1];
+  Program typed = fib.lowered;
+  typed.stage = Stage::kTyped;
+  absl::StatusOr<std::string> unlowered = EmitFusedBlocks(typed, "F");
+  EXPECT_EQ(unlowered.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(unlowered.status().message()), HasSubstr("LowerProgram"));
+  for (const char* symbol : {"", "1x", "a-b", "a::b"}) {
+    absl::StatusOr<std::string> bad = EmitFusedBlocks(fib.lowered, symbol);
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << symbol;
+    EXPECT_THAT(std::string(bad.status().message()), HasSubstr("not a C++ identifier"));
+  }
+  absl::StatusOr<std::string> good = EmitFusedBlocks(fib.lowered, "Fib_2");
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_THAT(*good, HasSubstr("const autobatch::FusedProgram& Fib_2()"));
+}
+
+// The plan of a block: a segment reads what it does not write first, and
+// passes on what is read after it or outlives the block.
+TEST(CodegenTest, SegmentsPassOnWhatIsReadAfterThem) {
+  int plans = 0;
+  for (const testing::FusedTestProgram& p : Programs()) {
+  const Module& module = p.lowered.module;
+  for (const SegmentPlan& plan : PlanFusedSegments(p.lowered)) {
+    ++plans;
+    const Block& block =
+        module.function(plan.function).blocks[static_cast<size_t>(plan.block.value)];
+    std::set<int32_t> written;
+    for (int32_t i = plan.first_op; i < plan.end_op; ++i) {
+      for (VarId v : OpReads(block.ops[static_cast<size_t>(i)])) {
+        if (!written.count(v.value)) {
+          EXPECT_TRUE(std::count(plan.inputs.begin(), plan.inputs.end(), v));
+        }
+      }
+      for (VarId v : OpWrites(block.ops[static_cast<size_t>(i)])) written.insert(v.value);
+    }
+    for (int32_t v : written) {
+      const StorageClass storage = module.var(VarId(v)).storage;
+      const bool passed = std::count(plan.outputs.begin(), plan.outputs.end(), VarId(v)) > 0;
+      if (storage == StorageClass::kRegister || storage == StorageClass::kFull) {
+        EXPECT_TRUE(passed) << module.var(VarId(v)).name;
+      }
+      if (storage == StorageClass::kNull) {
+        EXPECT_FALSE(passed);
+      }
+    }
+  }
+  }
+  EXPECT_GE(plans, 10);
+}
+
+TEST(FusedNutsTest, EightSchoolsDrawsAreBitIdentical) {
+  testing::FusedTestSampler nuts = testing::EightSchoolsNuts();
+  const FusedProgram& fused = FusedBlocks_nuts_eight_schools();
+  ASSERT_TRUE(CheckFusedProgram(fused, *nuts.lowered).ok());
+  ASSERT_GE(fused.segments.size(), 10u);
+  // The subtree merge (join5) is one segment up to its keep-or-replace
+  // selects, across the pops of the values that die in it.
+  int segments_with_pops = 0;
+  for (const SegmentPlan& plan : PlanFusedSegments(*nuts.lowered)) {
+    const Block& block = nuts.lowered->module.function(plan.function)
+                             .blocks[static_cast<size_t>(plan.block.value)];
+    for (int32_t i = plan.first_op; i < plan.end_op; ++i) {
+      if (std::holds_alternative<PopOp>(block.ops[static_cast<size_t>(i)])) {
+        ++segments_with_pops;
+        break;
+      }
+    }
+    if (block.label == "join5" && plan.first_op == 0) {
+      EXPECT_GE(plan.end_op, 45) << "join5 is split";
+    }
+  }
+  EXPECT_GE(segments_with_pops, 1);
+  std::vector<uint64_t> ids(64);
+  for (size_t k = 0; k < ids.size(); ++k) ids[k] = k;
+  mcmc::SamplerConfig config;
+  config.step_size = 0.3;
+  absl::StatusOr<std::vector<mcmc::BatchedChain>> chains =
+      mcmc::MakeBatchedChains(*nuts.model, config, /*seed=*/7, ids);
+  ASSERT_TRUE(chains.ok()) << chains.status();
+  CallOptions plain{.vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes};
+  absl::StatusOr<mcmc::BatchedRunResult> expected = nuts.sampler->Run(*chains, 20, plain);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  for (const char* backend : {"eigen", "threaded"}) {
+    SCOPED_TRACE(backend);
+    CallOptions options = plain;
+    options.backend = backend;
+    options.fused_blocks = &fused;
+    absl::StatusOr<mcmc::BatchedRunResult> got = nuts.sampler->Run(*chains, 20, options);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->chains.size(), expected->chains.size());
+    for (size_t k = 0; k < got->chains.size(); ++k) {
+      const auto& a = got->chains[k];
+      const auto& b = expected->chains[k];
+      ASSERT_EQ(a.draws.size(), b.draws.size());
+      EXPECT_EQ(std::memcmp(a.draws.data(), b.draws.data(), a.draws.size() * sizeof(double)), 0)
+          << "chain " << k;
+      EXPECT_EQ(a.stats, b.stats) << "chain " << k;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace autobatch

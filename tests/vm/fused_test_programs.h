@@ -1,0 +1,46 @@
+// The programs whose fused blocks the tests compile in (emit_fused_test_blocks
+// writes them at build time; fused_blocks_test runs them): each built the
+// same way in both, so the generated code matches the program the test runs.
+#ifndef AUTOBATCH_TESTS_VM_FUSED_TEST_PROGRAMS_H_
+#define AUTOBATCH_TESTS_VM_FUSED_TEST_PROGRAMS_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/tensor.h"
+#include "frontend/context.h"
+#include "ir/ir.h"
+#include "samples/mcmc/batched_sampler.h"
+#include "samples/mcmc/targets/registry.h"
+
+namespace autobatch::testing {
+
+struct FusedTestProgram {
+  std::string name;                  // the generated function is FusedBlocks_<name>
+  std::unique_ptr<Context> context;  // owns the user kernels the program calls
+  Program lowered;
+  // Inputs for `batch` lanes: random, with NaN, infinities, signed zeros and
+  // integer extremes among them where the program takes such values.
+  std::function<std::vector<Tensor>(int64_t batch, uint64_t seed)> inputs;
+};
+
+// "all_ops" (every primitive of tests/backends/op_cases.h but the user
+// kernel, each on its own inputs, in one block), "fibonacci", "even_odd",
+// "collatz", "peanuts", "compact_state" (see its definition).
+std::vector<FusedTestProgram> FusedTestPrograms();
+
+// Batched NUTS on eight schools (the program nuts_bench runs), with the
+// model it was built from.
+struct FusedTestSampler {
+  std::unique_ptr<mcmc::Target> model;
+  std::unique_ptr<mcmc::BatchedSampler> sampler;
+  const Program* lowered = nullptr;  // the sampler's stack-VM program
+};
+FusedTestSampler EightSchoolsNuts();
+
+}  // namespace autobatch::testing
+
+#endif  // AUTOBATCH_TESTS_VM_FUSED_TEST_PROGRAMS_H_
