@@ -445,8 +445,8 @@ bool MovesInStorage(const Module& module, const PrimOp& op) {
 int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitter& emitter) {
   const int32_t num_ops = static_cast<int32_t>(block.ops.size());
   std::vector<VarId> popped;
-  int32_t end = first, last_prim = first;
-  for (; end < num_ops; ++end) {
+  int32_t end = first, last_prim = first, prims = 0;
+  for (; end < num_ops && prims < kMaxSegmentOps; ++end) {
     const Op& op = block.ops[static_cast<size_t>(end)];
     if (const auto* pop = std::get_if<PopOp>(&op)) {
       popped.insert(popped.end(), pop->vars.begin(), pop->vars.end());
@@ -463,6 +463,7 @@ int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitte
     }
     if (touches_popped) break;
     last_prim = end + 1;
+    ++prims;
   }
   return last_prim;
 }

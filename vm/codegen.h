@@ -36,6 +36,11 @@ namespace autobatch {
 
 inline constexpr int64_t kMaxFusedElements = 1024;
 
+// At most this many primitives per segment: the compiler's time grows
+// faster than linearly with a function's size (a 300-op segment took GCC
+// minutes at -O3), and the longest merge of NUTS has about 50.
+inline constexpr int32_t kMaxSegmentOps = 64;
+
 // A segment runs its lanes in chunks of kFusedChunk: every op for the chunk's
 // lanes, then the next chunk. Each local holds a chunk's lanes one after the
 // other (element e of lane k at k * elements + e, as in storage, so a lane
