@@ -646,12 +646,7 @@ class StackVm {
                                         compact_lanes_, ExecMode::kDense, kernels_,
                                         profile_, fn, /*active=*/-1, first_tile));
       } else if (const auto* pop = std::get_if<PopOp>(&op)) {
-        for (VarId v : pop->vars) {
-          if (module_.var(v).storage != StorageClass::kFull) continue;
-          compact_epoch_[v.value] = -1;
-          dirty_epoch_[v.value] = -1;
-        }
-        AB_RETURN_IF_ERROR(RunPop(*pop, fn, lanes));
+        AB_RETURN_IF_ERROR(RunCompactPop(*pop, fn, lanes));
       } else {
         return CallInLoweredProgram(std::get<CallOp>(op), fn);
       }
@@ -702,14 +697,9 @@ class StackVm {
     }
     CallFused(block, seg, n, first_tile);
     for (int32_t i = seg.first_op; i < seg.end_op; ++i) {
-      const auto* pop = std::get_if<PopOp>(&block.ops[i]);
-      if (pop == nullptr) continue;
-      for (VarId v : pop->vars) {
-        if (module_.var(v).storage != StorageClass::kFull) continue;
-        compact_epoch_[v.value] = -1;
-        dirty_epoch_[v.value] = -1;
+      if (const auto* pop = std::get_if<PopOp>(&block.ops[i])) {
+        AB_RETURN_IF_ERROR(RunCompactPop(*pop, fn, lanes));
       }
-      AB_RETURN_IF_ERROR(RunPop(*pop, fn, lanes));
     }
     return absl::OkStatus();
   }
@@ -915,6 +905,16 @@ class StackVm {
           " — raise it (--max-stack-depth) or check for unbounded recursion"));
     }
     return absl::OkStatus();
+  }
+
+  // A pop in a compact block: the popped variables' compact copies are stale.
+  absl::Status RunCompactPop(const PopOp& op, const Function& fn, const LaneSet& lanes) {
+    for (VarId v : op.vars) {
+      if (module_.var(v).storage != StorageClass::kFull) continue;
+      compact_epoch_[v.value] = -1;
+      dirty_epoch_[v.value] = -1;
+    }
+    return RunPop(op, fn, lanes);
   }
 
   absl::Status RunPop(const PopOp& op, const Function& fn, const LaneSet& lanes) {
