@@ -727,22 +727,8 @@ absl::Status RunRandom(const Call& c, bool normal) {
     return Invalid(c, absl::StrCat("the result has type ", c.out[0].type.ToString(),
                                    "; random variates are f64"));
   }
-  const uint64_t* key = Ptr<uint64_t>(c.in[0]);
-  const uint64_t* counter = Ptr<uint64_t>(c.in[1]);
-  double* o = Ptr<double>(c.out[0]);
-  const int64_t n = c.out[0].type.NumElements();
-  for (int64_t l = 0; l < c.lanes; ++l) {
-    double* ol = o + l * n;
-    for (int64_t i = 0; i < n; i += 2) {
-      std::array<uint64_t, 2> bits =
-          PhiloxBits(key[l], counter[l], static_cast<uint64_t>(i / 2));
-      std::array<double, 2> values = {UniformFromBits(bits[0]),
-                                      UniformFromBits(bits[1])};
-      if (normal) values = BoxMuller(values[0], values[1]);
-      ol[i] = values[0];
-      if (i + 1 < n) ol[i + 1] = values[1];
-    }
-  }
+  RandomLanes(Ptr<uint64_t>(c.in[0]), Ptr<uint64_t>(c.in[1]), c.lanes,
+              c.out[0].type.NumElements(), normal, Ptr<double>(c.out[0]));
   return absl::OkStatus();
 }
 

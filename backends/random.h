@@ -30,6 +30,19 @@ namespace autobatch {
 // The two 64-bit words of Philox block `block` for (key, counter).
 std::array<uint64_t, 2> PhiloxBits(uint64_t key, uint64_t counter, uint64_t block);
 
+// PhiloxBits for `lanes` lanes at once: bits0[l], bits1[l] = PhiloxBits(key[l],
+// counter[l], block). The same bits; the rounds run across lanes so that the
+// compiler vectorizes them.
+void PhiloxBitsLanes(const uint64_t* key, const uint64_t* counter, uint64_t block,
+                     int64_t lanes, uint64_t* bits0, uint64_t* bits1);
+
+// The random_uniform (normal = false) / random_normal primitive for `lanes`
+// lanes holding key[l] and counter[l]: lane l's `elements` values go to
+// out[l * elements, (l + 1) * elements). Every element equals PhiloxUniform /
+// PhiloxNormal(key[l], counter[l], index).
+void RandomLanes(const uint64_t* key, const uint64_t* counter, int64_t lanes,
+                 int64_t elements, bool normal, double* out);
+
 // ((bits >> 12) + 0.5) * 2^-52: a double in the open interval (0, 1).
 double UniformFromBits(uint64_t bits);
 

@@ -349,17 +349,9 @@ class OpEmitter {
           if (Dt(in(k)) != DType::kU64 || Elements(in(k)) != 1) return std::nullopt;
         }
         if (od != DType::kF64) return std::nullopt;
-        return absl::StrCat(
-            "      for (int64_t k = 0; k < K; ++k) {\n",
-            "        for (int64_t i = 0; i < ", n, "; i += 2) {\n",
-            "          const std::array<uint64_t, 2> bits = autobatch::PhiloxBits(", Local(in(0)),
-            "[k], ", Local(in(1)), "[k], static_cast<uint64_t>(i / 2));\n",
-            "          std::array<double, 2> u = {autobatch::UniformFromBits(bits[0]), "
-            "autobatch::UniformFromBits(bits[1])};\n",
-            op.prim == P::kRandomNormal ? "          u = autobatch::BoxMuller(u[0], u[1]);\n"
-                                        : "",
-            "          r[k * ", n, " + i] = u[0];\n", "          if (i + 1 < ", n, ") r[k * ", n,
-            " + i + 1] = u[1];\n", "        }\n", "      }\n");
+        return absl::StrCat("      autobatch::RandomLanes(", Local(in(0)), ", ", Local(in(1)),
+                            ", K, ", n, ", /*normal=*/",
+                            op.prim == P::kRandomNormal ? "true" : "false", ", r);\n");
       }
       case P::kExp: case P::kLog: case P::kLog1p: case P::kExpm1: case P::kTanh: {
         if (!IsFloat(od) || Dt(in(0)) != od || Elements(in(0)) != n) return std::nullopt;

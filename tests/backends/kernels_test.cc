@@ -840,6 +840,44 @@ TEST(RandomTest, PhiloxMatchesRandom123KnownAnswers) {
   EXPECT_EQ(pi[1], 0x24126ea15001e420u);
 }
 
+// The lane-batched Philox (every lane count around the group of 16 and the
+// chunk of 256, keys and counters with high words set and at the extremes,
+// blocks past 2^32) gives PhiloxBits' bits, and RandomLanes gives each lane's
+// PhiloxUniform / PhiloxNormal.
+TEST(RandomTest, LaneBatchedPhiloxIsPhiloxBitsPerLane) {
+  std::mt19937_64 gen(5);
+  for (int64_t lanes : {1, 2, 15, 16, 17, 33, 255, 256, 257, 600}) {
+    SCOPED_TRACE(lanes);
+    std::vector<uint64_t> key(lanes), counter(lanes), b0(lanes), b1(lanes);
+    for (int64_t l = 0; l < lanes; ++l) {
+      key[l] = l % 5 == 0 ? ~uint64_t{0} : gen();
+      counter[l] = l % 7 == 0 ? 0 : gen();
+    }
+    for (uint64_t block : {uint64_t{0}, uint64_t{3}, uint64_t{1} << 33 | 9, ~uint64_t{0}}) {
+      PhiloxBitsLanes(key.data(), counter.data(), block, lanes, b0.data(), b1.data());
+      for (int64_t l = 0; l < lanes; ++l) {
+        const std::array<uint64_t, 2> want = PhiloxBits(key[l], counter[l], block);
+        ASSERT_EQ(b0[l], want[0]) << "lane " << l << " block " << block;
+        ASSERT_EQ(b1[l], want[1]) << "lane " << l << " block " << block;
+      }
+    }
+    for (int64_t elements : {1, 2, 5}) {
+      for (bool normal : {false, true}) {
+        std::vector<double> out(lanes * elements);
+        RandomLanes(key.data(), counter.data(), lanes, elements, normal, out.data());
+        for (int64_t l = 0; l < lanes; ++l) {
+          for (int64_t i = 0; i < elements; ++i) {
+            const double want = normal ? PhiloxNormal(key[l], counter[l], i)
+                                       : PhiloxUniform(key[l], counter[l], i);
+            ASSERT_TRUE(SameBits(out[l * elements + i], want))
+                << "lane " << l << " element " << i << " normal " << normal;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(RandomTest, UniformsStayInsideTheOpenInterval) {
   EXPECT_GT(UniformFromBits(0), 0.0);
   EXPECT_LT(UniformFromBits(~uint64_t{0}), 1.0);
