@@ -25,21 +25,19 @@ std::array<uint64_t, 2> PhiloxBits(uint64_t key, uint64_t counter, uint64_t bloc
 
 namespace {
 
-// Lanes per pass of PhiloxBitsLanes: a multiple of every vector width.
-constexpr int64_t kPhiloxGroup = 16;
-
-// Philox4x32-10 (Random123's philox4x32 with its default 10 rounds) for
-// kPhiloxGroup lanes in structure-of-arrays form; a 32x32 -> 64-bit product
-// per multiply, which vectorizes (vpmuludq).
-void PhiloxGroup(uint32_t (&c)[4][kPhiloxGroup], uint32_t (&k)[2][kPhiloxGroup]) {
+// Philox4x32-10 (Random123's philox4x32 with its default 10 rounds) for N
+// lanes in structure-of-arrays form; a 32x32 -> 64-bit product per multiply,
+// which vectorizes (vpmuludq).
+template <int64_t N>
+void PhiloxGroup(uint32_t (&c)[4][N], uint32_t (&k)[2][N]) {
   for (int round = 0; round < 10; ++round) {
     if (round > 0) {
-      for (int64_t l = 0; l < kPhiloxGroup; ++l) {
+      for (int64_t l = 0; l < N; ++l) {
         k[0][l] += PHILOX_W32_0;
         k[1][l] += PHILOX_W32_1;
       }
     }
-    for (int64_t l = 0; l < kPhiloxGroup; ++l) {
+    for (int64_t l = 0; l < N; ++l) {
       const uint64_t p0 = uint64_t{PHILOX_M4x32_0} * c[0][l];
       const uint64_t p1 = uint64_t{PHILOX_M4x32_1} * c[2][l];
       const uint32_t c1 = c[1][l];
@@ -52,30 +50,41 @@ void PhiloxGroup(uint32_t (&c)[4][kPhiloxGroup], uint32_t (&k)[2][kPhiloxGroup])
   }
 }
 
+// PhiloxBitsLanes for m <= N lanes from `start`; lanes past m run on copies
+// of the last lane's input.
+template <int64_t N>
+void PhiloxLanes(const uint64_t* key, const uint64_t* counter, uint64_t block, int64_t start,
+                 int64_t m, uint64_t* bits0, uint64_t* bits1) {
+  uint32_t c[4][N];
+  uint32_t k[2][N];
+  for (int64_t l = 0; l < N; ++l) {
+    const int64_t src = start + std::min(l, m - 1);
+    c[0][l] = static_cast<uint32_t>(block);
+    c[1][l] = static_cast<uint32_t>(block >> 32);
+    c[2][l] = static_cast<uint32_t>(counter[src]);
+    c[3][l] = static_cast<uint32_t>(counter[src] >> 32);
+    k[0][l] = static_cast<uint32_t>(key[src]);
+    k[1][l] = static_cast<uint32_t>(key[src] >> 32);
+  }
+  PhiloxGroup<N>(c, k);
+  for (int64_t l = 0; l < m; ++l) {
+    bits0[start + l] = uint64_t{c[0][l]} | uint64_t{c[1][l]} << 32;
+    bits1[start + l] = uint64_t{c[2][l]} | uint64_t{c[3][l]} << 32;
+  }
+}
+
 }  // namespace
 
 void PhiloxBitsLanes(const uint64_t* key, const uint64_t* counter, uint64_t block,
                      int64_t lanes, uint64_t* bits0, uint64_t* bits1) {
-  uint32_t c[4][kPhiloxGroup];
-  uint32_t k[2][kPhiloxGroup];
-  for (int64_t start = 0; start < lanes; start += kPhiloxGroup) {
-    const int64_t m = std::min(kPhiloxGroup, lanes - start);
-    for (int64_t l = 0; l < kPhiloxGroup; ++l) {
-      // Lanes past the end run on copies of the last lane's input.
-      const int64_t src = start + std::min(l, m - 1);
-      c[0][l] = static_cast<uint32_t>(block);
-      c[1][l] = static_cast<uint32_t>(block >> 32);
-      c[2][l] = static_cast<uint32_t>(counter[src]);
-      c[3][l] = static_cast<uint32_t>(counter[src] >> 32);
-      k[0][l] = static_cast<uint32_t>(key[src]);
-      k[1][l] = static_cast<uint32_t>(key[src] >> 32);
-    }
-    PhiloxGroup(c, k);
-    for (int64_t l = 0; l < m; ++l) {
-      bits0[start + l] = uint64_t{c[0][l]} | uint64_t{c[1][l]} << 32;
-      bits1[start + l] = uint64_t{c[2][l]} | uint64_t{c[3][l]} << 32;
-    }
+  // Groups of 16 (two independent chains of products per round), and of 8
+  // for a short rest (a fused segment's chunk of 8 lanes).
+  int64_t start = 0;
+  for (; lanes - start > 8; start += 16) {
+    PhiloxLanes<16>(key, counter, block, start, std::min<int64_t>(16, lanes - start), bits0,
+                    bits1);
   }
+  if (start < lanes) PhiloxLanes<8>(key, counter, block, start, lanes - start, bits0, bits1);
 }
 
 void RandomLanes(const uint64_t* key, const uint64_t* counter, int64_t lanes,

@@ -213,7 +213,8 @@ std::unique_ptr<Target> Make(const std::string& name, const nlohmann::json& para
 // "eigen/most-lanes/dense:0.8"; vm/options.h, BlockPolicy,
 // CallOptions::shards, shard_threads, dense_fraction, tile_bytes and
 // dense_max_bytes; "fused": the target's fused blocks, generated at build
-// time by emit_nuts_fused_blocks, CallOptions::fused_blocks).
+// time by emit_nuts_fused_blocks, CallOptions::fused_blocks; "jit": the same
+// blocks compiled at run time, CallOptions::jit_fused_blocks).
 // Sets *value from a part "NAME:VALUE" of an executor spec if the part has
 // that name and its value parses and lies in [min, max].
 template <typename T>
@@ -256,6 +257,10 @@ CallOptions ExecutorOptions(const std::string& spec, const FusedProgram* fused) 
                            &options.dense_max_bytes)) {
       continue;
     }
+    if (part == "jit") {  // compiled at run time (vm/jit.h); warmed up before timing
+      options.jit_fused_blocks = true;
+      continue;
+    }
     if (part == "fused") {
       if (fused == nullptr) {
         Die("--backends", absl::InvalidArgumentError(
@@ -268,7 +273,7 @@ CallOptions ExecutorOptions(const std::string& spec, const FusedProgram* fused) 
     if (!policy) {
       Die("--backends", absl::InvalidArgumentError(
                             "unknown part '" + part + "' in '" + spec +
-                            "' (a block policy lowest-index or most-lanes, shards:N, threads:N, dense:F with F in [0, 1], tile:BYTES, densemax:BYTES, or fused)"));
+                            "' (a block policy lowest-index or most-lanes, shards:N, threads:N, dense:F with F in [0, 1], tile:BYTES, densemax:BYTES, fused or jit)"));
     }
     options.block_policy = *policy;
   }

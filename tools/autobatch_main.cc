@@ -6,7 +6,7 @@
 //                 [--vm stack|stackless|reference] [--backend eigen|...]
 //                 [--block-policy lowest-index|most-lanes] [--shards N]
 //                 [--max-steps N] [--timeout S] [--max-stack-depth N]
-//                 [--tile-bytes N]
+//                 [--tile-bytes N] [--fused]
 //                 [--profile]
 //   autobatch sample --target NAME [...]   (tools/sample_command.h)
 //
@@ -208,6 +208,7 @@ struct RunArgs {
   double timeout = 0;
   int64_t max_stack_depth = CallOptions{}.max_stack_depth;
   int64_t tile_bytes = CallOptions{}.tile_bytes;
+  bool fused = false;
   bool profile = false;
 };
 
@@ -279,6 +280,7 @@ int RunRun(const RunArgs& args) {
   options.timeout_seconds = args.timeout;
   options.max_stack_depth = args.max_stack_depth;
   options.tile_bytes = args.tile_bytes;
+  options.jit_fused_blocks = args.fused;
   options.profile_timing = args.profile;
   Profile profile;
   absl::StatusOr<std::vector<Tensor>> outputs =
@@ -329,6 +331,9 @@ int Main(int argc, char** argv) {
                       "stack VM: run compact blocks in tiles of lanes whose data fit "
                       "this many bytes (0: never; default 524288)")
       ->check(CLI::NonNegativeNumber);
+  run_cmd->add_flag("--fused", run.fused,
+                    "stack VM: compile the program's fused blocks with the C++ compiler "
+                    "(cached in $AUTOBATCH_CACHE_DIR or ~/.cache/autobatch) and run them");
   run_cmd->add_flag("--profile", run.profile,
                     "time primitives; print per-block and per-primitive tables to stderr");
 

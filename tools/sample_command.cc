@@ -118,6 +118,7 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
         "--block-policy '", args.block_policy, "' is not one of lowest-index, most-lanes"));
   }
   o.call.block_policy = *policy;
+  o.call.jit_fused_blocks = args.fused;
   constexpr int64_t kMaxIterations = (int64_t{1} << 31) - 1;
   AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, int64_t{1} << 24));
   if (args.shards == "auto") {
@@ -222,6 +223,9 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   cmd->add_option("--load-adaptation", args.load_adaptation,
                   "use the step size and metric in FILE for every chain; no adaptation");
   cmd->add_flag("--no-progress", args.no_progress, "print no progress to stderr");
+  cmd->add_flag("--fused", args.fused,
+                "stack VM: compile the sampler's fused blocks with the C++ compiler (once; "
+                "cached in $AUTOBATCH_CACHE_DIR or ~/.cache/autobatch): same draws, faster");
   cmd->add_option("--print-ir", args.print_ir,
                   "print the sampling program's IR at STAGE (untyped, typed or lowered) and "
                   "exit without sampling");

@@ -6,7 +6,7 @@
 //       [--delta 0.8] [--max-depth 10] [--algorithm nuts|hmc|rwmh]
 //       [--step-size 1] [--no-adapt] [--vm stack|stackless] [--backend eigen]
 //       [--output-dir DIR] [--sig-figs 6] [--summary-json FILE]
-//       [--save-adaptation FILE] [--load-adaptation FILE] [--no-progress]
+//       [--save-adaptation FILE] [--load-adaptation FILE] [--no-progress] [--fused]
 //       [--print-ir untyped|typed|lowered]
 //
 // Progress goes to stderr: a bar redrawn with '\r' when stderr is a
@@ -54,6 +54,7 @@ struct SampleArgs {
   std::string print_ir;  // empty: sample
   bool no_adapt = false;
   bool no_progress = false;
+  bool fused = false;
 };
 
 // Adds the subcommand to `app`, binding its options to `args` (which must

@@ -141,6 +141,12 @@ struct CallOptions {
   // fused segments run on the calling thread, also with the threaded
   // backend. Must outlive the call.
   const FusedProgram* fused_blocks = nullptr;
+  // The stack VM runs fused blocks compiled for this program on first use
+  // (vm/jit.h: the build's C++ compiler, cached on disk), as if they had
+  // been passed in fused_blocks; ignored when fused_blocks is set and by the
+  // other executors. The JIT's errors (no compiler, compile or load
+  // failure) fail the call.
+  bool jit_fused_blocks = false;
 };
 
 }  // namespace autobatch

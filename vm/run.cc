@@ -12,6 +12,7 @@
 #include "backends/run_on_threads.h"
 #include "passes/pipeline.h"
 #include "vm/inputs.h"
+#include "vm/jit.h"
 #include "vm/reference_interpreter.h"
 #include "vm/stack_vm.h"
 #include "vm/stackless_vm.h"
@@ -206,12 +207,18 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
     AB_ASSIGN_OR_RETURN(Program compiled, CompileProgram(program, TypesOf(inputs)));
     return RunSharded(compiled, std::move(inputs), kernels, options, profile);
   }
-  if (program.stage == Stage::kLowered) {
-    return RunSharded(program, std::move(inputs), kernels, options, profile);
+  Program lowered;
+  if (program.stage != Stage::kLowered) {
+    AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
+    AB_ASSIGN_OR_RETURN(lowered, LowerProgram(program, TypesOf(inputs)));
   }
-  AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
-  AB_ASSIGN_OR_RETURN(Program lowered, LowerProgram(program, TypesOf(inputs)));
-  return RunSharded(lowered, std::move(inputs), kernels, options, profile);
+  const Program& executable = program.stage == Stage::kLowered ? program : lowered;
+  if (options.jit_fused_blocks && options.fused_blocks == nullptr) {
+    CallOptions jit_options = options;
+    AB_ASSIGN_OR_RETURN(jit_options.fused_blocks, JitFusedBlocks(executable));
+    return RunSharded(executable, std::move(inputs), kernels, jit_options, profile);
+  }
+  return RunSharded(executable, std::move(inputs), kernels, options, profile);
 }
 
 }  // namespace autobatch

@@ -846,7 +846,7 @@ TEST(RandomTest, PhiloxMatchesRandom123KnownAnswers) {
 // PhiloxUniform / PhiloxNormal.
 TEST(RandomTest, LaneBatchedPhiloxIsPhiloxBitsPerLane) {
   std::mt19937_64 gen(5);
-  for (int64_t lanes : {1, 2, 15, 16, 17, 33, 255, 256, 257, 600}) {
+  for (int64_t lanes : {1, 2, 7, 8, 9, 15, 16, 17, 24, 25, 33, 255, 256, 257, 600}) {
     SCOPED_TRACE(lanes);
     std::vector<uint64_t> key(lanes), counter(lanes), b0(lanes), b1(lanes);
     for (int64_t l = 0; l < lanes; ++l) {

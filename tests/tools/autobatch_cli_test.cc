@@ -3,6 +3,8 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cstdlib>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -75,7 +77,10 @@ TEST(CliTest, DumpedJsonRunsLikeTheSample) {
   ASSERT_EQ(dump.exit_code, 0) << dump.out;
   std::string program = WriteFile("collatz.json", dump.out);
   std::string inputs = WriteFile("collatz_inputs.json", R"({"inputs": [[1, 6, 27, 97]]})");
-  for (const char* vm : {"stack", "stackless", "reference"}) {
+  // `--fused` compiles into a cache directory of the test's own.
+  const std::string cache = ::testing::TempDir() + "autobatch_cli_jit_cache";
+  ASSERT_EQ(setenv("AUTOBATCH_CACHE_DIR", cache.c_str(), 1), 0);
+  for (const char* vm : {"stack", "stackless", "reference", "stack --fused"}) {
     Result r = RunCli("run " + program + " --inputs " + inputs + " --vm " + vm);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     nlohmann::json out = nlohmann::json::parse(r.out);
@@ -84,6 +89,8 @@ TEST(CliTest, DumpedJsonRunsLikeTheSample) {
       EXPECT_GT(out["profile"]["steps"].get<int>(), 0);
     }
   }
+  unsetenv("AUTOBATCH_CACHE_DIR");
+  EXPECT_TRUE(std::filesystem::exists(cache));  // --fused compiled there
 }
 
 // A lowered dump prints as it is with --stage lowered, and runs like the

@@ -24,8 +24,9 @@ struct Result {
   std::string out;     // stdout and stderr together
 };
 
-Result RunCli(const std::string& args) {
-  std::string command = std::string(AUTOBATCH_CLI) + " " + args + " 2>&1";
+// Runs `autobatch args` (prefix_cli = false: `args` is the whole command).
+Result RunCli(const std::string& args, bool prefix_cli = true) {
+  std::string command = (prefix_cli ? std::string(AUTOBATCH_CLI) + " " : "") + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   Result result;
   std::array<char, 4096> buffer;
@@ -111,6 +112,36 @@ TEST(SampleCliTest, ShardsGiveTheSameSummary) {
     columns[i] = nlohmann::json::parse(ReadFile(json))["columns"];
   }
   EXPECT_EQ(columns[0], columns[1]);
+}
+
+// --fused compiles the warmup and sampling programs' fused blocks (two
+// libraries in the cache directory) and gives the same draws; without a
+// compiler it fails with the JIT's message.
+TEST(SampleCliTest, FusedGivesTheSameSummary) {
+  const std::string dir = TempDir("sample_cli_fused");
+  const std::string common =
+      "sample --target eight_schools --chains 5 --warmup 150 --samples 50 --delta 0.9 "
+      "--no-progress --summary-json ";
+  Result plain = RunCli(common + dir + "/plain.json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  Result fused = RunCli("AUTOBATCH_CACHE_DIR=" + dir + "/cache " + std::string(AUTOBATCH_CLI) +
+                            " " + common + dir + "/fused.json --fused",
+                        /*prefix_cli=*/false);
+  ASSERT_EQ(fused.exit_code, 0) << fused.out;
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/plain.json"))["columns"],
+            nlohmann::json::parse(ReadFile(dir + "/fused.json"))["columns"]);
+  int libraries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/cache")) {
+    libraries += entry.path().extension() == ".so";
+  }
+  EXPECT_EQ(libraries, 2);
+
+  Result no_compiler = RunCli("AUTOBATCH_JIT_CXX=/nonexistent/c++ AUTOBATCH_CACHE_DIR=" + dir +
+                                  "/cache2 " + std::string(AUTOBATCH_CLI) + " " + common + dir +
+                                  "/none.json --fused",
+                              /*prefix_cli=*/false);
+  EXPECT_EQ(no_compiler.exit_code, 1);
+  EXPECT_THAT(no_compiler.out, HasSubstr("cannot run the C++ compiler '/nonexistent/c++'"));
 }
 
 // --print-ir prints the sampling program at each stage and samples nothing:

@@ -276,32 +276,18 @@ TEST(FusedNutsTest, EightSchoolsDrawsAreBitIdentical) {
     }
   }
   EXPECT_GE(segments_with_pops, 1);
-  std::vector<uint64_t> ids(64);
-  for (size_t k = 0; k < ids.size(); ++k) ids[k] = k;
-  mcmc::SamplerConfig config;
-  config.step_size = 0.3;
-  absl::StatusOr<std::vector<mcmc::BatchedChain>> chains =
-      mcmc::MakeBatchedChains(*nuts.model, config, /*seed=*/7, ids);
-  ASSERT_TRUE(chains.ok()) << chains.status();
+  const std::vector<mcmc::BatchedChain> chains = testing::StartingChains(nuts, 64, /*seed=*/7);
   CallOptions plain{.vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes};
-  absl::StatusOr<mcmc::BatchedRunResult> expected = nuts.sampler->Run(*chains, 20, plain);
+  absl::StatusOr<mcmc::BatchedRunResult> expected = nuts.sampler->Run(chains, 20, plain);
   ASSERT_TRUE(expected.ok()) << expected.status();
   for (const char* backend : {"eigen", "threaded"}) {
     SCOPED_TRACE(backend);
     CallOptions options = plain;
     options.backend = backend;
     options.fused_blocks = &fused;
-    absl::StatusOr<mcmc::BatchedRunResult> got = nuts.sampler->Run(*chains, 20, options);
+    absl::StatusOr<mcmc::BatchedRunResult> got = nuts.sampler->Run(chains, 20, options);
     ASSERT_TRUE(got.ok()) << got.status();
-    ASSERT_EQ(got->chains.size(), expected->chains.size());
-    for (size_t k = 0; k < got->chains.size(); ++k) {
-      const auto& a = got->chains[k];
-      const auto& b = expected->chains[k];
-      ASSERT_EQ(a.draws.size(), b.draws.size());
-      EXPECT_EQ(std::memcmp(a.draws.data(), b.draws.data(), a.draws.size() * sizeof(double)), 0)
-          << "chain " << k;
-      EXPECT_EQ(a.stats, b.stats) << "chain " << k;
-    }
+    testing::ExpectSameDraws(*got, *expected);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
 #include "ir/status.h"
 #include "passes/pipeline.h"
 #include "samples/collatz/collatz.h"
@@ -232,6 +233,30 @@ FusedTestSampler EightSchoolsNuts() {
                        "BatchedSampler::Create");
   out.lowered = Unwrap(out.sampler->ExecutableProgram(/*lowered=*/true), "ExecutableProgram");
   return out;
+}
+
+std::vector<mcmc::BatchedChain> StartingChains(const FusedTestSampler& sampler, size_t n,
+                                               uint64_t seed) {
+  std::vector<uint64_t> ids(n);
+  for (size_t k = 0; k < n; ++k) ids[k] = k;
+  mcmc::SamplerConfig config;
+  config.step_size = 0.3;
+  absl::StatusOr<std::vector<mcmc::BatchedChain>> chains =
+      mcmc::MakeBatchedChains(*sampler.model, config, seed, ids);
+  EXPECT_TRUE(chains.ok()) << chains.status();
+  return chains.ok() ? *std::move(chains) : std::vector<mcmc::BatchedChain>{};
+}
+
+void ExpectSameDraws(const mcmc::BatchedRunResult& got, const mcmc::BatchedRunResult& expected) {
+  ASSERT_EQ(got.chains.size(), expected.chains.size());
+  for (size_t k = 0; k < got.chains.size(); ++k) {
+    const auto& a = got.chains[k];
+    const auto& b = expected.chains[k];
+    ASSERT_EQ(a.draws.size(), b.draws.size());
+    EXPECT_EQ(std::memcmp(a.draws.data(), b.draws.data(), a.draws.size() * sizeof(double)), 0)
+        << "chain " << k;
+    EXPECT_EQ(a.stats, b.stats) << "chain " << k;
+  }
 }
 
 }  // namespace autobatch::testing

@@ -41,6 +41,13 @@ struct FusedTestSampler {
 };
 FusedTestSampler EightSchoolsNuts();
 
+// Chains 0..n-1 of `sampler`'s model (step size 0.3, identity metric).
+std::vector<mcmc::BatchedChain> StartingChains(const FusedTestSampler& sampler, size_t n,
+                                               uint64_t seed);
+
+// Non-fatal failures for every chain whose draws or stats differ in a bit.
+void ExpectSameDraws(const mcmc::BatchedRunResult& got, const mcmc::BatchedRunResult& expected);
+
 }  // namespace autobatch::testing
 
 #endif  // AUTOBATCH_TESTS_VM_FUSED_TEST_PROGRAMS_H_

@@ -1,0 +1,213 @@
+// JIT fused blocks (vm/jit.h): compiled at run time with the build's
+// compiler, they give the interpreter's bits; the cache is reused, repaired
+// when corrupt, and written atomically; every failure is a clear error.
+#include "vm/jit.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "samples/mcmc/batched_sampler.h"
+#include "tests/vm/fused_test_programs.h"
+#include "vm/codegen.h"
+#include "vm/run.h"
+
+namespace autobatch {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// A fresh, empty directory under the test's temporary directory.
+std::string FreshDir(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("autobatch_jit_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+std::vector<std::string> Files(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+const testing::FusedTestProgram& Program(const std::string& name) {
+  static const auto* programs =
+      new std::vector<testing::FusedTestProgram>(testing::FusedTestPrograms());
+  for (const testing::FusedTestProgram& p : *programs) {
+    if (p.name == name) return p;
+  }
+  ADD_FAILURE() << "no test program " << name;
+  return programs->front();
+}
+
+bool BitIdentical(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (!(a[k] == b[k])) return false;
+  }
+  return true;
+}
+
+TEST(JitTest, CompiledBlocksGiveTheInterpretersBits) {
+  const std::string dir = FreshDir("bits");
+  for (const char* name : {"collatz", "peanuts", "compact_state"}) {
+    SCOPED_TRACE(name);
+    const testing::FusedTestProgram& p = Program(name);
+    absl::StatusOr<const FusedProgram*> fused = JitFusedBlocks(p.lowered, {.cache_dir = dir});
+    ASSERT_TRUE(fused.ok()) << fused.status();
+    EXPECT_EQ((*fused)->segments.size(), PlanFusedSegments(p.lowered).size());
+    EXPECT_GT((*fused)->segments.size(), 0u);
+    for (int64_t batch : {1, 7, 1000}) {
+      const std::vector<Tensor> inputs = p.inputs(batch, static_cast<uint64_t>(batch) + 3);
+      absl::StatusOr<std::vector<Tensor>> expected =
+          RunProgram(p.lowered, inputs, &p.context->kernels(), {.vm = Vm::kStack});
+      ASSERT_TRUE(expected.ok()) << expected.status();
+      for (const char* backend : {"eigen", "threaded"}) {
+        absl::StatusOr<std::vector<Tensor>> got =
+            RunProgram(p.lowered, inputs, &p.context->kernels(),
+                       {.vm = Vm::kStack, .backend = backend, .fused_blocks = *fused});
+        ASSERT_TRUE(got.ok()) << got.status();
+        EXPECT_TRUE(BitIdentical(*got, *expected)) << "batch " << batch << " " << backend;
+      }
+    }
+  }
+  // One library per program, and nothing else left behind.
+  std::vector<std::string> files = Files(dir);
+  ASSERT_EQ(files.size(), 3u) << ::testing::PrintToString(files);
+  for (const std::string& f : files) {
+    EXPECT_THAT(f, ::testing::MatchesRegex("fused_[0-9a-f]{16}\\.so"));
+  }
+}
+
+// CallOptions::jit_fused_blocks: the NUTS sampler's draws are those of the
+// interpreter, and the library lands in the default cache directory
+// (AUTOBATCH_CACHE_DIR).
+TEST(JitTest, CallOptionsCompileTheSamplersBlocks) {
+  const std::string dir = FreshDir("nuts");
+  ASSERT_EQ(setenv("AUTOBATCH_CACHE_DIR", dir.c_str(), 1), 0);
+  testing::FusedTestSampler nuts = testing::EightSchoolsNuts();
+  const std::vector<mcmc::BatchedChain> chains = testing::StartingChains(nuts, 40, /*seed=*/11);
+  CallOptions plain{.vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes};
+  absl::StatusOr<mcmc::BatchedRunResult> expected = nuts.sampler->Run(chains, 10, plain);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  CallOptions jit = plain;
+  jit.jit_fused_blocks = true;
+  jit.shards = 2;
+  absl::StatusOr<mcmc::BatchedRunResult> got = nuts.sampler->Run(chains, 10, jit);
+  unsetenv("AUTOBATCH_CACHE_DIR");
+  ASSERT_TRUE(got.ok()) << got.status();
+  testing::ExpectSameDraws(*got, *expected);
+  EXPECT_EQ(Files(dir).size(), 1u) << ::testing::PrintToString(Files(dir));
+  // The loaded library is reused: the same blocks, without the directory.
+  absl::StatusOr<const FusedProgram*> again =
+      JitFusedBlocks(*nuts.lowered, {.cache_dir = dir});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_GE((*again)->segments.size(), 10u);
+}
+
+ino_t Inode(const fs::path& path) {
+  struct stat st {};
+  EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
+  return st.st_ino;
+}
+
+// A library already in the cache is loaded as it is (the same file: a
+// compiled one would be renamed over it); a corrupt one is compiled again.
+TEST(JitTest, UsesTheCacheAndRepairsACorruptEntry) {
+  const testing::FusedTestProgram& p = Program("collatz");
+  const std::string first = FreshDir("first");
+  ASSERT_TRUE(JitFusedBlocks(p.lowered, {.cache_dir = first}).ok());
+  std::vector<std::string> files = Files(first);
+  ASSERT_EQ(files.size(), 1u);
+  const std::string library = files[0];
+
+  const std::string cached = FreshDir("cached");
+  fs::copy_file(fs::path(first) / library, fs::path(cached) / library);
+  const ino_t inode = Inode(fs::path(cached) / library);
+  absl::StatusOr<const FusedProgram*> fused = JitFusedBlocks(p.lowered, {.cache_dir = cached});
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  EXPECT_EQ(Files(cached), std::vector<std::string>{library});
+  EXPECT_EQ(Inode(fs::path(cached) / library), inode);  // a compiled one is renamed in
+
+  const std::string corrupt = FreshDir("corrupt");
+  std::ofstream(fs::path(corrupt) / library) << "not a shared library";
+  fused = JitFusedBlocks(p.lowered, {.cache_dir = corrupt});
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  EXPECT_GT(fs::file_size(fs::path(corrupt) / library), 1000u);
+  const std::vector<Tensor> inputs = p.inputs(64, 9);
+  absl::StatusOr<std::vector<Tensor>> expected =
+      RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack});
+  absl::StatusOr<std::vector<Tensor>> got =
+      RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack, .fused_blocks = *fused});
+  ASSERT_TRUE(expected.ok() && got.ok());
+  EXPECT_TRUE(BitIdentical(*got, *expected));
+}
+
+TEST(JitTest, AMissingCompilerIsAClearError) {
+  absl::StatusOr<const FusedProgram*> fused =
+      JitFusedBlocks(Program("collatz").lowered,
+                     {.cache_dir = FreshDir("nocompiler"), .compiler = "/nonexistent/c++"});
+  ASSERT_FALSE(fused.ok());
+  EXPECT_EQ(fused.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(fused.status().message(), HasSubstr("cannot run the C++ compiler '/nonexistent/c++'"));
+  EXPECT_THAT(fused.status().message(), HasSubstr("omit --fused"));
+
+  // Through CallOptions, with the compiler named by the environment.
+  const testing::FusedTestProgram& p = Program("peanuts");
+  ASSERT_EQ(setenv("AUTOBATCH_JIT_CXX", "/nonexistent/c++", 1), 0);
+  ASSERT_EQ(setenv("AUTOBATCH_CACHE_DIR", FreshDir("nocompiler_env").c_str(), 1), 0);
+  absl::StatusOr<std::vector<Tensor>> run =
+      RunProgram(p.lowered, p.inputs(4, 1), &p.context->kernels(),
+                 {.vm = Vm::kStack, .jit_fused_blocks = true});
+  unsetenv("AUTOBATCH_JIT_CXX");
+  unsetenv("AUTOBATCH_CACHE_DIR");
+  ASSERT_FALSE(run.ok());
+  EXPECT_THAT(run.status().message(), HasSubstr("cannot run the C++ compiler"));
+}
+
+TEST(JitTest, ACompilerFailureShowsTheCommandAndItsOutput) {
+  const std::string dir = FreshDir("badflag");
+  absl::StatusOr<const FusedProgram*> fused =
+      JitFusedBlocks(Program("collatz").lowered,
+                     {.cache_dir = dir, .extra_flags = {"-fno-such-flag-autobatch"}});
+  ASSERT_FALSE(fused.ok());
+  EXPECT_EQ(fused.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(fused.status().message(), HasSubstr("the C++ compiler failed (exit status"));
+  EXPECT_THAT(fused.status().message(), HasSubstr("-fno-such-flag-autobatch"));  // command
+  EXPECT_THAT(fused.status().message(), HasSubstr("unrecognized"));              // output
+  // The source and the log stay for the user; no library is left.
+  for (const std::string& f : Files(dir)) EXPECT_THAT(f, ::testing::Not(HasSubstr(".so")));
+}
+
+TEST(JitTest, AnUnwritableCacheDirectoryIsAClearError) {
+  absl::StatusOr<const FusedProgram*> fused =
+      JitFusedBlocks(Program("collatz").lowered, {.cache_dir = "/proc/autobatch-cache"});
+  ASSERT_FALSE(fused.ok());
+  EXPECT_EQ(fused.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(fused.status().message(),
+              HasSubstr("cannot create the cache directory /proc/autobatch-cache"));
+}
+
+TEST(JitTest, AnUnloweredProgramIsInvalidArgument) {
+  autobatch::Program typed = Program("collatz").lowered;
+  typed.stage = Stage::kTyped;
+  absl::StatusOr<const FusedProgram*> fused = JitFusedBlocks(typed, {.cache_dir = FreshDir("x")});
+  ASSERT_FALSE(fused.ok());
+  EXPECT_EQ(fused.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace autobatch
