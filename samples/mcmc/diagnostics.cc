@@ -127,13 +127,99 @@ class MeanAutocovariance {
   Eigen::VectorXd all_lags_;  // Empty until a lag >= kDirectLags is needed.
 };
 
+// (value, index) of every element of a matrix, ascending: the order rank
+// normalization assigns ranks in.
+using Order = std::vector<std::pair<double, Eigen::Index>>;
+
+Order SortedOrder(const Eigen::MatrixXd& draws) {
+  Order order(static_cast<std::size_t>(draws.size()));
+  for (Eigen::Index i = 0; i < draws.size(); ++i) order[i] = {draws.data()[i], i};
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+// z(r) = InverseNormalCdf((r - 3/8) / (size + 1/4)) for whole ranks r, each
+// computed on first use and kept per thread while `size` stays the same:
+// every column of a summary has the same number of draws, and most ranks are
+// whole (no ties), so its columns share the evaluations (seconds for 10^6
+// draws per column).
+double WholeRankZ(Eigen::Index rank, Eigen::Index size) {
+  thread_local std::vector<double> table;  // NaN: not computed yet
+  thread_local Eigen::Index table_size = -1;
+  if (table_size != size) {
+    table.assign(static_cast<std::size_t>(size) + 1, kNaN);
+    table_size = size;
+  }
+  double& z = table[static_cast<std::size_t>(rank)];
+  if (std::isnan(z)) {
+    z = InverseNormalCdf((static_cast<double>(rank) - 0.375) /
+                         (static_cast<double>(size) + 0.25));
+  }
+  return z;
+}
+
+// RankNormalize() given the matrix's SortedOrder(), which must hold no NaN.
+Eigen::MatrixXd NormalizeInOrder(const Order& order, Eigen::Index rows, Eigen::Index cols) {
+  const auto size = static_cast<Eigen::Index>(order.size());
+  Eigen::MatrixXd normalized(rows, cols);
+  const double denominator = static_cast<double>(size) + 0.25;
+  for (Eigen::Index first = 0; first < size;) {
+    Eigen::Index last = first + 1;  // One past the run of tied values.
+    while (last < size && order[last].first == order[first].first) ++last;
+    // Ranks first+1 .. last share their average, (first + 1 + last) / 2:
+    // whole when the run has odd length.
+    const Eigen::Index twice_rank = first + 1 + last;
+    const double z = twice_rank % 2 == 0
+                         ? WholeRankZ(twice_rank / 2, size)
+                         : InverseNormalCdf((0.5 * static_cast<double>(twice_rank) - 0.375) /
+                                            denominator);
+    for (Eigen::Index k = first; k < last; ++k) {
+      normalized.data()[order[k].second] = z;
+    }
+    first = last;
+  }
+  return normalized;
+}
+
+// The SortedOrder() of |x - median| over a matrix whose SortedOrder() is
+// `order` (finite values, finite median), without sorting again: below the
+// median |x - median| falls as x rises, above it rises, so the order is a
+// merge of the lower part read downwards with the upper part read upwards.
+Order FoldedOrder(const Order& order, double median) {
+  const auto below = static_cast<std::ptrdiff_t>(
+      std::lower_bound(order.begin(), order.end(), median,
+                       [](const std::pair<double, Eigen::Index>& a, double m) {
+                         return a.first < m;
+                       }) -
+      order.begin());
+  auto folded = [median](const std::pair<double, Eigen::Index>& a) {
+    return std::pair<double, Eigen::Index>{std::fabs(a.first - median), a.second};
+  };
+  Order out;
+  out.reserve(order.size());
+  std::ptrdiff_t down = below - 1;
+  auto up = static_cast<std::size_t>(below);
+  while (down >= 0 || up < order.size()) {
+    if (up == order.size() ||
+        (down >= 0 && folded(order[static_cast<std::size_t>(down)]) < folded(order[up]))) {
+      out.push_back(folded(order[static_cast<std::size_t>(down--)]));
+    } else {
+      out.push_back(folded(order[up++]));
+    }
+  }
+  return out;
+}
+
 // Rhat() of the split draws and of their folded version, as SplitRhat()
-// defines; `ranked_split` is RankNormalize(split).
-double SplitRhatOf(const Eigen::MatrixXd& split,
-                   const Eigen::MatrixXd& ranked_split, double median) {
+// defines; `ranked_split` is RankNormalize(split) and `order` the split's
+// SortedOrder().
+double SplitRhatOf(const Eigen::MatrixXd& split, const Eigen::MatrixXd& ranked_split,
+                   const Order& order, double median) {
   const double bulk = Rhat(ranked_split);
-  const Eigen::MatrixXd folded = (split.array() - median).abs().matrix();
-  const double tail = Rhat(RankNormalize(folded));
+  const double tail =
+      std::isfinite(median)
+          ? Rhat(NormalizeInOrder(FoldedOrder(order, median), split.rows(), split.cols()))
+          : Rhat(RankNormalize((split.array() - median).abs().matrix()));
   // Folded draws can be constant while the draws are not (two values
   // symmetric about the median); the tail R-hat then carries no information.
   if (std::isnan(tail)) return bulk;
@@ -209,28 +295,10 @@ Eigen::MatrixXd SplitChains(const Eigen::MatrixXd& draws) {
 }
 
 Eigen::MatrixXd RankNormalize(const Eigen::MatrixXd& draws) {
-  const Eigen::Index size = draws.size();
   if (draws.hasNaN()) {
     return Eigen::MatrixXd::Constant(draws.rows(), draws.cols(), kNaN);
   }
-  std::vector<std::pair<double, Eigen::Index>> order(
-      static_cast<std::size_t>(size));
-  for (Eigen::Index i = 0; i < size; ++i) order[i] = {draws.data()[i], i};
-  std::sort(order.begin(), order.end());
-  Eigen::MatrixXd normalized(draws.rows(), draws.cols());
-  const double denominator = static_cast<double>(size) + 0.25;
-  for (Eigen::Index first = 0; first < size;) {
-    Eigen::Index last = first + 1;  // One past the run of tied values.
-    while (last < size && order[last].first == order[first].first) ++last;
-    // Ranks first+1 .. last share their average.
-    const double rank = 0.5 * static_cast<double>(first + 1 + last);
-    const double z = InverseNormalCdf((rank - 0.375) / denominator);
-    for (Eigen::Index k = first; k < last; ++k) {
-      normalized.data()[order[k].second] = z;
-    }
-    first = last;
-  }
-  return normalized;
+  return NormalizeInOrder(SortedOrder(draws), draws.rows(), draws.cols());
 }
 
 double Rhat(const Eigen::MatrixXd& chains) {
@@ -247,7 +315,9 @@ double Rhat(const Eigen::MatrixXd& chains) {
 double SplitRhat(const Eigen::MatrixXd& draws) {
   const Eigen::MatrixXd split = SplitChains(draws);
   if (IsDegenerate(split)) return kNaN;
-  return SplitRhatOf(split, RankNormalize(split), Quantile(draws, 0.5));
+  const Order order = SortedOrder(split);  // finite: not degenerate
+  return SplitRhatOf(split, NormalizeInOrder(order, split.rows(), split.cols()), order,
+                     Quantile(draws, 0.5));
 }
 
 double Ess(const Eigen::MatrixXd& chains) {
@@ -343,9 +413,22 @@ SummaryRow Summarize(const Eigen::MatrixXd& draws) {
   if (draws.size() == 0) return row;
   row.mean = draws.mean();
   row.stddev = SampleStdDev(draws);
+  const Eigen::MatrixXd split = SplitChains(draws);
+  const bool degenerate = IsDegenerate(split);
+  // The split draws in order, sorted once for the ranks, the folded ranks
+  // and, when no middle draw was dropped (an even number per chain, so the
+  // split draws are all the draws), the quantiles.
+  Order order;
+  if (!degenerate) order = SortedOrder(split);
   if (!draws.hasNaN()) {
-    std::vector<double> sorted(draws.data(), draws.data() + draws.size());
-    std::sort(sorted.begin(), sorted.end());
+    std::vector<double> sorted;
+    if (!degenerate && draws.rows() % 2 == 0) {
+      sorted.reserve(order.size());
+      for (const auto& [value, index] : order) sorted.push_back(value);
+    } else {
+      sorted.assign(draws.data(), draws.data() + draws.size());
+      std::sort(sorted.begin(), sorted.end());
+    }
     row.q5 = QuantileOfSorted(sorted, 0.05);
     row.q50 = QuantileOfSorted(sorted, 0.5);
     row.q95 = QuantileOfSorted(sorted, 0.95);
@@ -353,13 +436,12 @@ SummaryRow Summarize(const Eigen::MatrixXd& draws) {
     row.mad =
         kMadToSd * Quantile((draws.array() - row.q50).abs().matrix(), 0.5);
   }
-  const Eigen::MatrixXd split = SplitChains(draws);
-  if (IsDegenerate(split)) return row;
-  const Eigen::MatrixXd ranked_split = RankNormalize(split);
+  if (degenerate) return row;
+  const Eigen::MatrixXd ranked_split = NormalizeInOrder(order, split.rows(), split.cols());
   row.mcse = McseMeanOf(draws, split);
   row.ess_bulk = Ess(ranked_split);
   row.ess_tail = EssTailOf(split, row.q5, row.q95);
-  row.rhat = SplitRhatOf(split, ranked_split, row.q50);
+  row.rhat = SplitRhatOf(split, ranked_split, order, row.q50);
   return row;
 }
 

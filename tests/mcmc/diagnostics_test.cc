@@ -357,6 +357,75 @@ TEST(SummarizeTest, MadOfASmallSample) {
   EXPECT_DOUBLE_EQ(Summarize(x).mad, 1.4826);
 }
 
+// Rank normalization straight from its definition: sort (value, index),
+// average the ranks of ties, z = Phi^-1((r - 3/8) / (S + 1/4)).
+Eigen::MatrixXd RankNormalizeBySorting(const Eigen::MatrixXd& x) {
+  if (x.hasNaN()) return Eigen::MatrixXd::Constant(x.rows(), x.cols(), NAN);
+  std::vector<std::pair<double, Eigen::Index>> order;
+  for (Eigen::Index i = 0; i < x.size(); ++i) order.emplace_back(x.data()[i], i);
+  std::sort(order.begin(), order.end());
+  Eigen::MatrixXd z(x.rows(), x.cols());
+  const auto size = static_cast<Eigen::Index>(order.size());
+  for (Eigen::Index first = 0, last = 0; first < size; first = last) {
+    for (last = first; last < size && order[last].first == order[first].first;) ++last;
+    const double rank = 0.5 * static_cast<double>(first + 1 + last);
+    for (Eigen::Index k = first; k < last; ++k) {
+      z.data()[order[k].second] =
+          InverseNormalCdf((rank - 0.375) / (static_cast<double>(size) + 0.25));
+    }
+  }
+  return z;
+}
+
+bool SameOrBothNan(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+// Summarize sorts the split draws once (for the ranks, the folded ranks via
+// a merge, and the quantiles when no middle draw is dropped) and shares
+// whole ranks' z values between columns: every number is still exactly the
+// definition's, with ties (discrete draws, draws at the median), odd and
+// even chain lengths, and a non-finite middle draw.
+TEST(SummarizeTest, OneSortGivesTheDefinitionsBitForBit) {
+  std::mt19937_64 gen(3);
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int> die(1, 6);
+  struct Case {
+    const char* name;
+    Eigen::Index rows;
+    int kind;  // 0 continuous, 1 discrete, 2 half at one value, 3 inf middle, 4 NaN middle
+  };
+  for (const Case& c : {Case{"continuous even", 100, 0}, Case{"continuous odd", 101, 0},
+                        Case{"discrete", 60, 1}, Case{"discrete odd", 61, 1},
+                        Case{"many at the median", 80, 2}, Case{"inf middle draw", 41, 3},
+                        Case{"NaN middle draw", 41, 4}}) {
+    SCOPED_TRACE(c.name);
+    for (Eigen::Index cols : {1, 4}) {
+      Eigen::MatrixXd x(c.rows, cols);
+      for (Eigen::Index i = 0; i < x.size(); ++i) {
+        x.data()[i] = c.kind == 1 ? die(gen) : c.kind == 2 && i % 2 == 0 ? 0.5 : normal(gen);
+      }
+      if (c.kind == 3) x(c.rows / 2, 0) = INFINITY;
+      if (c.kind == 4) x(c.rows / 2, 0) = NAN;
+      const SummaryRow row = Summarize(x);
+      const Eigen::MatrixXd split = SplitChains(x);
+      const bool nan = x.hasNaN();
+      EXPECT_TRUE(SameOrBothNan(row.q5, nan ? NAN : Quantile(x, 0.05)));
+      EXPECT_TRUE(SameOrBothNan(row.q50, nan ? NAN : Quantile(x, 0.5)));
+      EXPECT_TRUE(SameOrBothNan(row.q95, nan ? NAN : Quantile(x, 0.95)));
+      ASSERT_TRUE(std::isfinite(row.ess_bulk)) << "the case must reach the ranks";
+      EXPECT_EQ(row.ess_bulk, Ess(RankNormalizeBySorting(split)));
+      const double bulk = Rhat(RankNormalizeBySorting(split));
+      const double tail =
+          Rhat(RankNormalizeBySorting((split.array() - row.q50).abs().matrix()));
+      EXPECT_TRUE(SameOrBothNan(row.rhat, std::isnan(tail) ? bulk : std::max(bulk, tail)))
+          << row.rhat << " " << bulk << " " << tail;
+      EXPECT_EQ(RankNormalize(split), RankNormalizeBySorting(split));
+      if (!nan) {
+        EXPECT_EQ(row.rhat, SplitRhat(x));
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Synthetic chains. Bands are about four Monte Carlo standard errors of the
 // estimator for the given sizes (sd of tau-hat ~ 2 sqrt(lags / S)).
