@@ -61,14 +61,16 @@ Stored<T>* Ptr(const LanesView& v) {
 // ---------------------------------------------------------------------------
 // Transcendental functions: every element goes through the same packet code,
 // in f64. Elements are copied into a 64-byte aligned buffer whose length is
-// padded to a multiple of kPad (a multiple of every packet size), so Eigen's
-// loop has no unaligned head and no scalar tail; Eigen's packet functions are
-// lane-wise, so an element's bits do not depend on its neighbours, its
-// position, or how many elements the call has.
+// padded to a multiple of kPad (the f64 packet size), so Eigen's loop has no
+// unaligned head and no scalar tail; Eigen's packet functions are lane-wise,
+// so an element's bits do not depend on its neighbours, its position, or how
+// many elements the call has. (The pad was 16, twice what AVX-512 needs: a
+// fused segment's chunk of 8 scalars computed 16.)
 
 using element::Transcendental;
-constexpr int64_t kPad = 16;
-constexpr int64_t kMaxChunk = 256;  // a multiple of kPad
+constexpr int64_t kPad = Eigen::internal::packet_traits<double>::size;
+constexpr int64_t kMaxChunk = 256;
+static_assert(kMaxChunk % kPad == 0);
 // log(DBL_MIN): below it exp's result is subnormal, where Eigen's pexp clamps.
 constexpr double kExpSubnormalBelow = -708.3964185322641;
 

@@ -502,9 +502,14 @@ class StackVm {
     if (mode == ExecMode::kCompact && !lanes_.full()) {  // full: dense is the same
       AB_RETURN_IF_ERROR(RunCompactTiles(block, fn, gid, counters));
     } else {
+      // A dense block runs its fused segments only when every lane is
+      // there: with some lanes away, the kernels' passes over the whole batch
+      // beat a segment's loop over the running lanes' indices (measured on
+      // NUTS with an adapted metric, docs/BENCHMARKS.md session 13).
+      const bool use_fused = !fused_[gid].empty() && lanes_.full();
       const std::vector<const FusedSegment*>& fused = fused_[gid];
       for (size_t i = 0; i < block.ops.size(); ++i) {
-        if (!fused.empty() && fused[i] != nullptr) {
+        if (use_fused && fused[i] != nullptr) {
           AB_RETURN_IF_ERROR(RunFusedDense(block, fn, *fused[i]));
           i = static_cast<size_t>(fused[i]->end_op) - 1;
           continue;
