@@ -265,7 +265,7 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
     const std::string unique = absl::StrCat(".", getpid(), ".tmp");
     const fs::path src = dir / absl::StrCat(stem, unique, ".cc");
     const fs::path tmp = dir / absl::StrCat(stem, unique, ".so");
-    const fs::path log = dir / absl::StrCat(stem, ".log");
+    const fs::path log = dir / absl::StrCat(stem, unique, ".log");
     AB_RETURN_IF_ERROR(WriteFile(src, source));
     std::vector<std::string> argv = {compiler};
     argv.insert(argv.end(), flags.begin(), flags.end());
@@ -273,7 +273,9 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
     const absl::Status compiled = RunCompiler(argv, log);
     if (!compiled.ok()) {
       fs::remove(tmp, error);
-      return compiled;  // the source stays for the user to look at
+      // The source and the log stay for the user to look at.
+      return absl::Status(compiled.code(), absl::StrCat(compiled.message(), "\n(the source is ",
+                                                        src.string(), ")"));
     }
     fs::remove(src, error);
     fs::remove(log, error);

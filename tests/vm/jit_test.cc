@@ -188,8 +188,16 @@ TEST(JitTest, ACompilerFailureShowsTheCommandAndItsOutput) {
   EXPECT_THAT(fused.status().message(), HasSubstr("the C++ compiler failed (exit status"));
   EXPECT_THAT(fused.status().message(), HasSubstr("-fno-such-flag-autobatch"));  // command
   EXPECT_THAT(fused.status().message(), HasSubstr("unrecognized"));              // output
+  EXPECT_THAT(fused.status().message(), HasSubstr("(the source is " + dir));
   // The source and the log stay for the user; no library is left.
-  for (const std::string& f : Files(dir)) EXPECT_THAT(f, ::testing::Not(HasSubstr(".so")));
+  int sources = 0, logs = 0;
+  for (const std::string& f : Files(dir)) {
+    EXPECT_THAT(f, ::testing::Not(HasSubstr(".so")));
+    sources += f.ends_with(".cc");
+    logs += f.ends_with(".log");
+  }
+  EXPECT_EQ(sources, 1);
+  EXPECT_EQ(logs, 1);
 }
 
 TEST(JitTest, AnUnwritableCacheDirectoryIsAClearError) {
