@@ -267,6 +267,11 @@ int RunRun(const RunArgs& args) {
   absl::StatusOr<std::vector<Tensor>> inputs = ReadInputsFile(args.inputs, expected);
   if (!inputs.ok()) return Fail(inputs.status());
 
+  if (args.fused && args.vm != "stack") {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "--fused runs fused blocks on the stack VM; with --vm ", args.vm,
+        " drop --fused (or use --vm stack)")));
+  }
   CallOptions options;
   if (args.vm == "reference") {
     options.dry_run = true;

@@ -118,6 +118,10 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
         "--block-policy '", args.block_policy, "' is not one of lowest-index, most-lanes"));
   }
   o.call.block_policy = *policy;
+  if (args.fused && o.call.vm != Vm::kStack) {
+    return absl::InvalidArgumentError(
+        "--fused runs fused blocks on the stack VM; with --vm stackless drop --fused");
+  }
   o.call.jit_fused_blocks = args.fused;
   constexpr int64_t kMaxIterations = (int64_t{1} << 31) - 1;
   AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, int64_t{1} << 24));

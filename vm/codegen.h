@@ -18,9 +18,10 @@
 // Usage: generate once per lowered program (`autobatch compile`, or
 // EmitFusedBlocks from a build step), compile the source with the project's
 // flags (-ffp-contract=off: the bits depend on it), and pass the function it
-// defines to CallOptions::fused_blocks. The stack VM checks the fingerprint
-// and runs every block holding a segment compact; the other executors
-// ignore the option.
+// defines to CallOptions::fused_blocks; or let the JIT do all of that when
+// the program runs (vm/jit.h, CallOptions::jit_fused_blocks). The stack VM
+// checks the fingerprint and runs the segments in compact blocks, and in
+// dense blocks that every lane runs; the other executors ignore the option.
 #ifndef AUTOBATCH_VM_CODEGEN_H_
 #define AUTOBATCH_VM_CODEGEN_H_
 

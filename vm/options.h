@@ -134,8 +134,9 @@ struct CallOptions {
   int64_t max_value_bytes = int64_t{4} << 30;
   // The stack VM runs these fused blocks (vm/fused_blocks.h; generated from
   // this very program by `autobatch compile` or EmitFusedBlocks in
-  // vm/codegen.h) in place of the ops they cover, and runs every block that
-  // holds one compact. Results are bit-identical without them. A
+  // vm/codegen.h) in place of the ops they cover: in compact blocks, and in
+  // dense blocks that every lane runs (over a partial dense block the
+  // kernels' passes are faster). Results are bit-identical without them. A
   // FusedProgram generated from another program is FailedPrecondition. The
   // other executors ignore it; every shard of a sharded call uses it. The
   // fused segments run on the calling thread, also with the threaded

@@ -91,6 +91,10 @@ TEST(CliTest, DumpedJsonRunsLikeTheSample) {
   }
   unsetenv("AUTOBATCH_CACHE_DIR");
   EXPECT_TRUE(std::filesystem::exists(cache));  // --fused compiled there
+  Result stackless = RunCli("run " + program + " --inputs " + inputs + " --vm stackless --fused");
+  EXPECT_EQ(stackless.exit_code, 1);
+  EXPECT_THAT(stackless.out, HasSubstr("--fused runs fused blocks on the stack VM; with --vm "
+                                       "stackless drop --fused (or use --vm stack)"));
 }
 
 // A lowered dump prints as it is with --stage lowered, and runs like the

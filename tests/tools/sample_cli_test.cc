@@ -205,6 +205,8 @@ TEST(SampleCliTest, ErrorsExitOneWithAMessage) {
       {"--target iid_gaussian --print-ir assembly", "--print-ir: unknown stage 'assembly'"},
       {"--target iid_gaussian --print-ir lowered --max-depth 0", "--max-depth"},
       {"--target iid_gaussian --summary-json " + dir + "/no/such/dir/s.json", "--summary-json"},
+      {"--target iid_gaussian --vm stackless --fused",
+       "--fused runs fused blocks on the stack VM; with --vm stackless drop --fused"},
   };
   for (const Case& c : cases) {
     // Every case fails before any sampling starts.
