@@ -51,14 +51,14 @@ case "$mode" in
   thread)
     configure build-tsan thread
     cmake --build build-tsan -j"$jobs" --target concurrency_test threaded_backend_test run_test \
-      sample_test
+      sample_test jit_test
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
     ctest --test-dir build-tsan --no-tests=error --output-on-failure -j"$jobs" --timeout 1200 \
       -L concurrency "$@"
     ctest --test-dir build-tsan --no-tests=error --output-on-failure -j"$jobs" --timeout 1200 \
       -R '^ThreadedBackendTest\.' "$@"
     ctest --test-dir build-tsan --no-tests=error --output-on-failure -j"$jobs" --timeout 1200 \
-      -R '^(ShardsTest\..*|SampleTest\.ShardedRunsGiveTheSameChains)$' "$@"
+      -R '^(ShardsTest\..*|SampleTest\.ShardedRunsGiveTheSameChains|JitTest\.Concurrent.*)$' "$@"
     ;;
   *)
     echo "usage: tools/sanitize.sh address|thread [ctest arguments...]" >&2

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -154,6 +155,43 @@ TEST(JitTest, UsesTheCacheAndRepairsACorruptEntry) {
       RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack, .fused_blocks = *fused});
   ASSERT_TRUE(expected.ok() && got.ok());
   EXPECT_TRUE(BitIdentical(*got, *expected));
+}
+
+// Threads whose first calls ask for the same program's blocks at once: one
+// compiles, all run the same library, each gets the interpreter's bits (the
+// ThreadSanitizer stage runs this, tools/sanitize.sh).
+TEST(JitTest, ConcurrentFirstCallsShareOneLibrary) {
+  const std::string dir = FreshDir("concurrent");
+  ASSERT_EQ(setenv("AUTOBATCH_CACHE_DIR", dir.c_str(), 1), 0);
+  const testing::FusedTestProgram& p = Program("compact_state");
+  constexpr int kThreads = 3;
+  std::vector<std::vector<Tensor>> inputs, expected;
+  for (int t = 0; t < kThreads; ++t) {
+    inputs.push_back(p.inputs(50 + t, static_cast<uint64_t>(t)));
+    absl::StatusOr<std::vector<Tensor>> plain =
+        RunProgram(p.lowered, inputs.back(), &p.context->kernels(), {.vm = Vm::kStack});
+    ASSERT_TRUE(plain.ok()) << plain.status();
+    expected.push_back(*plain);
+  }
+  std::vector<absl::StatusOr<std::vector<Tensor>>> got(kThreads, absl::UnknownError(""));
+  std::vector<absl::StatusOr<const FusedProgram*>> blocks(kThreads, absl::UnknownError(""));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      got[t] = RunProgram(p.lowered, inputs[t], &p.context->kernels(),
+                          {.vm = Vm::kStack, .jit_fused_blocks = true});
+      blocks[t] = JitFusedBlocks(p.lowered);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  unsetenv("AUTOBATCH_CACHE_DIR");
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_TRUE(got[t].ok()) << got[t].status();
+    EXPECT_TRUE(BitIdentical(*got[t], expected[t])) << "thread " << t;
+    ASSERT_TRUE(blocks[t].ok()) << blocks[t].status();
+    EXPECT_EQ(*blocks[t], *blocks[0]);
+  }
+  EXPECT_EQ(Files(dir).size(), 1u) << ::testing::PrintToString(Files(dir));
 }
 
 TEST(JitTest, AMissingCompilerIsAClearError) {
