@@ -189,12 +189,13 @@ absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& opt
 StanCsv MakeChainCsv(const SampleResult& result, size_t chain);
 
 // Writes one file per chain, `<dir>/output_<id + 1>.csv` (CmdStan's naming
-// of multi-chain runs), creating `dir` if needed. Returns the paths.
-// FailedPrecondition naming the directory if it cannot be created or a file
-// cannot be written.
+// of multi-chain runs), creating `dir` if needed, on `threads` threads (0:
+// one per hardware thread). Returns the paths, in chain order.
+// FailedPrecondition naming the directory if it cannot be created or the
+// first chain whose file cannot be written.
 absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(
     const SampleResult& result, const std::string& dir,
-    int sig_figs = kStanCsvDefaultSigFigs);
+    int sig_figs = kStanCsvDefaultSigFigs, int threads = 0);
 
 // The summary as CmdStan's stansummary prints it: one row per column with
 // Mean, MCSE, StdDev, MAD, 5%, 50%, 95%, ESS_bulk, ESS_tail, R_hat, then

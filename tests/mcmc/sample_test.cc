@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,44 @@ TEST(SampleTest, IidGaussianMomentsAndConvergence) {
   EXPECT_LE(result->sampling_utilization, 1);
   EXPECT_GT(result->warmup_seconds, 0);
   EXPECT_GT(result->sampling_seconds, 0);
+}
+
+std::string FileText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The chains' files are written on several threads: the same bytes as on
+// one, and a chain whose file cannot be written is the error, named.
+TEST(SampleTest, CsvFilesAreTheSameOnAnyNumberOfThreads) {
+  std::unique_ptr<Target> model = Make("eight_schools");
+  absl::StatusOr<SampleResult> result = Sample(*model, Small(5, 20, 10));
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::string dir = ::testing::TempDir() + "sample_test_csv_threads";
+  std::filesystem::remove_all(dir);
+  std::vector<std::string> texts[2];
+  for (int i = 0; i < 2; ++i) {
+    const int threads = i == 0 ? 1 : 3;
+    absl::StatusOr<std::vector<std::string>> paths =
+        WriteChainCsvFiles(*result, dir + "/t" + std::to_string(threads), 6, threads);
+    ASSERT_TRUE(paths.ok()) << paths.status();
+    ASSERT_EQ(paths->size(), 5u);
+    for (size_t k = 0; k < 5; ++k) {
+      EXPECT_THAT((*paths)[k], HasSubstr("output_" + std::to_string(k + 1) + ".csv"));
+      texts[i].push_back(FileText((*paths)[k]));
+    }
+  }
+  EXPECT_EQ(texts[0], texts[1]);
+  EXPECT_THAT(texts[0][4], HasSubstr("id = 5"));
+  // output_3.csv and output_5.csv are directories: chain 2's file is the error.
+  std::filesystem::create_directories(dir + "/bad/output_3.csv");
+  std::filesystem::create_directories(dir + "/bad/output_5.csv");
+  absl::StatusOr<std::vector<std::string>> bad = WriteChainCsvFiles(*result, dir + "/bad", 6, 3);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("writing the CSV file of chain 2"));
+  EXPECT_EQ(FileText(dir + "/bad/output_4.csv"), texts[0][3]);
 }
 
 TEST(SampleTest, StanCsvFilesReadBack) {
