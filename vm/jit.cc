@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,7 +69,24 @@ std::string CacheDir(const JitOptions& options) {
   if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
     return absl::StrCat(home, "/.cache/autobatch");
   }
-  return "/tmp/autobatch-cache";
+  return absl::StrCat("/tmp/autobatch-cache-", geteuid());
+}
+
+// The cache holds code this process will run, so it must be ours alone: a
+// directory (or library) that another user owns or may write is refused.
+absl::Status CheckPrivate(const fs::path& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    return absl::UnavailableError(absl::StrCat("JIT fused blocks: cannot stat ", path.string(),
+                                               " (", std::strerror(errno), ")", kHint));
+  }
+  if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "JIT fused blocks: ", path.string(),
+        " is writable by other users or not owned by this one, so its code is not run; use a "
+        "private cache directory (AUTOBATCH_CACHE_DIR or JitOptions::cache_dir)", kHint));
+  }
+  return absl::OkStatus();
 }
 
 std::vector<std::string> Flags(const JitOptions& options) {
@@ -253,14 +271,20 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
   const std::string stem = absl::StrFormat("fused_%016x", key);
   const fs::path library = dir / absl::StrCat(stem, ".so");
   std::error_code error;
-  fs::create_directories(dir, error);
+  if (fs::create_directories(dir, error) && !error) {
+    fs::permissions(dir, fs::perms::owner_all, error);  // new: private to this user
+  }
   if (error) {
     return Unavailable(absl::StrCat("cannot create the cache directory ", dir.string(), " (",
                                     error.message(),
                                     "): set JitOptions::cache_dir or AUTOBATCH_CACHE_DIR"));
   }
+  AB_RETURN_IF_ERROR(CheckPrivate(dir));
   absl::StatusOr<const FusedProgram*> fused = absl::NotFoundError("");
-  if (fs::exists(library, error)) fused = Load(library);
+  if (fs::exists(library, error)) {
+    AB_RETURN_IF_ERROR(CheckPrivate(library));
+    fused = Load(library);
+  }
   if (!fused.ok()) {  // not cached, or a cached file that does not load
     const std::string unique = absl::StrCat(".", getpid(), ".tmp");
     const fs::path src = dir / absl::StrCat(stem, unique, ".cc");
@@ -279,6 +303,7 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
     }
     fs::remove(src, error);
     fs::remove(log, error);
+    fs::permissions(tmp, fs::perms::owner_all, error);  // whatever the umask
     fs::rename(tmp, library, error);
     if (error) {
       return Unavailable(absl::StrCat("cannot move ", tmp.string(), " to ", library.string(),

@@ -39,9 +39,11 @@
 namespace autobatch {
 
 struct JitOptions {
-  // Where compiled libraries are kept (created if missing). Empty: the
-  // environment's AUTOBATCH_CACHE_DIR, else $XDG_CACHE_HOME/autobatch, else
-  // $HOME/.cache/autobatch, else /tmp/autobatch-cache.
+  // Where compiled libraries are kept (created if missing, mode 0700). Empty:
+  // the environment's AUTOBATCH_CACHE_DIR, else $XDG_CACHE_HOME/autobatch,
+  // else $HOME/.cache/autobatch, else /tmp/autobatch-cache-<uid>. The
+  // directory and its libraries must belong to this user and be writable by
+  // no one else: their code runs in this process.
   std::string cache_dir = {};
   // The C++ compiler. Empty: the environment's AUTOBATCH_JIT_CXX, else the
   // one the project was built with.
@@ -55,8 +57,8 @@ struct JitOptions {
 // the process. Thread-safe (one compilation at a time per process).
 // Errors: InvalidArgument for a program that is not lowered; Unavailable
 // when the compiler cannot be run or fails (with the command and the start
-// of its output), the cache directory cannot be written, or the library
-// does not load; each says how to run without JIT (omit --fused).
+// of its output), the cache directory cannot be written or is not private
+// (see JitOptions::cache_dir), or the library does not load; each says how to run without JIT (omit --fused).
 absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
                                                    const JitOptions& options = {});
 

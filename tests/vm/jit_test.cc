@@ -247,6 +247,35 @@ TEST(JitTest, AnUnwritableCacheDirectoryIsAClearError) {
               HasSubstr("cannot create the cache directory /proc/autobatch-cache"));
 }
 
+// Code in the cache runs in the process: a directory or a library that
+// others may write is refused, and a directory the JIT creates is private.
+TEST(JitTest, RefusesACacheOthersCanWrite) {
+  const testing::FusedTestProgram& p = Program("collatz");
+  const std::string dir = FreshDir("shared");
+  fs::permissions(dir, fs::perms::all);  // 0777
+  absl::StatusOr<const FusedProgram*> fused = JitFusedBlocks(p.lowered, {.cache_dir = dir});
+  ASSERT_FALSE(fused.ok());
+  EXPECT_EQ(fused.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(fused.status().message(),
+              HasSubstr(dir + " is writable by other users or not owned by this one"));
+
+  const std::string made = FreshDir("made") + "/sub";
+  ASSERT_TRUE(JitFusedBlocks(p.lowered, {.cache_dir = made}).ok());
+  EXPECT_EQ(fs::status(made).permissions(), fs::perms::owner_all);
+  const std::string library = made + "/" + Files(made).at(0);
+  EXPECT_EQ(fs::status(library).permissions() & (fs::perms::group_write | fs::perms::others_write),
+            fs::perms::none);
+
+  // A library that others may write, in a private directory, is not loaded.
+  const std::string tampered = FreshDir("tampered");
+  fs::copy_file(library, tampered + "/" + Files(made).at(0));
+  fs::permissions(tampered + "/" + Files(made).at(0), fs::perms::group_write,
+                  fs::perm_options::add);
+  fused = JitFusedBlocks(p.lowered, {.cache_dir = tampered});
+  ASSERT_FALSE(fused.ok());
+  EXPECT_THAT(fused.status().message(), HasSubstr("is writable by other users"));
+}
+
 TEST(JitTest, AnUnloweredProgramIsInvalidArgument) {
   autobatch::Program typed = Program("collatz").lowered;
   typed.stage = Stage::kTyped;
