@@ -19,11 +19,12 @@
 //      process) and checks its fingerprint against the program.
 // A cached library that fails to load is compiled again once.
 //
-// The flags are the build's: -std=c++20 -O2 -ffp-contract=off, and
-// -march=native unless the build is AUTOBATCH_PORTABLE. The bits of a fused
-// segment do not depend on the optimization level, so JIT-compiled blocks
-// give the interpreter's bits (tests/vm/jit_test.cc) when run on the machine
-// type the library was built for.
+// The flags are the build's: -std=c++20 -O3 (GCC 12 vectorizes the
+// generated loops only at -O3) -ffp-contract=off, and -march=native unless
+// the build is AUTOBATCH_PORTABLE. The bits of a fused segment do not depend
+// on the optimization level, so JIT-compiled blocks give the interpreter's
+// bits (tests/vm/jit_test.cc) when run on the machine type the library was
+// built for.
 #ifndef AUTOBATCH_VM_JIT_H_
 #define AUTOBATCH_VM_JIT_H_
 
@@ -48,7 +49,7 @@ struct JitOptions {
   // The C++ compiler. Empty: the environment's AUTOBATCH_JIT_CXX, else the
   // one the project was built with.
   std::string compiler = {};
-  // Appended to the default flags (e.g. "-O3").
+  // Appended to the default flags (e.g. "-g").
   std::vector<std::string> extra_flags = {};
 };
 
