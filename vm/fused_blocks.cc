@@ -9,14 +9,16 @@
 
 namespace autobatch {
 
-uint64_t ProgramFingerprint(const Program& program) {
-  const std::string text = DumpProgramJson(program, /*indent=*/-1);
-  uint64_t hash = 14695981039346656037ull;
+uint64_t Fnv1a64(std::string_view text, uint64_t hash) {
   for (char c : text) {
     hash ^= static_cast<uint8_t>(c);
     hash *= 1099511628211ull;
   }
   return hash;
+}
+
+uint64_t ProgramFingerprint(const Program& program) {
+  return Fnv1a64(DumpProgramJson(program, /*indent=*/-1));
 }
 
 absl::Status CheckFusedProgram(const FusedProgram& fused, const Program& program) {

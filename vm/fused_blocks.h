@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "ir/ir.h"
@@ -56,6 +57,10 @@ struct FusedProgram {
   uint64_t fingerprint = 0;  // ProgramFingerprint of the program compiled
   std::span<const FusedSegment> segments;
 };
+
+// 64-bit FNV-1a of `text`, continuing from `hash` (the offset basis by
+// default), so that several texts can be hashed as one.
+uint64_t Fnv1a64(std::string_view text, uint64_t hash = 14695981039346656037ull);
 
 // A 64-bit hash (FNV-1a) of `program`'s JSON form (ir/json.h): equal for
 // equal programs, and in practice different for different ones.

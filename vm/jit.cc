@@ -45,14 +45,6 @@ constexpr const char* kIncludedHeaders[] = {
     "ir/primitives.h",        "ir/types.h",        "vm/fused_blocks.h", "vm/jit.h",
 };
 
-uint64_t Fnv1a(std::string_view text, uint64_t hash = 14695981039346656037ull) {
-  for (char c : text) {
-    hash ^= static_cast<uint8_t>(c);
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
-
 std::string EnvOr(const char* name, std::string fallback) {
   const char* value = std::getenv(name);
   return value != nullptr && *value != '\0' ? std::string(value) : fallback;
@@ -259,14 +251,14 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
   AB_ASSIGN_OR_RETURN(std::string blocks, EmitFusedBlocks(program, "autobatch_jit_blocks"));
   const std::string source = absl::StrCat(Prelude(), blocks, "\n", Epilogue());
 
-  uint64_t key = Fnv1a(absl::StrCat("autobatch jit ", kJitFormat, "\n", compiler, "\n",
+  uint64_t key = Fnv1a64(absl::StrCat("autobatch jit ", kJitFormat, "\n", compiler, "\n",
                                     absl::StrJoin(flags, "\n"), "\n"));
   for (const char* header : kIncludedHeaders) {
     AB_ASSIGN_OR_RETURN(std::string text,
                         ReadFile(fs::path(AUTOBATCH_SOURCE_DIR) / header));
-    key = Fnv1a(text, Fnv1a(header, key));
+    key = Fnv1a64(text, Fnv1a64(header, key));
   }
-  key = Fnv1a(source, key);
+  key = Fnv1a64(source, key);
 
   const std::string stem = absl::StrFormat("fused_%016x", key);
   const fs::path library = dir / absl::StrCat(stem, ".so");

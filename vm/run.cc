@@ -213,12 +213,11 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
     AB_ASSIGN_OR_RETURN(lowered, LowerProgram(program, TypesOf(inputs)));
   }
   const Program& executable = program.stage == Stage::kLowered ? program : lowered;
+  CallOptions run_options = options;
   if (options.jit_fused_blocks && options.fused_blocks == nullptr) {
-    CallOptions jit_options = options;
-    AB_ASSIGN_OR_RETURN(jit_options.fused_blocks, JitFusedBlocks(executable));
-    return RunSharded(executable, std::move(inputs), kernels, jit_options, profile);
+    AB_ASSIGN_OR_RETURN(run_options.fused_blocks, JitFusedBlocks(executable));
   }
-  return RunSharded(executable, std::move(inputs), kernels, options, profile);
+  return RunSharded(executable, std::move(inputs), kernels, run_options, profile);
 }
 
 }  // namespace autobatch

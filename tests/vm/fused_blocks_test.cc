@@ -49,14 +49,6 @@ const std::vector<testing::FusedTestProgram>& Programs() {
   return *programs;
 }
 
-bool BitIdentical(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t k = 0; k < a.size(); ++k) {
-    if (!(a[k] == b[k])) return false;
-  }
-  return true;
-}
-
 // The stack VM variants of the differential tests, without and with fused
 // blocks.
 std::vector<std::pair<std::string, CallOptions>> Variants() {
@@ -95,7 +87,7 @@ TEST_P(FusedProgramTest, GivesTheInterpretersBits) {
     absl::StatusOr<std::vector<Tensor>> got =
         RunProgram(p.lowered, inputs, &p.context->kernels(), options);
     ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_TRUE(BitIdentical(*got, *expected));
+    EXPECT_TRUE(testing::BitIdentical(*got, *expected));
   }
 }
 
@@ -129,7 +121,7 @@ TEST(FusedProgramsTest, TheVmRunsTheSegments) {
   absl::StatusOr<std::vector<Tensor>> got =
       RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack, .fused_blocks = &broken_program});
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_FALSE(BitIdentical(*got, *expected));
+  EXPECT_FALSE(testing::BitIdentical(*got, *expected));
 }
 
 TEST(FusedProgramsTest, AllOpsFusesEveryFusablePrimitiveAndNothingElse) {

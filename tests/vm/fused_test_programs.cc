@@ -247,6 +247,14 @@ std::vector<mcmc::BatchedChain> StartingChains(const FusedTestSampler& sampler, 
   return chains.ok() ? *std::move(chains) : std::vector<mcmc::BatchedChain>{};
 }
 
+bool BitIdentical(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (!(a[k] == b[k])) return false;
+  }
+  return true;
+}
+
 void ExpectSameDraws(const mcmc::BatchedRunResult& got, const mcmc::BatchedRunResult& expected) {
   ASSERT_EQ(got.chains.size(), expected.chains.size());
   for (size_t k = 0; k < got.chains.size(); ++k) {

@@ -45,6 +45,9 @@ FusedTestSampler EightSchoolsNuts();
 std::vector<mcmc::BatchedChain> StartingChains(const FusedTestSampler& sampler, size_t n,
                                                uint64_t seed);
 
+// Whether two runs' outputs are equal bit for bit.
+bool BitIdentical(const std::vector<Tensor>& a, const std::vector<Tensor>& b);
+
 // Non-fatal failures for every chain whose draws or stats differ in a bit.
 void ExpectSameDraws(const mcmc::BatchedRunResult& got, const mcmc::BatchedRunResult& expected);
 

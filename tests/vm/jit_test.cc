@@ -54,14 +54,6 @@ const testing::FusedTestProgram& Program(const std::string& name) {
   return programs->front();
 }
 
-bool BitIdentical(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t k = 0; k < a.size(); ++k) {
-    if (!(a[k] == b[k])) return false;
-  }
-  return true;
-}
-
 TEST(JitTest, CompiledBlocksGiveTheInterpretersBits) {
   const std::string dir = FreshDir("bits");
   for (const char* name : {"collatz", "peanuts", "compact_state"}) {
@@ -81,7 +73,7 @@ TEST(JitTest, CompiledBlocksGiveTheInterpretersBits) {
             RunProgram(p.lowered, inputs, &p.context->kernels(),
                        {.vm = Vm::kStack, .backend = backend, .fused_blocks = *fused});
         ASSERT_TRUE(got.ok()) << got.status();
-        EXPECT_TRUE(BitIdentical(*got, *expected)) << "batch " << batch << " " << backend;
+        EXPECT_TRUE(testing::BitIdentical(*got, *expected)) << "batch " << batch << " " << backend;
       }
     }
   }
@@ -154,7 +146,7 @@ TEST(JitTest, UsesTheCacheAndRepairsACorruptEntry) {
   absl::StatusOr<std::vector<Tensor>> got =
       RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack, .fused_blocks = *fused});
   ASSERT_TRUE(expected.ok() && got.ok());
-  EXPECT_TRUE(BitIdentical(*got, *expected));
+  EXPECT_TRUE(testing::BitIdentical(*got, *expected));
 }
 
 // Threads whose first calls ask for the same program's blocks at once: one
@@ -187,7 +179,7 @@ TEST(JitTest, ConcurrentFirstCallsShareOneLibrary) {
   unsetenv("AUTOBATCH_CACHE_DIR");
   for (int t = 0; t < kThreads; ++t) {
     ASSERT_TRUE(got[t].ok()) << got[t].status();
-    EXPECT_TRUE(BitIdentical(*got[t], expected[t])) << "thread " << t;
+    EXPECT_TRUE(testing::BitIdentical(*got[t], expected[t])) << "thread " << t;
     ASSERT_TRUE(blocks[t].ok()) << blocks[t].status();
     EXPECT_EQ(*blocks[t], *blocks[0]);
   }
