@@ -391,17 +391,27 @@ TEST(SummarizeTest, OneSortGivesTheDefinitionsBitForBit) {
   struct Case {
     const char* name;
     Eigen::Index rows;
-    int kind;  // 0 continuous, 1 discrete, 2 half at one value, 3 inf middle, 4 NaN middle
+    // 0 continuous, 1 discrete, 2 half at one value, 3 inf middle, 4 NaN middle,
+    // 5 signed zeros, subnormals and both signs over the whole exponent range
+    // (the sort orders keys made from the bits), 6 half of them -0.0 or 0.0
+    int kind;
   };
+  constexpr double kWide[] = {-0.0,   0.0,  -1e300, 1e300, 4e-320, -4e-320,
+                              2.5,    -2.5, 1e-5,   -7e10, 7.0};
   for (const Case& c : {Case{"continuous even", 100, 0}, Case{"continuous odd", 101, 0},
                         Case{"discrete", 60, 1}, Case{"discrete odd", 61, 1},
                         Case{"many at the median", 80, 2}, Case{"inf middle draw", 41, 3},
-                        Case{"NaN middle draw", 41, 4}}) {
+                        Case{"NaN middle draw", 41, 4}, Case{"wide range", 90, 5},
+                        Case{"wide range odd", 91, 5}, Case{"signed zeros at the median", 80, 6}}) {
     SCOPED_TRACE(c.name);
     for (Eigen::Index cols : {1, 4}) {
       Eigen::MatrixXd x(c.rows, cols);
       for (Eigen::Index i = 0; i < x.size(); ++i) {
-        x.data()[i] = c.kind == 1 ? die(gen) : c.kind == 2 && i % 2 == 0 ? 0.5 : normal(gen);
+        x.data()[i] = c.kind == 1                ? die(gen)
+                      : c.kind == 2 && i % 2 == 0 ? 0.5
+                      : c.kind == 5 && i % 3 != 0 ? kWide[die(gen) + die(gen) - 2]
+                      : c.kind == 6 && i % 2 == 0 ? (die(gen) % 2 == 0 ? 0.0 : -0.0)
+                                                  : normal(gen);
       }
       if (c.kind == 3) x(c.rows / 2, 0) = INFINITY;
       if (c.kind == 4) x(c.rows / 2, 0) = NAN;
@@ -421,6 +431,20 @@ TEST(SummarizeTest, OneSortGivesTheDefinitionsBitForBit) {
       EXPECT_EQ(RankNormalize(split), RankNormalizeBySorting(split));
       if (!nan) {
         EXPECT_EQ(row.rhat, SplitRhat(x));
+      }
+      if (c.rows % 2 == 0) {
+        // Even chains: the quantiles come from the order of (value, index),
+        // down to the sign of a zero.
+        std::vector<std::pair<double, Eigen::Index>> order;
+        for (Eigen::Index i = 0; i < split.size(); ++i) order.emplace_back(split.data()[i], i);
+        std::sort(order.begin(), order.end());
+        for (const auto& [p, q] : {std::pair{0.05, row.q5}, {0.5, row.q50}, {0.95, row.q95}}) {
+          const double h = static_cast<double>(order.size() - 1) * p;
+          const auto lo = static_cast<size_t>(std::floor(h));
+          const auto hi = static_cast<size_t>(std::ceil(h));
+          if (order[lo].first != order[hi].first) continue;  // interpolated
+          EXPECT_EQ(std::signbit(q), std::signbit(order[lo].first)) << p;
+        }
       }
     }
   }
