@@ -44,6 +44,7 @@ void Profile::Add(const Profile& shard) {
       to.dense += from.dense;
       to.compact += from.compact;
       to.tiles += from.tiles;
+      to.dense_fused += from.dense_fused;
       to.ops += from.ops;
       to.nanoseconds += from.nanoseconds;
       to.lane_slots += from.lane_slots;
@@ -115,6 +116,7 @@ nlohmann::json Profile::ToJson() const {
           {"dense", c.dense},
           {"compact", c.compact},
           {"tiles", c.tiles},
+          {"dense_fused", c.dense_fused},
           {"utilization", c.lane_slots == 0 ? 1.0
                                             : static_cast<double>(c.active_lanes) /
                                                   static_cast<double>(c.lane_slots)},

@@ -20,6 +20,11 @@ struct BlockCounters {
   // Tiles run by compact executions split into tiles of lanes
   // (CallOptions::tile_bytes); executions run whole add none.
   int64_t tiles = 0;
+  // Dense executions that ran the block's fused segments
+  // (CallOptions::fused_blocks): every one with all lanes there, and those
+  // with some away where the segments were measured faster (vm/fused_choice.h;
+  // so this count, unlike the others, may differ between runs).
+  int64_t dense_fused = 0;
   int64_t ops = 0;           // ops run (primitives and pops), all executions
   int64_t nanoseconds = 0;   // only when timing is on (stack VM)
   // Sum over executions of the batch of the call that ran them: the lane

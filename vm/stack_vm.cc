@@ -11,6 +11,7 @@
 #include "backends/lane_copy.h"
 #include "ir/overloaded.h"
 #include "vm/fused_blocks.h"
+#include "vm/fused_choice.h"
 #include "vm/inputs.h"
 #include "vm/run_support.h"
 
@@ -170,6 +171,7 @@ class StackVm {
   // any (CallOptions::fused_blocks, checked by CheckFusedProgram).
   void SetUpFusedSegments() {
     fused_.assign(blocks_.size(), {});
+    dense_fused_choice_.assign(blocks_.size(), FusedChoice());
     if (options_.fused_blocks == nullptr) return;
     for (const FusedSegment& seg : options_.fused_blocks->segments) {
       const int32_t gid = Gid(FunctionId(seg.function), BlockId(seg.block));
@@ -502,12 +504,16 @@ class StackVm {
     if (mode == ExecMode::kCompact && !lanes_.full()) {  // full: dense is the same
       AB_RETURN_IF_ERROR(RunCompactTiles(block, fn, gid, counters));
     } else {
-      // A dense block runs its fused segments only when every lane is
-      // there: with some lanes away, the kernels' passes over the whole batch
-      // beat a segment's loop over the running lanes' indices (measured on
-      // NUTS with an adapted metric, docs/BENCHMARKS.md session 13).
-      const bool use_fused = !fused_[gid].empty() && lanes_.full();
+      // A dense block runs its fused segments when every lane is there;
+      // with some lanes away, the kernels' passes over the whole batch may
+      // beat a segment's loop over the running lanes' indices, so the block
+      // measures both (vm/fused_choice.h).
       const std::vector<const FusedSegment*>& fused = fused_[gid];
+      const bool choose = !fused.empty() && !lanes_.full();
+      const bool use_fused =
+          !fused.empty() && (lanes_.full() || dense_fused_choice_[gid].UseFused(lanes_.size()));
+      std::chrono::steady_clock::time_point ops_start;
+      if (choose) ops_start = std::chrono::steady_clock::now();
       for (size_t i = 0; i < block.ops.size(); ++i) {
         if (use_fused && fused[i] != nullptr) {
           AB_RETURN_IF_ERROR(RunFusedDense(block, fn, *fused[i]));
@@ -523,6 +529,14 @@ class StackVm {
             },
             op));
       }
+      if (choose) {
+        dense_fused_choice_[gid].Record(
+            use_fused, lanes_.size(),
+            std::chrono::duration_cast<std::chrono::nanoseconds>(
+                std::chrono::steady_clock::now() - ops_start)
+                .count());
+      }
+      if (use_fused) ++counters.dense_fused;
     }
     AB_RETURN_IF_ERROR(RunTerminator(block, fn_id, fn));
     if (profile_.timing) {
@@ -1054,6 +1068,9 @@ class StackVm {
   std::vector<Tensor*> out_ptrs_;
   // Per global block: its fused segments by first op (empty: none).
   std::vector<std::vector<const FusedSegment*>> fused_;
+  // Per global block: fused segments or kernels in a dense block that some
+  // lanes are away from.
+  std::vector<FusedChoice> dense_fused_choice_;
   std::vector<const std::byte*> fused_in_;
   std::vector<const int64_t*> fused_in_lanes_;
   std::vector<std::byte*> fused_out_;

@@ -107,21 +107,64 @@ TEST(FusedProgramsTest, TheTestProgramsAreTheGeneratedOnes) {
 // shows the equality above comes from running the fused code.
 void WriteNothing(const FusedArgs&) {}
 
+// `fused` with every segment writing nothing.
+struct SegmentsThatWriteNothing {
+  explicit SegmentsThatWriteNothing(const FusedProgram& fused)
+      : segments(fused.segments.begin(), fused.segments.end()) {
+    for (FusedSegment& seg : segments) seg.run = &WriteNothing;
+    program = {fused.fingerprint, segments};
+  }
+  std::vector<FusedSegment> segments;
+  FusedProgram program;
+};
+
 TEST(FusedProgramsTest, TheVmRunsTheSegments) {
   const testing::FusedTestProgram& p = Programs()[0];  // all_ops
   ASSERT_EQ(p.name, "all_ops");
-  const FusedProgram& fused = FusedFor(p.name);
-  std::vector<FusedSegment> broken(fused.segments.begin(), fused.segments.end());
-  for (FusedSegment& seg : broken) seg.run = &WriteNothing;
-  const FusedProgram broken_program{fused.fingerprint, broken};
+  const SegmentsThatWriteNothing broken(FusedFor(p.name));
   const std::vector<Tensor> inputs = p.inputs(64, 5);
   absl::StatusOr<std::vector<Tensor>> expected =
       RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack});
   ASSERT_TRUE(expected.ok()) << expected.status();
   absl::StatusOr<std::vector<Tensor>> got =
-      RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack, .fused_blocks = &broken_program});
+      RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack, .fused_blocks = &broken.program});
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_FALSE(testing::BitIdentical(*got, *expected));
+}
+
+// A dense block that some lanes are away from measures its segments against
+// the kernels (vm/fused_choice.h), trying the segments first: compact_state's
+// `then` block runs for the lanes with n > 0 only, and every block runs dense
+// here. Segments that write nothing change its results, the real ones do not.
+TEST(FusedProgramsTest, DenseBlocksWithLanesAwayRunTheSegmentsToo) {
+  const testing::FusedTestProgram& p = Programs()[5];
+  ASSERT_EQ(p.name, "compact_state");
+  const FusedProgram& fused = FusedFor(p.name);
+  const SegmentsThatWriteNothing broken(fused);
+  const std::vector<Tensor> inputs = p.inputs(64, 3);
+  const CallOptions dense{.vm = Vm::kStack, .dense_fraction = 0, .dense_fraction_heavy = 0};
+  absl::StatusOr<std::vector<Tensor>> expected =
+      RunProgram(p.lowered, inputs, &p.context->kernels(), dense);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  CallOptions options = dense;
+  options.fused_blocks = &broken.program;
+  absl::StatusOr<std::vector<Tensor>> got =
+      RunProgram(p.lowered, inputs, &p.context->kernels(), options);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_FALSE(testing::BitIdentical(*got, *expected));
+
+  options.fused_blocks = &fused;
+  Profile profile;
+  got = RunProgram(p.lowered, inputs, &p.context->kernels(), options, &profile);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(testing::BitIdentical(*got, *expected));
+  int64_t partial_fused = 0;
+  for (const std::vector<BlockCounters>& blocks : profile.blocks) {
+    for (const BlockCounters& c : blocks) {
+      if (c.active_lanes < c.lane_slots) partial_fused += c.dense_fused;
+    }
+  }
+  EXPECT_GE(partial_fused, 1);
 }
 
 TEST(FusedProgramsTest, AllOpsFusesEveryFusablePrimitiveAndNothingElse) {
