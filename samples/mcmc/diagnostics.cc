@@ -143,47 +143,6 @@ uint64_t OrderedKey(double x) {
   return (bits & kSign) != 0 ? ~bits : bits | kSign;
 }
 
-// The elements of `draws` (no NaN) by (value, index): what std::sort gives
-// pairs, by a stable least-significant-digit radix sort of the keys, which
-// keeps equal values in index order. For the 10^6 draws per column of 1000
-// chains it takes about a third of std::sort's time (docs/BENCHMARKS.md,
-// session 14).
-Order SortedOrder(const Eigen::MatrixXd& draws) {
-  constexpr int kDigitBits = 11;
-  constexpr int kPasses = (64 + kDigitBits - 1) / kDigitBits;
-  constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
-  const auto n = static_cast<std::size_t>(draws.size());
-  using Keyed = std::pair<uint64_t, Eigen::Index>;
-  std::vector<Keyed> keyed(n);
-  std::vector<Keyed> scratch(n);
-  std::vector<std::array<std::size_t, kBuckets>> counts(kPasses);
-  for (auto& c : counts) c.fill(0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const uint64_t key = OrderedKey(draws.data()[i]);
-    keyed[i] = {key, static_cast<Eigen::Index>(i)};
-    for (int pass = 0; pass < kPasses; ++pass) {
-      ++counts[pass][(key >> (pass * kDigitBits)) & (kBuckets - 1)];
-    }
-  }
-  for (int pass = 0; pass < kPasses; ++pass) {
-    std::array<std::size_t, kBuckets>& count = counts[pass];
-    // A digit every key shares orders nothing (the exponent's top bits,
-    // usually).
-    if (std::find(count.begin(), count.end(), n) != count.end()) continue;
-    std::size_t start = 0;
-    for (std::size_t& c : count) start += std::exchange(c, start);
-    for (const Keyed& k : keyed) {
-      scratch[count[(k.first >> (pass * kDigitBits)) & (kBuckets - 1)]++] = k;
-    }
-    keyed.swap(scratch);
-  }
-  Order order(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    order[k] = {draws.data()[keyed[k].second], keyed[k].second};
-  }
-  return order;
-}
-
 // z(r) = InverseNormalCdf((r - 3/8) / (size + 1/4)) for whole ranks r, each
 // computed on first use and kept per thread while `size` stays the same:
 // every column of a summary has the same number of draws, and most ranks are
@@ -452,6 +411,44 @@ Eigen::VectorXd Ebfmi(const Eigen::MatrixXd& energies) {
     ebfmi(m) = denominator > 0.0 ? numerator / denominator : kNaN;
   }
   return ebfmi;
+}
+
+// A stable least-significant-digit radix sort of the OrderedKey()s, a byte
+// a pass, so equal values keep their index order.
+Order SortedOrder(const Eigen::MatrixXd& draws) {
+  constexpr int kDigitBits = 8;
+  constexpr int kPasses = (64 + kDigitBits - 1) / kDigitBits;
+  constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
+  const auto n = static_cast<std::size_t>(draws.size());
+  using Keyed = std::pair<uint64_t, Eigen::Index>;
+  std::vector<Keyed> keyed(n);
+  std::vector<Keyed> scratch(n);
+  std::vector<std::array<std::size_t, kBuckets>> counts(kPasses);
+  for (auto& c : counts) c.fill(0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint64_t key = OrderedKey(draws.data()[i]);
+    keyed[i] = {key, static_cast<Eigen::Index>(i)};
+    for (int pass = 0; pass < kPasses; ++pass) {
+      ++counts[pass][(key >> (pass * kDigitBits)) & (kBuckets - 1)];
+    }
+  }
+  for (int pass = 0; pass < kPasses; ++pass) {
+    std::array<std::size_t, kBuckets>& count = counts[pass];
+    // A digit every key shares orders nothing (the exponent's top bits,
+    // usually).
+    if (std::find(count.begin(), count.end(), n) != count.end()) continue;
+    std::size_t start = 0;
+    for (std::size_t& c : count) start += std::exchange(c, start);
+    for (const Keyed& k : keyed) {
+      scratch[count[(k.first >> (pass * kDigitBits)) & (kBuckets - 1)]++] = k;
+    }
+    keyed.swap(scratch);
+  }
+  Order order(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    order[k] = {draws.data()[keyed[k].second], keyed[k].second};
+  }
+  return order;
 }
 
 SummaryRow Summarize(const Eigen::MatrixXd& draws) {

@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -355,6 +356,41 @@ TEST(SummarizeTest, MadOfASmallSample) {
   x << 1, 2, 3, 4, 100;
   // median 3; |x - 3| = 2 1 0 1 97, median 1.
   EXPECT_DOUBLE_EQ(Summarize(x).mad, 1.4826);
+}
+
+// SortedOrder is std::sort of (value, index) pairs, for values over the
+// whole range of doubles (signed zeros, subnormals, infinities, ties) and
+// sizes that take several radix passes.
+TEST(SortedOrderTest, IsStdSortOfValueIndexPairs) {
+  std::mt19937_64 gen(11);
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int> pick(0, 9);
+  constexpr double kSpecial[] = {-0.0, 0.0, INFINITY, -INFINITY, 4e-320, -4e-320,
+                                 1e300, -1e300, 3.0, -3.0};
+  for (Eigen::Index size : {0, 1, 2, 7, 1000, 20000}) {
+    SCOPED_TRACE(size);
+    Eigen::MatrixXd x(size, 1);
+    for (Eigen::Index i = 0; i < size; ++i) {
+      x(i) = i % 2 == 0 ? kSpecial[pick(gen)] : normal(gen) * std::exp2(pick(gen) * 100 - 500);
+    }
+    std::vector<std::pair<double, Eigen::Index>> expected;
+    for (Eigen::Index i = 0; i < size; ++i) expected.emplace_back(x(i), i);
+    std::sort(expected.begin(), expected.end());
+    const std::vector<std::pair<double, Eigen::Index>> got = SortedOrder(x);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t k = 0; k < got.size(); ++k) {
+      ASSERT_EQ(got[k].second, expected[k].second) << k;
+      ASSERT_EQ(std::bit_cast<uint64_t>(got[k].first), std::bit_cast<uint64_t>(expected[k].first));
+    }
+  }
+  // NaN has no place in that order: it goes after +inf, or before -inf with
+  // its sign bit set.
+  Eigen::MatrixXd x(4, 1);
+  x << 1.0, NAN, INFINITY, -NAN;
+  const std::vector<std::pair<double, Eigen::Index>> got = SortedOrder(x);
+  std::vector<Eigen::Index> indices;
+  for (const auto& [value, index] : got) indices.push_back(index);
+  EXPECT_EQ(indices, (std::vector<Eigen::Index>{3, 0, 2, 1}));
 }
 
 // Rank normalization straight from its definition: sort (value, index),
