@@ -295,14 +295,7 @@ std::optional<int64_t> EigenBackend::Min(const Tensor& values, const LaneSet& la
 void EigenBackend::Split(const Tensor& cond, const LaneSet& lanes, LaneSet* if_true,
                          LaneSet* if_false) {
   AB_CHECK(cond.batch() == lanes.batch(), "Split: batch mismatch");
-  AB_CHECK(if_true != &lanes && if_false != &lanes && if_true != if_false,
-           "Split: outputs must be distinct from the input");
-  const uint8_t* c = BoolBytes(cond);
-  ResetTo(if_true, lanes.batch());
-  ResetTo(if_false, lanes.batch());
-  for (int64_t lane : lanes.indices()) {
-    (c[lane] != 0 ? if_true : if_false)->Append(lane);
-  }
+  LaneSet::Split(lanes, BoolBytes(cond), if_true, if_false);
 }
 
 void EigenBackend::LanesEqual(const Tensor& values, int64_t value, const LaneSet& lanes,

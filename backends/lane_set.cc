@@ -2,6 +2,7 @@
 #include "backends/lane_set.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "ir/status.h"
 
@@ -51,6 +52,57 @@ void LaneSet::SetAll() {
   indices_.resize(mask_.size());
   for (size_t i = 0; i < mask_.size(); ++i) indices_[i] = static_cast<int64_t>(i);
   std::fill(mask_.begin(), mask_.end(), uint8_t{1});
+}
+
+void LaneSet::AppendBits(int64_t first_lane, uint64_t bits) {
+  AB_DCHECK(bits == 0 || (first_lane >= 0 &&
+                          first_lane + 63 - std::countl_zero(bits) < batch() &&
+                          (indices_.empty() || first_lane + std::countr_zero(bits) > indices_.back())),
+            "LaneSet::AppendBits: lanes must be in range and appended in increasing order");
+  const size_t size = indices_.size();
+  indices_.resize(size + static_cast<size_t>(std::popcount(bits)));
+  int64_t* out = indices_.data() + size;
+  uint8_t* mask = mask_.data();
+  while (bits != 0) {
+    const int64_t lane = first_lane + std::countr_zero(bits);
+    bits &= bits - 1;
+    *out++ = lane;
+    mask[lane] = 1;
+  }
+}
+
+void LaneSet::Split(const LaneSet& lanes, const uint8_t* cond, LaneSet* if_true,
+                    LaneSet* if_false) {
+  AB_CHECK(if_true != &lanes && if_false != &lanes && if_true != if_false,
+           "LaneSet::Split: outputs must be distinct from the input");
+  for (LaneSet* out : {if_true, if_false}) {
+    if (out->batch() == lanes.batch()) {
+      out->Clear();
+    } else {
+      out->Reset(lanes.batch());
+    }
+  }
+  const size_t n = lanes.indices_.size();
+  // Every lane is written to both lists and counted in one: no branch.
+  if_true->indices_.resize(n);
+  if_false->indices_.resize(n);
+  int64_t* yes = if_true->indices_.data();
+  int64_t* no = if_false->indices_.data();
+  uint8_t* yes_mask = if_true->mask_.data();
+  uint8_t* no_mask = if_false->mask_.data();
+  size_t yes_count = 0;
+  size_t no_count = 0;
+  for (int64_t lane : lanes.indices_) {
+    const uint8_t taken = cond[lane] != 0 ? 1 : 0;
+    yes[yes_count] = lane;
+    no[no_count] = lane;
+    yes_mask[lane] = taken;
+    no_mask[lane] = taken ^ 1;
+    yes_count += taken;
+    no_count += taken ^ 1;
+  }
+  if_true->indices_.resize(yes_count);
+  if_false->indices_.resize(no_count);
 }
 
 void LaneSet::AssignMask(std::span<const uint8_t> mask) {

@@ -2,13 +2,38 @@
 #ifndef AUTOBATCH_BACKENDS_LANE_SET_H_
 #define AUTOBATCH_BACKENDS_LANE_SET_H_
 
+#include <bit>
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
 #include <span>
 #include <vector>
 
 #include "ir/status.h"
 
 namespace autobatch {
+
+// A std::allocator whose value-initialization (vector::resize) leaves
+// trivial elements uninitialized: LaneSet resizes its indices to what it is
+// about to write, and zeroing them first was a pass of its own.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  using std::allocator<T>::allocator;
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
 
 // A set of lanes of a batch of `batch()` lanes, held in two forms that are
 // always kept in sync, because each execution mode wants one of them:
@@ -45,9 +70,19 @@ class LaneSet {
     mask_[static_cast<size_t>(lane)] = 1;
     indices_.push_back(lane);
   }
+  // Appends first_lane + k for every set bit k of `bits`, in increasing
+  // order; all must be greater than every lane in the set. Append for a word
+  // of a bitset, with the end of the indices in a register: a loop of
+  // Append reloads it after every mask store (a byte store may alias it).
+  void AppendBits(int64_t first_lane, uint64_t bits);
   // Replaces the contents with the lanes where mask[l] != 0 (mask.size() ==
   // batch()).
   void AssignMask(std::span<const uint8_t> mask);
+  // *if_true = the lanes l of `lanes` with cond[l] != 0, *if_false = the
+  // others (cond has one byte per lane of the batch). Branch-free: the
+  // conditions of a batch's lanes are as good as random to the predictor.
+  static void Split(const LaneSet& lanes, const uint8_t* cond, LaneSet* if_true,
+                    LaneSet* if_false);
 
   int64_t batch() const { return static_cast<int64_t>(mask_.size()); }
   int64_t size() const { return static_cast<int64_t>(indices_.size()); }
@@ -68,7 +103,7 @@ class LaneSet {
   }
 
  private:
-  std::vector<int64_t> indices_;
+  std::vector<int64_t, DefaultInitAllocator<int64_t>> indices_;
   std::vector<uint8_t> mask_;
 };
 

@@ -1,6 +1,7 @@
 // Tests of LaneSet: the index list and the mask always agree.
 #include "backends/lane_set.h"
 
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -73,6 +74,47 @@ TEST(LaneSetTest, AppendClearAndReuse) {
   EXPECT_EQ(set.batch(), 3);
   EXPECT_TRUE(set.empty());
   EXPECT_TRUE(set.IsConsistent());
+}
+
+// AppendBits appends a word of a bitset: the same set as Append of each set
+// bit, after lanes already there, up to the last (partial) word of a batch.
+TEST(LaneSetTest, AppendBitsIsAppendOfEachBit) {
+  LaneSet by_bits(150);
+  LaneSet by_lane(150);
+  by_bits.Append(2);
+  by_lane.Append(2);
+  const std::vector<std::pair<int64_t, uint64_t>> words = {
+      {0, uint64_t{0xF0}}, {64, 0}, {64, ~uint64_t{0}}, {128, (uint64_t{1} << 21) | 1}};
+  for (const auto& [first, bits] : words) {
+    by_bits.AppendBits(first, bits);
+    for (int k = 0; k < 64; ++k) {
+      if ((bits >> k) & 1) by_lane.Append(first + k);
+    }
+  }
+  EXPECT_EQ(Indices(by_bits), Indices(by_lane));
+  EXPECT_EQ(by_bits.size(), 1 + 4 + 64 + 2);
+  EXPECT_TRUE(by_bits.IsConsistent());
+}
+
+// Split sorts each lane by its condition byte (any nonzero is true) into
+// two consistent sets, whatever they held before and whatever their batch.
+TEST(LaneSetTest, SplitByConditionBytes) {
+  const std::vector<uint8_t> cond = {0, 1, 0, 7, 1, 1, 0, 0, 3, 0};
+  LaneSet lanes(10);
+  for (int64_t lane : {0, 1, 3, 4, 6, 8, 9}) lanes.Append(lane);
+  LaneSet yes = LaneSet::All(10);
+  LaneSet no(4);
+  for (int round = 0; round < 2; ++round) {  // the second reuses the outputs
+    LaneSet::Split(lanes, cond.data(), &yes, &no);
+    EXPECT_EQ(Indices(yes), (std::vector<int64_t>{1, 3, 4, 8}));
+    EXPECT_EQ(Indices(no), (std::vector<int64_t>{0, 6, 9}));
+    EXPECT_EQ(yes.batch(), 10);
+    EXPECT_EQ(no.batch(), 10);
+    EXPECT_TRUE(yes.IsConsistent());
+    EXPECT_TRUE(no.IsConsistent());
+  }
+  LaneSet::Split(LaneSet(10), cond.data(), &yes, &no);
+  EXPECT_TRUE(yes.empty() && no.empty() && yes.IsConsistent() && no.IsConsistent());
 }
 
 TEST(LaneSetDeathTest, OutOfOrderAppendIsABug) {
