@@ -208,11 +208,12 @@ std::unique_ptr<Target> Make(const std::string& name, const nlohmann::json& para
 }
 
 // The stack VM options of an executor spec
-// "BACKEND[/POLICY][/shards:N][/threads:N][/dense:F][/tile:BYTES][/densemax:BYTES][/fused]" (e.g.
+// "BACKEND[/POLICY][/shards:N][/threads:N][/dense:F][/tile:BYTES][/densemax:BYTES][/frames:BYTES][/fixedmode][/fused]" (e.g.
 // "eigen/most-lanes", "eigen/most-lanes/shards:4/threads:1",
 // "eigen/most-lanes/dense:0.8"; vm/options.h, BlockPolicy,
-// CallOptions::shards, shard_threads, dense_fraction, tile_bytes and
-// dense_max_bytes; "fused": the target's fused blocks, generated at build
+// CallOptions::shards, shard_threads, dense_fraction, tile_bytes,
+// dense_max_bytes and frame_stack_min_lane_bytes; "fixedmode": dense or
+// compact by those fractions, not by time (time_dense_or_compact = false); "fused": the target's fused blocks, generated at build
 // time by emit_nuts_fused_blocks, CallOptions::fused_blocks; "jit": the same
 // blocks compiled at run time, CallOptions::jit_fused_blocks).
 // Sets *value from a part "NAME:VALUE" of an executor spec if the part has
@@ -254,7 +255,12 @@ CallOptions ExecutorOptions(const std::string& spec, const FusedProgram* fused) 
         PartValue(part, "dense", 0.0, 1.0, &options.dense_fraction) ||
         PartValue<int64_t>(part, "tile", 0, kInt64Max, &options.tile_bytes) ||
         PartValue<int64_t>(part, "densemax", std::numeric_limits<int64_t>::min(), kInt64Max,
-                           &options.dense_max_bytes)) {
+                           &options.dense_max_bytes) ||
+        PartValue<int64_t>(part, "frames", 1, kInt64Max, &options.frame_stack_min_lane_bytes)) {
+      continue;
+    }
+    if (part == "fixedmode") {  // dense or compact by dense_fraction, not timed
+      options.time_dense_or_compact = false;
       continue;
     }
     if (part == "jit") {  // compiled at run time (vm/jit.h); warmed up before timing
@@ -273,7 +279,7 @@ CallOptions ExecutorOptions(const std::string& spec, const FusedProgram* fused) 
     if (!policy) {
       Die("--backends", absl::InvalidArgumentError(
                             "unknown part '" + part + "' in '" + spec +
-                            "' (a block policy lowest-index or most-lanes, shards:N, threads:N, dense:F with F in [0, 1], tile:BYTES, densemax:BYTES, fused or jit)"));
+                            "' (a block policy lowest-index or most-lanes, shards:N, threads:N, dense:F with F in [0, 1], tile:BYTES, densemax:BYTES, frames:BYTES, fixedmode, fused or jit)"));
     }
     options.block_policy = *policy;
   }

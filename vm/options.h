@@ -103,6 +103,15 @@ struct CallOptions {
   // The default was measured against 0, 1 MiB and 16 MiB with
   // bench/nuts_bench (docs/BENCHMARKS.md, session 7). <= 0: never.
   int64_t dense_max_bytes = int64_t{4} << 20;
+  // The stack VM decides between compact and dense for a block that at
+  // least a quarter of the batch, but not all of it, runs by timing both
+  // (vm/timed_choice.h; fewer lanes always run compact), instead of by
+  // dense_fraction and dense_fraction_heavy; except for blocks that
+  // dense_max_bytes makes wide, whose dense passes cost the blocks after
+  // them (caches) more than themselves. Results do not depend on it; its
+  // speed on a program may vary between runs. False for a fixed mode (tests
+  // that need one, or repeatable profiles).
+  bool time_dense_or_compact = true;
   // The stack VM runs a compact block with many lanes in tiles, one tile of
   // lanes after another, so that what the block touches for one tile stays
   // in cache instead of streaming every variable of the whole batch through

@@ -22,8 +22,9 @@ struct BlockCounters {
   int64_t tiles = 0;
   // Dense executions that ran the block's fused segments
   // (CallOptions::fused_blocks): every one with all lanes there, and those
-  // with some away where the segments were measured faster (vm/fused_choice.h;
-  // so this count, unlike the others, may differ between runs).
+  // with some away where the segments were measured faster (vm/timed_choice.h;
+  // so this count, like dense and compact with
+  // CallOptions::time_dense_or_compact, may differ between runs).
   int64_t dense_fused = 0;
   int64_t ops = 0;           // ops run (primitives and pops), all executions
   int64_t nanoseconds = 0;   // only when timing is on (stack VM)

@@ -12,9 +12,9 @@
 #include "backends/lane_copy.h"
 #include "ir/overloaded.h"
 #include "vm/fused_blocks.h"
-#include "vm/fused_choice.h"
 #include "vm/inputs.h"
 #include "vm/run_support.h"
+#include "vm/timed_choice.h"
 
 namespace autobatch {
 namespace {
@@ -118,7 +118,8 @@ class StackVm {
       const Block& block = module_.function(ref.fn).blocks[ref.block.value];
       const int64_t lane_bytes = BlockLaneBytes(block);
       heavy_.push_back(RunsExpensiveKernel(block));
-      dense_heavy_.push_back(heavy_.back() || Wide(lane_bytes));
+      wide_.push_back(Wide(lane_bytes));
+      dense_heavy_.push_back(heavy_.back() || wide_.back());
       tile_lanes_.push_back(TileLanes(block, lane_bytes));
     }
     SetUpFusedSegments();
@@ -172,7 +173,8 @@ class StackVm {
   // any (CallOptions::fused_blocks, checked by CheckFusedProgram).
   void SetUpFusedSegments() {
     fused_.assign(blocks_.size(), {});
-    dense_fused_choice_.assign(blocks_.size(), FusedChoice());
+    dense_fused_choice_.assign(blocks_.size(), TimedChoice());
+    mode_choice_.assign(blocks_.size(), TimedChoice());
     if (options_.fused_blocks == nullptr) return;
     for (const FusedSegment& seg : options_.fused_blocks->segments) {
       const int32_t gid = Gid(FunctionId(seg.function), BlockId(seg.block));
@@ -502,7 +504,19 @@ class StackVm {
     const Block& block = fn.blocks[block_id.value];
     Take(gid);  // the lanes waiting here all run now
 
-    const ExecMode mode = ChooseMode(lanes_.size(), batch_, dense_heavy_[gid], options_);
+    // From a quarter of the batch up, a block times compact against dense
+    // (vm/timed_choice.h); fewer lanes run compact. Not a wide block: its
+    // dense passes would stream the batch through the caches, a cost that
+    // shows in the blocks after it rather than in its own time.
+    const bool choose_mode = options_.time_dense_or_compact && !wide_[gid] &&
+                             !lanes_.full() && lanes_.size() * 4 >= batch_;
+    const bool timed_compact = choose_mode && mode_choice_[gid].First(lanes_.size());
+    const bool time_mode = choose_mode && mode_choice_[gid].Timed();
+    const ExecMode mode =
+        choose_mode ? (timed_compact ? ExecMode::kCompact : ExecMode::kDense)
+                    : ChooseMode(lanes_.size(), batch_, dense_heavy_[gid], options_);
+    std::chrono::steady_clock::time_point mode_start;
+    if (time_mode) mode_start = std::chrono::steady_clock::now();
     BlockCounters& counters = profile_.blocks[fn_id.value][block_id.value];
     ++counters.executions;
     counters.active_lanes += lanes_.size();
@@ -519,13 +533,14 @@ class StackVm {
       // A dense block runs its fused segments when every lane is there;
       // with some lanes away, the kernels' passes over the whole batch may
       // beat a segment's loop over the running lanes' indices, so the block
-      // measures both (vm/fused_choice.h).
+      // measures both (vm/timed_choice.h).
       const std::vector<const FusedSegment*>& fused = fused_[gid];
       const bool choose = !fused.empty() && !lanes_.full();
       const bool use_fused =
-          !fused.empty() && (lanes_.full() || dense_fused_choice_[gid].UseFused(lanes_.size()));
+          !fused.empty() && (lanes_.full() || dense_fused_choice_[gid].First(lanes_.size()));
+      const bool time_fused = choose && dense_fused_choice_[gid].Timed();
       std::chrono::steady_clock::time_point ops_start;
-      if (choose) ops_start = std::chrono::steady_clock::now();
+      if (time_fused) ops_start = std::chrono::steady_clock::now();
       for (size_t i = 0; i < block.ops.size(); ++i) {
         if (use_fused && fused[i] != nullptr) {
           AB_RETURN_IF_ERROR(RunFusedDense(block, fn, *fused[i]));
@@ -541,7 +556,7 @@ class StackVm {
             },
             op));
       }
-      if (choose) {
+      if (time_fused) {
         dense_fused_choice_[gid].Record(
             use_fused, lanes_.size(),
             std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -549,6 +564,12 @@ class StackVm {
                 .count());
       }
       if (use_fused) ++counters.dense_fused;
+    }
+    if (time_mode) {
+      mode_choice_[gid].Record(timed_compact, lanes_.size(),
+                               std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now() - mode_start)
+                                   .count());
     }
     AB_RETURN_IF_ERROR(RunTerminator(block, fn_id, fn));
     if (profile_.timing) {
@@ -1098,6 +1119,7 @@ class StackVm {
   std::vector<int64_t> tile_lanes_;  // per global block: TileLanes
   // Per global block: heavy or Wide, the dense/compact choice's cost hint.
   std::vector<bool> dense_heavy_;
+  std::vector<bool> wide_;  // per global block: Wide
   std::vector<bool> constant_;  // per variable: a constant temporary (FindConstants)
   std::vector<Tensor> values_;     // non-Full variables
   std::vector<LaneStack> stacks_;  // Full variables
@@ -1130,8 +1152,10 @@ class StackVm {
   // Per global block: its fused segments by first op (empty: none).
   std::vector<std::vector<const FusedSegment*>> fused_;
   // Per global block: fused segments or kernels in a dense block that some
-  // lanes are away from.
-  std::vector<FusedChoice> dense_fused_choice_;
+  // lanes are away from; compact or dense for many but not all lanes
+  // (CallOptions::time_dense_or_compact).
+  std::vector<TimedChoice> dense_fused_choice_;
+  std::vector<TimedChoice> mode_choice_;
   std::vector<const std::byte*> fused_in_;
   std::vector<const int64_t*> fused_in_lanes_;
   std::vector<std::byte*> fused_out_;

@@ -51,7 +51,8 @@ std::vector<Executor> AllExecutors() {
                      {.vm = Vm::kStack,
                       .backend = backend,
                       .dense_fraction = fraction,
-                      .dense_fraction_heavy = fraction}});
+                      .dense_fraction_heavy = fraction,
+                      .time_dense_or_compact = false}});
     }
     // Every block with an idle lane compact, in tiles of the fewest lanes.
     out.push_back({"stack/" + backend + "/tiled",
@@ -59,6 +60,7 @@ std::vector<Executor> AllExecutors() {
                     .backend = backend,
                     .dense_fraction = 1.0,
                     .dense_fraction_heavy = 1.0,
+                    .time_dense_or_compact = false,
                     .tile_bytes = 1}});
     // Every Full variable a frame stack, with blocks compact, dense and tiled.
     for (double fraction : {1.0, 0.0}) {
@@ -67,6 +69,7 @@ std::vector<Executor> AllExecutors() {
                       .backend = backend,
                       .dense_fraction = fraction,
                       .dense_fraction_heavy = fraction,
+                      .time_dense_or_compact = false,
                       .frame_stack_min_lane_bytes = 1}});
     }
     out.push_back({"stack/" + backend + "/frames/tiled",
@@ -74,6 +77,7 @@ std::vector<Executor> AllExecutors() {
                     .backend = backend,
                     .dense_fraction = 1.0,
                     .dense_fraction_heavy = 1.0,
+                    .time_dense_or_compact = false,
                     .tile_bytes = 1,
                     .frame_stack_min_lane_bytes = 1}});
   }
@@ -335,7 +339,10 @@ TEST(WalkTest, CopiesIntoLastingVariablesRunInCompactBlocks) {
   Profile profile;
   absl::StatusOr<std::vector<Tensor>> out =
       RunProgram(program, WalkInputs(64), &ctx.kernels(),
-                 {.vm = Vm::kStack, .dense_fraction = 1.0, .dense_fraction_heavy = 1.0},
+                 {.vm = Vm::kStack,
+                  .dense_fraction = 1.0,
+                  .dense_fraction_heavy = 1.0,
+                  .time_dense_or_compact = false},
                  &profile);
   ASSERT_TRUE(out.ok()) << out.status();
   for (size_t k = 0; k < std::size(blocks); ++k) {
@@ -499,7 +506,10 @@ TEST(WideTreeTest, HasInPlaceWideSelectsInCompactBlocks) {
   Profile profile;
   absl::StatusOr<std::vector<Tensor>> out =
       RunProgram(program, WideTreeInputs(64), &ctx.kernels(),
-                 {.vm = Vm::kStack, .dense_fraction = 1.0, .dense_fraction_heavy = 1.0},
+                 {.vm = Vm::kStack,
+                  .dense_fraction = 1.0,
+                  .dense_fraction_heavy = 1.0,
+                  .time_dense_or_compact = false},
                  &profile);
   ASSERT_TRUE(out.ok()) << out.status();
   for (BlockId block : {*keeps_if_false, *keeps_if_true}) {

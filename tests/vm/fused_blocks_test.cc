@@ -60,7 +60,8 @@ std::vector<std::pair<std::string, CallOptions>> Variants() {
                    {.vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes, .backend = b}});
     out.push_back({b + "/tiled",
                    {.vm = Vm::kStack, .backend = b, .dense_fraction = 1.0,
-                    .dense_fraction_heavy = 1.0, .tile_bytes = 1}});
+                    .dense_fraction_heavy = 1.0, .time_dense_or_compact = false,
+                    .tile_bytes = 1}});
     out.push_back({b + "/frames",
                    {.vm = Vm::kStack, .backend = b, .frame_stack_min_lane_bytes = 1}});
   }
@@ -133,7 +134,7 @@ TEST(FusedProgramsTest, TheVmRunsTheSegments) {
 }
 
 // A dense block that some lanes are away from measures its segments against
-// the kernels (vm/fused_choice.h), trying the segments first: compact_state's
+// the kernels (vm/timed_choice.h), trying the segments first: compact_state's
 // `then` block runs for the lanes with n > 0 only, and every block runs dense
 // here. Segments that write nothing change its results, the real ones do not.
 TEST(FusedProgramsTest, DenseBlocksWithLanesAwayRunTheSegmentsToo) {
@@ -142,7 +143,10 @@ TEST(FusedProgramsTest, DenseBlocksWithLanesAwayRunTheSegmentsToo) {
   const FusedProgram& fused = FusedFor(p.name);
   const SegmentsThatWriteNothing broken(fused);
   const std::vector<Tensor> inputs = p.inputs(64, 3);
-  const CallOptions dense{.vm = Vm::kStack, .dense_fraction = 0, .dense_fraction_heavy = 0};
+  const CallOptions dense{.vm = Vm::kStack,
+                          .dense_fraction = 0,
+                          .dense_fraction_heavy = 0,
+                          .time_dense_or_compact = false};
   absl::StatusOr<std::vector<Tensor>> expected =
       RunProgram(p.lowered, inputs, &p.context->kernels(), dense);
   ASSERT_TRUE(expected.ok()) << expected.status();

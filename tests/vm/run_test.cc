@@ -285,7 +285,8 @@ TEST(TilesTest, WideBlocksTakeTheHeavyThreshold) {
         RunProgram(fib.lowered, in, &fib.ctx.kernels(),
                    {.dense_fraction = 0.0,
                     .dense_fraction_heavy = 1.0,
-                    .dense_max_bytes = dense_max_bytes},
+                    .dense_max_bytes = dense_max_bytes,
+                    .time_dense_or_compact = false},
                    &profile);
     EXPECT_TRUE(got.ok()) << got.status();
     if (got.ok()) *out = *got;
@@ -322,7 +323,8 @@ TEST(TilesTest, TiledRunsGiveTheBitsAndCountsOfAnUntiledRun) {
   BatchFunction peanuts = samples::DefinePeaNuts(ctx, {.dimension = 8, .max_depth = 4});
   const Program program = *ctx.Program(peanuts);
   const std::vector<Tensor> in = PeaNutsInputs(300);
-  const CallOptions untiled{.dense_fraction = 1.0, .dense_fraction_heavy = 1.0};
+  const CallOptions untiled{
+      .dense_fraction = 1.0, .dense_fraction_heavy = 1.0, .time_dense_or_compact = false};
   Profile whole;
   absl::StatusOr<std::vector<Tensor>> expected =
       RunProgram(program, in, &ctx.kernels(), untiled, &whole);
@@ -373,7 +375,11 @@ TEST(TilesTest, BlocksWithABatchDependentOpAreNotTiled) {
   Profile profile;
   absl::StatusOr<std::vector<Tensor>> got =
       RunProgram(*ctx.Program(peanuts), PeaNutsInputs(300), &ctx.kernels(),
-                 {.dense_fraction = 1.0, .dense_fraction_heavy = 1.0, .tile_bytes = 1}, &profile);
+                 {.dense_fraction = 1.0,
+                  .dense_fraction_heavy = 1.0,
+                  .time_dense_or_compact = false,
+                  .tile_bytes = 1},
+                 &profile);
   ASSERT_TRUE(got.ok()) << got.status();
   const Program lowered = *LowerProgram(*ctx.Program(peanuts), {Vector(DType::kF64, 8),
                                                                Scalar(DType::kI64),

@@ -230,6 +230,7 @@ TEST_P(BothVmsTest, DenseAndCompactExecutionGiveIdenticalBits) {
   CallOptions dense = Options(), compact = Options();
   dense.dense_fraction = dense.dense_fraction_heavy = 0.0;      // never compact
   compact.dense_fraction = compact.dense_fraction_heavy = 2.0;  // always compact
+  dense.time_dense_or_compact = compact.time_dense_or_compact = false;
   Profile dense_profile, compact_profile;
   absl::StatusOr<Program> program = ctx.Program(peanuts);
   ASSERT_TRUE(program.ok());

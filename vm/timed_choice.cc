@@ -1,5 +1,5 @@
-// Per block, fused segments or kernels, chosen from measured times.
-#include "vm/fused_choice.h"
+// Per block, one of two equivalent ways, chosen from measured times.
+#include "vm/timed_choice.h"
 
 #include <algorithm>
 
@@ -18,7 +18,7 @@ void Update(double& estimate, int64_t& count, double sample) {
   ++count;
   if (count == 1) {
     estimate = sample;
-  } else if (count <= FusedChoice::kTrials) {
+  } else if (count <= TimedChoice::kTrials) {
     estimate = std::min(estimate, sample);
   } else {
     estimate += kWeight * (std::min(sample, kClip * estimate) - estimate);
@@ -27,21 +27,26 @@ void Update(double& estimate, int64_t& count, double sample) {
 
 }  // namespace
 
-bool FusedChoice::UseFused(int64_t lanes) {
+bool TimedChoice::First(int64_t lanes) {
   const int64_t decision = decisions_++;
-  if (fused_runs_ < kTrials || kernel_runs_ < kTrials) return fused_runs_ <= kernel_runs_;
-  const bool fused_faster = FusedTime(lanes) <= KernelTime(lanes);
-  return decision % kRetryEvery == 0 ? !fused_faster : fused_faster;
+  if (first_runs_ < kTrials || second_runs_ < kTrials) {
+    timed_ = true;
+    return first_runs_ <= second_runs_;
+  }
+  const bool first_faster = FirstTime(lanes) <= SecondTime(lanes);
+  const bool retry = decision % kRetryEvery == 0;
+  timed_ = retry || decision % kTimeEvery == 0;
+  return retry ? !first_faster : first_faster;
 }
 
-void FusedChoice::Record(bool fused, int64_t lanes, int64_t nanoseconds) {
+void TimedChoice::Record(bool first, int64_t lanes, int64_t nanoseconds) {
   const auto ns = static_cast<double>(nanoseconds);
   const auto per_lane = ns / static_cast<double>(std::max<int64_t>(lanes, 1));
-  if (fused) {
-    Update(fused_per_lane_, fused_runs_, per_lane);
+  if (first) {
+    Update(first_per_lane_, first_runs_, per_lane);
   } else {
-    Update(kernel_per_unit_, kernel_runs_,
-            kernel_cost_ == KernelCost::kPerExecution ? ns : per_lane);
+    Update(second_per_unit_, second_runs_,
+           second_cost_ == SecondCost::kPerExecution ? ns : per_lane);
   }
 }
 
