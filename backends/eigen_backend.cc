@@ -49,16 +49,6 @@ const uint8_t* BoolBytes(const Tensor& t) {
   return reinterpret_cast<const uint8_t*>(t.bytes());
 }
 
-// Empties `set` and makes it range over `batch` lanes, in O(set size) when
-// the batch is unchanged.
-void ResetTo(LaneSet* set, int64_t batch) {
-  if (set->batch() == batch) {
-    set->Clear();
-  } else {
-    set->Reset(batch);
-  }
-}
-
 }  // namespace
 
 Tensor EigenBackend::Allocate(const TensorType& type, int64_t batch) {
@@ -303,7 +293,7 @@ void EigenBackend::LanesEqual(const Tensor& values, int64_t value, const LaneSet
   AB_CHECK(values.batch() == lanes.batch(), "LanesEqual: batch mismatch");
   CheckScalarInt(values);
   AB_CHECK(out != &lanes, "LanesEqual: output must differ from the input");
-  ResetTo(out, lanes.batch());
+  out->Reset(lanes.batch());
   for (int64_t lane : lanes.indices()) {
     if (ScalarIntAt(values, lane) == value) out->Append(lane);
   }

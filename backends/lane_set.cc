@@ -32,9 +32,13 @@ LaneSet LaneSet::FromIndices(int64_t batch, std::span<const int64_t> lanes) {
 
 void LaneSet::Reset(int64_t batch) {
   AB_CHECK(batch >= 0, "LaneSet: negative batch");
-  indices_.clear();
+  if (this->batch() == batch) {
+    Clear();
+  } else {
+    indices_.clear();
+    mask_.assign(static_cast<size_t>(batch), 0);
+  }
   indices_.reserve(static_cast<size_t>(batch));
-  mask_.assign(static_cast<size_t>(batch), 0);
 }
 
 void LaneSet::Clear() {
@@ -75,13 +79,8 @@ void LaneSet::Split(const LaneSet& lanes, const uint8_t* cond, LaneSet* if_true,
                     LaneSet* if_false) {
   AB_CHECK(if_true != &lanes && if_false != &lanes && if_true != if_false,
            "LaneSet::Split: outputs must be distinct from the input");
-  for (LaneSet* out : {if_true, if_false}) {
-    if (out->batch() == lanes.batch()) {
-      out->Clear();
-    } else {
-      out->Reset(lanes.batch());
-    }
-  }
+  if_true->Reset(lanes.batch());
+  if_false->Reset(lanes.batch());
   const size_t n = lanes.indices_.size();
   // Every lane is written to both lists and counted in one: no branch.
   if_true->indices_.resize(n);

@@ -55,7 +55,8 @@ class LaneSet {
   // `lanes` in any order, duplicates allowed; each in [0, batch).
   static LaneSet FromIndices(int64_t batch, std::span<const int64_t> lanes);
 
-  // Makes this the empty set over `batch` lanes.
+  // Makes this the empty set over `batch` lanes: O(size()) when the batch
+  // is unchanged (Clear), without allocating once it has been this batch.
   void Reset(int64_t batch);
   // Removes every lane (batch unchanged).
   void Clear();

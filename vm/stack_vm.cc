@@ -19,6 +19,12 @@
 namespace autobatch {
 namespace {
 
+int64_t NanosecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              start)
+      .count();
+}
+
 // The fewest lanes a tile holds (CallOptions::tile_bytes): below that the
 // dispatch of every op per tile costs more than cache misses.
 constexpr int64_t kMinTileLanes = 8;
@@ -119,9 +125,9 @@ class StackVm {
       const int64_t lane_bytes = BlockLaneBytes(block);
       heavy_.push_back(RunsExpensiveKernel(block));
       wide_.push_back(Wide(lane_bytes));
-      dense_heavy_.push_back(heavy_.back() || wide_.back());
       tile_lanes_.push_back(TileLanes(block, lane_bytes));
     }
+    mode_choice_.assign(blocks_.size(), TimedChoice());
     SetUpFusedSegments();
     nonempty_.assign((blocks_.size() + 63) / 64, 0);
     values_.resize(module_.variables.size());
@@ -174,7 +180,6 @@ class StackVm {
   void SetUpFusedSegments() {
     fused_.assign(blocks_.size(), {});
     dense_fused_choice_.assign(blocks_.size(), TimedChoice());
-    mode_choice_.assign(blocks_.size(), TimedChoice());
     if (options_.fused_blocks == nullptr) return;
     for (const FusedSegment& seg : options_.fused_blocks->segments) {
       const int32_t gid = Gid(FunctionId(seg.function), BlockId(seg.block));
@@ -414,9 +419,16 @@ class StackVm {
     const uint64_t bit = uint64_t{1} << (lane & 63);
     AB_DCHECK((w.bits[word] & bit) == 0, "a lane waits at one block at a time");
     w.bits[word] |= bit;
-    ++w.count;
-    w.lo = std::min(w.lo, word);
-    w.hi = std::max(w.hi, word + 1);
+    NoteArrivals(gid, 1, word, word);
+  }
+
+  // `count` lanes, whose bits in words [first_word, last_word] are set,
+  // now wait at `gid`: its count, span of words and non-empty bit.
+  void NoteArrivals(int32_t gid, int64_t count, size_t first_word, size_t last_word) {
+    Waiting& w = waiting_[gid];
+    w.count += count;
+    w.lo = std::min(w.lo, first_word);
+    w.hi = std::max(w.hi, last_word + 1);
     nonempty_[gid >> 6] |= uint64_t{1} << (gid & 63);
   }
 
@@ -441,10 +453,8 @@ class StackVm {
       gathered |= uint64_t{1} << (lane & 63);
     }
     bits[word] |= gathered;
-    w.count += static_cast<int64_t>(lanes.size());
-    w.lo = std::min(w.lo, static_cast<size_t>(lanes.front()) >> 6);
-    w.hi = std::max(w.hi, (static_cast<size_t>(lanes.back()) >> 6) + 1);
-    nonempty_[gid >> 6] |= uint64_t{1} << (gid & 63);
+    NoteArrivals(gid, static_cast<int64_t>(lanes.size()), static_cast<size_t>(lanes.front()) >> 6,
+                 word);
   }
 
   // Moves the lanes waiting at `gid` into lanes_, in increasing order.
@@ -514,7 +524,7 @@ class StackVm {
     const bool time_mode = choose_mode && mode_choice_[gid].Timed();
     const ExecMode mode =
         choose_mode ? (timed_compact ? ExecMode::kCompact : ExecMode::kDense)
-                    : ChooseMode(lanes_.size(), batch_, dense_heavy_[gid], options_);
+                    : ChooseMode(lanes_.size(), batch_, heavy_[gid] || wide_[gid], options_);
     std::chrono::steady_clock::time_point mode_start;
     if (time_mode) mode_start = std::chrono::steady_clock::now();
     BlockCounters& counters = profile_.blocks[fn_id.value][block_id.value];
@@ -557,25 +567,16 @@ class StackVm {
             op));
       }
       if (time_fused) {
-        dense_fused_choice_[gid].Record(
-            use_fused, lanes_.size(),
-            std::chrono::duration_cast<std::chrono::nanoseconds>(
-                std::chrono::steady_clock::now() - ops_start)
-                .count());
+        dense_fused_choice_[gid].Record(use_fused, lanes_.size(), NanosecondsSince(ops_start));
       }
       if (use_fused) ++counters.dense_fused;
     }
     if (time_mode) {
-      mode_choice_[gid].Record(timed_compact, lanes_.size(),
-                               std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now() - mode_start)
-                                   .count());
+      mode_choice_[gid].Record(timed_compact, lanes_.size(), NanosecondsSince(mode_start));
     }
     AB_RETURN_IF_ERROR(RunTerminator(block, fn_id, fn));
     if (profile_.timing) {
-      counters.nanoseconds += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  std::chrono::steady_clock::now() - start)
-                                  .count();
+      counters.nanoseconds += NanosecondsSince(start);
     }
     return absl::OkStatus();
   }
@@ -1090,12 +1091,9 @@ class StackVm {
       ++target.count;
     }
     for (int t = 0; t < used; ++t) {
-      targets[t].bits[targets[t].last_word] |= targets[t].gathered;
-      Waiting& w = waiting_[targets[t].gid];
-      w.count += targets[t].count;
-      w.lo = std::min(w.lo, targets[t].first_word);
-      w.hi = std::max(w.hi, targets[t].last_word + 1);
-      nonempty_[targets[t].gid >> 6] |= uint64_t{1} << (targets[t].gid & 63);
+      const Target& target = targets[t];
+      target.bits[target.last_word] |= target.gathered;
+      NoteArrivals(target.gid, target.count, target.first_word, target.last_word);
     }
   }
 
@@ -1117,9 +1115,8 @@ class StackVm {
   std::vector<BlockRef> blocks_;
   std::vector<bool> heavy_;  // per global block: RunsExpensiveKernel (scheduling)
   std::vector<int64_t> tile_lanes_;  // per global block: TileLanes
-  // Per global block: heavy or Wide, the dense/compact choice's cost hint.
-  std::vector<bool> dense_heavy_;
-  std::vector<bool> wide_;  // per global block: Wide
+  // Per global block: Wide; with heavy_, the dense/compact choice's cost hint.
+  std::vector<bool> wide_;
   std::vector<bool> constant_;  // per variable: a constant temporary (FindConstants)
   std::vector<Tensor> values_;     // non-Full variables
   std::vector<LaneStack> stacks_;  // Full variables
