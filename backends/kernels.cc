@@ -337,7 +337,7 @@ absl::Status RunPow(const Call& c) {
     using T = decltype(zero);
     BinaryLoop<T, T>(c, [](T a, T b) {
       return Canon(static_cast<T>(
-          std::pow(static_cast<double>(a), static_cast<double>(b))));
+          element::Pow(static_cast<double>(a), static_cast<double>(b))));
     });
   });
 }
@@ -860,6 +860,7 @@ void EvalTranscendental(Transcendental fn, const double* x, double* y, int64_t n
 void EvalTranscendental(Transcendental fn, const float* x, float* y, int64_t n) {
   EvalAny(fn, x, y, n);
 }
+double Pow(double a, double b) { return std::pow(a, b); }
 
 }  // namespace element
 }  // namespace autobatch

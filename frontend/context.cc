@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -15,9 +14,7 @@
 #include "vm/run.h"
 #include "frontend/tidy.h"
 #include "ir/status.h"
-#include "passes/infer_types.h"
 #include "vm/inputs.h"
-#include "vm/reference_interpreter.h"
 
 namespace autobatch {
 
@@ -454,26 +451,10 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
     }
     kernels = ctx_->impl_->RegistrySnapshot();
   }
-  if (!options.dry_run) {
-    return RunProgram(*compiled, std::move(inputs), kernels.get(), options);
-  }
-  ReferenceOptions reference;
-  reference.max_depth = options.max_stack_depth;
-  reference.max_steps = options.max_steps;
-  if (options.timeout_seconds > 0) {
-    reference.deadline =
-        std::chrono::steady_clock::now() +
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-            std::chrono::duration<double>(options.timeout_seconds));
-  }
-  if (!inputs.empty() && inputs[0].batch() == 0) {
-    // No lane says what the outputs' types are: infer them.
-    std::vector<TensorType> types;
-    for (const Tensor& t : inputs) types.push_back(t.type());
-    AB_ASSIGN_OR_RETURN(autobatch::Program typed, InferTypes(*program, types));
-    return RunReferenceBatch(typed, std::move(inputs), kernels.get(), reference);
-  }
-  return RunReferenceBatch(*program, std::move(inputs), kernels.get(), reference);
+  // dry_run: RunProgram runs the untyped program on the reference
+  // interpreter, one lane at a time.
+  return RunProgram(options.dry_run ? *program : *compiled, std::move(inputs), kernels.get(),
+                    options);
 }
 
 absl::StatusOr<Tensor> BatchFunction::operator()(const Tensor& input, const CallOptions& options) const {

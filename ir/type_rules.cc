@@ -1,6 +1,7 @@
 // Type rules of primitives: one checker per TypeRule of ir/primitives.def.
 #include "ir/type_rules.h"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -96,6 +97,29 @@ class RuleChecker {
           is_float ? "floats" : "ints", " and ", stray, " ",
           is_float ? "ints" : "floats", "; it needs exactly ", want, " ",
           is_float ? "floats" : "ints", " (floats for f64/f32, ints otherwise)"));
+    }
+    // Every value must be one of the dtype's, not wrap or overflow to one.
+    for (size_t k = 0; k < have; ++k) {
+      switch (lit.type.dtype) {
+        case DType::kI32:
+          if (lit.ints[k] < std::numeric_limits<int32_t>::min() ||
+              lit.ints[k] > std::numeric_limits<int32_t>::max()) {
+            return Error(absl::StrCat("literal value ", lit.ints[k], " (element ", k,
+                                      ") does not fit i32; use an i64 literal and cast, or "
+                                      "a value in [-2^31, 2^31)"));
+          }
+          break;
+        case DType::kF32:
+          if (std::isfinite(lit.floats[k]) &&
+              !std::isfinite(static_cast<float>(lit.floats[k]))) {
+            return Error(absl::StrCat("literal value ", lit.floats[k], " (element ", k,
+                                      ") overflows f32 (largest about 3.4e38); use an f64 "
+                                      "literal, or write inf if infinity is meant"));
+          }
+          break;
+        default:
+          break;
+      }
     }
     return absl::OkStatus();
   }

@@ -8,19 +8,31 @@
 //                 [--max-steps N] [--timeout S] [--max-stack-depth N]
 //                 [--tile-bytes N] [--fused]
 //                 [--profile]
+//   autobatch compile <program.json|sample> [--types ...] [--symbol NAME]
+//                 [-o FILE]
 //   autobatch sample --target NAME [...]   (tools/sample_command.h)
 //
-// Errors print one clear message and exit with status 1 (2 for bad usage);
-// never a signal.
+// Errors print one clear message and exit with status 1 (2 for bad usage,
+// such as a number out of its option's range); never a signal.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "backends/backend.h"
@@ -48,9 +60,117 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+bool IsDirectory(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
+// Numbers of the run options. CLI11 reads an integer with strtoll, which
+// saturates a value too large for int64 (and reads "010" as octal): read it
+// here, in decimal, refuse values outside [min, max], and hand CLI11 the
+// value's canonical text. A usage error (exit 2) names the option.
+CLI::Validator IntegerIn(int64_t min, int64_t max) {
+  const bool unbounded = max == std::numeric_limits<int64_t>::max();
+  return CLI::Validator(
+      [min, max](std::string& text) {
+        int64_t value = 0;
+        if (!absl::SimpleAtoi(text, &value) || value < min || value > max) {
+          return absl::StrCat("'", text, "' is not an integer in [", min, ", ", max, "]");
+        }
+        text = absl::StrCat(value);
+        return std::string();
+      },
+      unbounded ? absl::StrCat("INT>=", min) : absl::StrCat("INT in [", min, ", ", max, "]"));
+}
+
+// --timeout's limit: the VMs turn the budget into a steady_clock deadline in
+// int64 nanoseconds, which holds about 292 years; 1e9 s is about 31.
+constexpr double kMaxTimeoutSeconds = 1e9;
+
+// A finite number of seconds in [0, kMaxTimeoutSeconds]: CLI11 alone takes
+// "nan", "-1e400" and "inf" (and every negative number reads as "no limit").
+CLI::Validator TimeoutSeconds() {
+  return CLI::Validator(
+      [](std::string& text) {
+        double value = 0;
+        if (!absl::SimpleAtod(text, &value) || !std::isfinite(value) || value < 0 ||
+            value > kMaxTimeoutSeconds) {
+          return absl::StrCat("'", text,
+                              "' is not a number of seconds in [0, 1e9] (0: no time limit)");
+        }
+        return std::string();
+      },
+      "SECONDS in [0, 1e9]");
+}
+
+// The recursion limit is a number of frames; beyond 1e9 the VMs' stack
+// arithmetic (depth x batch) could overflow, and no run has the memory.
+constexpr int64_t kMaxStackDepth = 1'000'000'000;
+
+// The C++20 keywords and alternative tokens: identifiers to EmitFusedBlocks,
+// but no function can be named so.
+constexpr std::string_view kCppKeywords[] = {
+    "alignas",      "alignof",     "and",          "and_eq",        "asm",
+    "auto",         "bitand",      "bitor",        "bool",          "break",
+    "case",         "catch",       "char",         "char8_t",       "char16_t",
+    "char32_t",     "class",       "compl",        "concept",       "const",
+    "consteval",    "constexpr",   "constinit",    "const_cast",    "continue",
+    "co_await",     "co_return",   "co_yield",     "decltype",      "default",
+    "delete",       "do",          "double",       "dynamic_cast",  "else",
+    "enum",         "explicit",    "export",       "extern",        "false",
+    "float",        "for",         "friend",       "goto",          "if",
+    "inline",       "int",         "long",         "mutable",       "namespace",
+    "new",          "noexcept",    "not",          "not_eq",        "nullptr",
+    "operator",     "or",          "or_eq",        "private",       "protected",
+    "public",       "register",    "reinterpret_cast", "requires",  "return",
+    "short",        "signed",      "sizeof",       "static",        "static_assert",
+    "static_cast",  "struct",      "switch",       "template",      "this",
+    "thread_local", "throw",       "true",         "try",           "typedef",
+    "typeid",       "typename",    "union",        "unsigned",      "using",
+    "virtual",      "void",        "volatile",     "wchar_t",       "while",
+    "xor",          "xor_eq",
+};
+
+// Names the generated file cannot give its global function although they
+// are identifiers (EmitFusedBlocks checks that): keywords, `main`, the
+// namespaces and the NULL macro the file sees, and the names reserved for
+// the implementation.
+absl::Status CheckSymbol(const std::string& symbol) {
+  auto bad = [&symbol](std::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--symbol '", symbol, "' ", std::string(why),
+        ", so the generated C++ would not compile: choose another name (e.g. ", symbol,
+        "Blocks)"));
+  };
+  const std::string_view name = symbol;
+  if (std::find(std::begin(kCppKeywords), std::end(kCppKeywords), name) !=
+      std::end(kCppKeywords)) {
+    return bad("is a C++ keyword");
+  }
+  if (name == "main") return bad("is the name of the program's entry point");
+  if (name == "std" || name == "autobatch" || name == "absl") {
+    return bad("is a namespace the generated file uses");
+  }
+  if (name == "NULL") return bad("is a macro of the C++ library");
+  const bool reserved =
+      name.find("__") != std::string_view::npos ||
+      (name.size() >= 2 && name[0] == '_' &&
+       std::isupper(static_cast<unsigned char>(name[1])) != 0);
+  if (reserved) {
+    return bad("is reserved for the C++ implementation (it has two underscores in a row, or "
+               "starts with an underscore and a capital letter)");
+  }
+  return absl::OkStatus();
+}
+
 // A .json path is loaded and verified; anything else names a sample.
 absl::StatusOr<NamedProgram> LoadProgram(const std::string& what, Context& ctx) {
   if (!EndsWith(what, ".json")) return LoadSampleProgram(what, ctx);
+  if (IsDirectory(what)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", what, "' is a directory, not a program file: give the path of a JSON program "
+        "(`autobatch ir SAMPLE --json` writes one)"));
+  }
   std::ifstream in(what);
   if (!in) {
     return absl::NotFoundError(absl::StrCat("cannot open program file '", what, "'"));
@@ -162,6 +282,12 @@ struct CompileArgs {
 
 // Writes the fused blocks (vm/codegen.h) of the program as C++ source.
 int RunCompile(const CompileArgs& args) {
+  if (absl::Status s = CheckSymbol(args.symbol); !s.ok()) return Fail(s);
+  if (!args.output.empty() && IsDirectory(args.output)) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "-o/--output: '", args.output, "' is a directory; give the path of the C++ file to "
+        "write")));
+  }
   Context ctx;
   absl::StatusOr<NamedProgram> named = LoadProgram(args.program, ctx);
   if (!named.ok()) return Fail(named.status());
@@ -264,6 +390,11 @@ int RunRun(const RunArgs& args) {
 
   std::vector<std::optional<TensorType>> expected;
   for (VarId p : program.entry_function().params) expected.push_back(program.module.var(p).type);
+  if (IsDirectory(args.inputs)) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "--inputs: '", args.inputs, "' is a directory, not an inputs file: give the path of "
+        "a JSON file like {\"inputs\": [[lane values...], ...]}")));
+  }
   absl::StatusOr<std::vector<Tensor>> inputs = ReadInputsFile(args.inputs, expected);
   if (!inputs.ok()) return Fail(inputs.status());
 
@@ -326,16 +457,26 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--block-policy", run.block_policy,
                       "stack VM schedule: lowest-index (default) or most-lanes")
       ->check(CLI::IsMember({"lowest-index", "most-lanes"}));
+  constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
   run_cmd->add_option("--shards", run.shards,
                       "run the batch as N sub-batches on N threads, same results (default 1)")
-      ->check(CLI::Range(1, 256));
-  run_cmd->add_option("--max-steps", run.max_steps, "block-execution budget (0: none)");
-  run_cmd->add_option("--timeout", run.timeout, "wall-clock budget in seconds (0: none)");
-  run_cmd->add_option("--max-stack-depth", run.max_stack_depth, "recursion limit");
+      ->transform(IntegerIn(1, 256));
+  run_cmd->add_option("--max-steps", run.max_steps,
+                      absl::StrCat("block-execution budget: fail after N block executions "
+                                   "(0: no limit; default ",
+                                   CallOptions{}.max_steps, ")"))
+      ->transform(IntegerIn(0, kInt64Max));
+  run_cmd->add_option("--timeout", run.timeout,
+                      "wall-clock budget in seconds, at most 1e9 (0: no limit; default 0)")
+      ->transform(TimeoutSeconds());
+  run_cmd->add_option("--max-stack-depth", run.max_stack_depth,
+                      absl::StrCat("recursion limit in frames, 1 to ", kMaxStackDepth,
+                                   " (default ", CallOptions{}.max_stack_depth, ")"))
+      ->transform(IntegerIn(1, kMaxStackDepth));
   run_cmd->add_option("--tile-bytes", run.tile_bytes,
                       "stack VM: run compact blocks in tiles of lanes whose data fit "
                       "this many bytes (0: never; default 524288)")
-      ->check(CLI::NonNegativeNumber);
+      ->transform(IntegerIn(0, kInt64Max));
   run_cmd->add_flag("--fused", run.fused,
                     "stack VM: compile the program's fused blocks with the C++ compiler "
                     "(cached in $AUTOBATCH_CACHE_DIR or ~/.cache/autobatch) and run them");
@@ -349,7 +490,8 @@ int Main(int argc, char** argv) {
       ->required();
   compile_cmd->add_option("--types", compile.types, "entry input types, e.g. i64,f64[3]");
   compile_cmd->add_option("--symbol", compile.symbol,
-                          "name of the generated function (default FusedBlocks)");
+                          "name of the generated function: a C++ identifier, not a keyword "
+                          "(default FusedBlocks)");
   compile_cmd->add_option("-o,--output", compile.output, "C++ file to write (default: stdout)");
 
   SampleArgs sample;

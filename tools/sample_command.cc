@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -64,31 +66,40 @@ absl::StatusOr<double> ParsePositive(const std::string& option, const std::strin
   return value;
 }
 
-// Fails now, before a long run, if `path` cannot be written later.
+// Fails now, before a long run, if `path` cannot be written later: it must
+// not be a directory, and if it does not exist its directory must exist and
+// be writable (the writers do not create directories); an existing file
+// must be writable. Opens nothing that exists (a pipe would block).
 absl::Status CheckWritableFile(const std::string& option, const std::string& path) {
-  const bool existed = std::filesystem::exists(path);
-  {
-    std::ofstream probe(path, std::ios::app);
-    if (!probe) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(option, ": cannot write '", path,
-                       "' (does its directory exist, and may it be written?)"));
-    }
-  }
-  if (!existed) std::filesystem::remove(path);
-  return absl::OkStatus();
-}
-
-absl::Status CheckOutputDir(const std::string& dir) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("--output-dir: cannot create directory '", dir, "'",
-                     ec ? ": " + ec.message() : std::string()));
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        option, ": '", path, "' is a directory; give the path of a file to write"));
   }
-  return CheckWritableFile("--output-dir",
-                           (std::filesystem::path(dir) / ".autobatch_write_probe").string());
+  if (status.type() == std::filesystem::file_type::not_found) {
+    {
+      std::ofstream probe(path, std::ios::app);
+      if (!probe) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(option, ": cannot write '", path,
+                         "' (does its directory exist, and may it be written?)"));
+      }
+    }
+    std::error_code removed;
+    std::filesystem::remove(path, removed);
+    return absl::OkStatus();
+  }
+  if (!std::filesystem::exists(status)) {  // e.g. a directory on the way cannot be searched
+    return absl::FailedPreconditionError(
+        absl::StrCat(option, ": cannot write '", path, "': ", ec.message()));
+  }
+  if (access(path.c_str(), W_OK) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        option, ": cannot write '", path, "': ", std::strerror(errno),
+        "; make it writable or give another path"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mcmc::Model& model) {
@@ -251,8 +262,14 @@ int RunSampleCommand(const SampleArgs& args) {
       ParseInt("--sig-figs", args.sig_figs, 1, mcmc::kStanCsvMaxSigFigs);
   if (!sig_figs.ok()) return Fail(sig_figs.status());
 
+  // Everything that can be checked before sampling is: a long run must not
+  // end in an error that loses its results.
+  if (absl::Status s = mcmc::CheckSampleMemory(**target, *options); !s.ok()) return Fail(s);
   if (!args.output_dir.empty()) {
-    if (absl::Status s = CheckOutputDir(args.output_dir); !s.ok()) return Fail(s);
+    absl::Status s = mcmc::CheckChainCsvFiles(args.output_dir, options->num_chains);
+    if (!s.ok()) {
+      return Fail(absl::Status(s.code(), absl::StrCat("--output-dir: ", s.message())));
+    }
   }
   if (!args.summary_json.empty()) {
     if (absl::Status s = CheckWritableFile("--summary-json", args.summary_json); !s.ok()) {
@@ -271,17 +288,20 @@ int RunSampleCommand(const SampleArgs& args) {
   absl::StatusOr<mcmc::SampleResult> result = mcmc::Sample(**target, *options);
   if (!result.ok()) return Fail(result.status());
 
+  // An output that fails anyway (a full disk) does not stop the others: each
+  // failure is reported, the summary still printed, and the exit status 1.
+  int status = 0;
   if (!args.output_dir.empty()) {
     absl::StatusOr<std::vector<std::string>> paths =
         mcmc::WriteChainCsvFiles(*result, args.output_dir, static_cast<int>(*sig_figs));
-    if (!paths.ok()) return Fail(paths.status());
+    if (!paths.ok()) status = Fail(paths.status());
   }
   if (!args.summary_json.empty()) {
     std::ofstream out(args.summary_json, std::ios::trunc);
     out << mcmc::SummaryJson(*result).dump(2) << "\n";
     out.close();
     if (!out) {
-      return Fail(absl::FailedPreconditionError(
+      status = Fail(absl::FailedPreconditionError(
           absl::StrCat("--summary-json: writing '", args.summary_json, "' failed")));
     }
   }
@@ -289,10 +309,10 @@ int RunSampleCommand(const SampleArgs& args) {
     const mcmc::ChainSummary& chain0 = result->chains.front();
     absl::Status saved =
         mcmc::SaveAdaptation(args.save_adaptation, {chain0.step_size, chain0.inv_metric});
-    if (!saved.ok()) return Fail(saved);
+    if (!saved.ok()) status = Fail(saved);
   }
   std::fputs(mcmc::FormatSummary(*result).c_str(), stdout);
-  return 0;
+  return status;
 }
 
 }  // namespace autobatch

@@ -19,7 +19,11 @@
 // and exits without sampling: `typed` is what the stackless VM runs,
 // `lowered` what the stack VM runs.
 // Errors (unknown target, bad numbers, unwritable outputs, sampler
-// failures) print one message and exit with status 1.
+// failures) print one message and exit with status 1. The outputs (every
+// chain's CSV path, --summary-json, --save-adaptation) and the memory the
+// draws need (mcmc::CheckSampleMemory) are checked before sampling starts; an
+// output that still fails afterwards (a full disk) is reported without
+// losing the others or the summary.
 #ifndef AUTOBATCH_TOOLS_SAMPLE_COMMAND_H_
 #define AUTOBATCH_TOOLS_SAMPLE_COMMAND_H_
 

@@ -4,12 +4,21 @@
 // with one entry of "values" per lane (a nested array of the event shape, a
 // bare number for scalars). Non-finite floats are the strings "nan", "inf"
 // and "-inf". When reading, "dtype" and "shape" are optional: a bare array of
-// lanes is accepted, its dtype taken from `expected` if given, else inferred
-// (all integers -> i64, any float or non-finite string -> f64, all booleans
-// -> bool) and its shape from the first lane.
+// lanes is accepted. The dtype is the declared one, else `expected`'s, else
+// inferred (all integers -> i64, any float or non-finite string -> f64, all
+// booleans -> bool); the shape is the declared one, else `expected`'s, else
+// scalar if a dtype is declared, else the nesting of the first lane.
+//
+// Every value must be representable in the dtype (no wrapping, no finite
+// value rounding to inf in f32), every lane must match the shape exactly, and
+// the shape may have at most kMaxJsonTensorRank dimensions and
+// kMaxJsonLaneElements elements per lane; anything else is an error naming
+// the input. No tensor is allocated before every lane has matched the shape,
+// so an allocation is never larger than the values read.
 #ifndef AUTOBATCH_TOOLS_TENSOR_JSON_H_
 #define AUTOBATCH_TOOLS_TENSOR_JSON_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +28,11 @@
 #include "nlohmann/json.hpp"
 
 namespace autobatch {
+
+// Limits on an input read from JSON: they bound the reader's recursion and
+// turn an absurd "shape" into an error instead of a huge allocation.
+inline constexpr int kMaxJsonTensorRank = 32;
+inline constexpr int64_t kMaxJsonLaneElements = int64_t{1} << 32;
 
 nlohmann::json TensorToJson(const Tensor& tensor);
 

@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_replace.h"
 #include "backends/kernels.h"
 #include "ir/printer.h"
 #include "ir/primitives.h"
@@ -18,6 +17,20 @@
 
 namespace autobatch {
 namespace {
+
+// `text` made safe for a `//` comment of the generated source: printable
+// ASCII but the backslash (a line splice) is kept; anything else, line ends
+// and carriage returns among them, becomes '?'. Names come from the
+// program, which may come from a file: unsanitized, a name holding a line
+// end would put the rest of it into the compiled code.
+std::string CommentText(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u > 0x7e || c == '\\') c = '?';
+  }
+  return out;
+}
 
 bool FusablePrimitive(Primitive p) {
   using P = Primitive;
@@ -104,7 +117,7 @@ class OpEmitter {
     if (!body) return std::nullopt;
     const std::string stored = StoredType(Type(out).dtype);
     const int64_t n = Elements(out);
-    const std::string comment = Sanitize(PrintOp(module_, Op(op)));
+    const std::string comment = CommentText(PrintOp(module_, Op(op)));
     // Every op but matvec computes each (lane, element) of its result from
     // the same (lane, element) of its operands, or from values it read
     // before (reductions), so it may write its result in place even when
@@ -125,9 +138,6 @@ class OpEmitter {
   int64_t Elements(VarId v) const { return Type(v).NumElements(); }
   DType Dt(VarId v) const { return Type(v).dtype; }
 
-  static std::string Sanitize(std::string text) {
-    return absl::StrReplaceAll(text, {{"\n", " "}, {"\\", "/"}});
-  }
 
   // `r[k, e] = expr;` for the chunk's lanes k and the n elements e.
   static std::string Loop(int64_t n, const std::string& expr) {
@@ -256,7 +266,7 @@ class OpEmitter {
       case P::kPow:
         if (!IsFloat(od) || Dt(in(0)) != od || !Broadcasts(op)) return std::nullopt;
         return Loop(n, absl::StrFormat(
-                           "E::Canon(static_cast<%s>(std::pow(static_cast<double>(%s), "
+                           "E::Canon(static_cast<%s>(E::Pow(static_cast<double>(%s), "
                            "static_cast<double>(%s))))",
                            t, At(in(0)), At(in(1))));
       case P::kNeg: case P::kAbs:
@@ -437,6 +447,12 @@ bool MovesInStorage(const Module& module, const PrimOp& op) {
 int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitter& emitter) {
   const int32_t num_ops = static_cast<int32_t>(block.ops.size());
   std::vector<VarId> popped;
+  std::vector<VarId> locals;  // the variables of the prims so far
+  int64_t local_bytes = 0;
+  auto chunk_bytes = [&](VarId v) {
+    const TensorType& type = *module.var(v).type;
+    return std::max<int64_t>(type.NumElements(), 1) * DTypeSize(type.dtype) * kFusedChunk;
+  };
   int32_t end = first, last_prim = first, prims = 0;
   for (; end < num_ops && prims < kMaxSegmentOps; ++end) {
     const Op& op = block.ops[static_cast<size_t>(end)];
@@ -454,6 +470,23 @@ int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitte
       }
     }
     if (touches_popped) break;
+    // The bytes this op adds to the segment's locals (emitted ops have typed
+    // operands of at most kMaxFusedElements elements).
+    int64_t added = prim->prim == Primitive::kMatVec ? chunk_bytes(prim->outputs[0]) : 0;
+    std::vector<VarId> fresh;
+    for (const std::vector<VarId>& vars : {OpReads(op), OpWrites(op)}) {
+      for (VarId v : vars) {
+        if (std::find(locals.begin(), locals.end(), v) != locals.end() ||
+            std::find(fresh.begin(), fresh.end(), v) != fresh.end()) {
+          continue;
+        }
+        fresh.push_back(v);
+        added += chunk_bytes(v);
+      }
+    }
+    if (prims > 0 && local_bytes + added > kMaxSegmentLocalBytes) break;
+    local_bytes += added;
+    locals.insert(locals.end(), fresh.begin(), fresh.end());
     last_prim = end + 1;
     ++prims;
   }
@@ -533,7 +566,8 @@ absl::StatusOr<std::string> EmitFusedBlocks(const Program& program,
     const SegmentPlan& plan = plans[s];
     const Function& fn = module.function(plan.function);
     const Block& block = fn.blocks[static_cast<size_t>(plan.block.value)];
-    absl::StrAppend(&functions, "// ", fn.name, " / ", block.label, ", ops ", plan.first_op,
+    absl::StrAppend(&functions, "// ", CommentText(fn.name), " / ", CommentText(block.label),
+                    ", ops ", plan.first_op,
                     "..", plan.end_op - 1, "\n",
                     "void Segment", s, "(const autobatch::FusedArgs& args) {\n",
                     "  const int64_t n = args.n;\n");
@@ -573,7 +607,7 @@ absl::StatusOr<std::string> EmitFusedBlocks(const Program& program,
       const TensorType& type = *module.var(v).type;
       absl::StrAppend(&functions, "  alignas(64) ", StoredType(type.dtype), " ", Local(v), "[",
                       std::max<int64_t>(type.NumElements(), 1) * kFusedChunk, "] = {};  // ",
-                      module.var(v).name, "\n");
+                      CommentText(module.var(v).name), "\n");
     }
     absl::StrAppend(&functions, "  for (int64_t base = 0; base < n; base += K) {\n",
                     "    const int64_t m = n - base < K ? n - base : K;\n");

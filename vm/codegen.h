@@ -51,6 +51,14 @@ inline constexpr int32_t kMaxSegmentOps = 64;
 // and a chunk's values stay in L1 from one op to the next.
 inline constexpr int64_t kFusedChunk = 8;
 
+// At most this many bytes of locals per segment (each variable it touches,
+// for a chunk of lanes, plus a matvec's copy of its result): they live on
+// the stack of the thread that runs the segment, which may be a pool
+// worker's or a host application's with a small stack, and a frame larger
+// than the guard page could skip past it. 64 ops on f64[1024] values would
+// otherwise take about 8 MiB.
+inline constexpr int64_t kMaxSegmentLocalBytes = int64_t{256} << 10;
+
 struct SegmentPlan {
   FunctionId function;
   BlockId block;

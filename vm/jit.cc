@@ -16,12 +16,15 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "backends/random.h"
 #include "ir/status.h"
 #include "vm/codegen.h"
@@ -38,12 +41,15 @@ constexpr int kJitFormat = 1;
 constexpr char kEntry[] = "autobatch_jit_entry";
 constexpr char kHint[] = "; run without fused blocks (omit --fused / CallOptions::jit_fused_blocks)";
 
-// The source files the generated library includes, relative to the source
-// tree: their contents go into the cache key.
-constexpr const char* kIncludedHeaders[] = {
-    "backends/element_ops.h", "backends/random.h", "ir/ir.h",       "ir/primitives.def",
-    "ir/primitives.h",        "ir/types.h",        "vm/fused_blocks.h", "vm/jit.h",
-};
+// The project headers the generated library includes, copied into
+// AUTOBATCH_JIT_INCLUDE_DIR when this library was built (vm/CMakeLists.txt):
+// the JIT compiles against those copies, so a library always has the layout
+// and the element semantics of the binary that loads it, even once the
+// source tree is edited, moved or deleted. Their contents go into the cache
+// key.
+std::vector<std::string> IncludedHeaders() {
+  return absl::StrSplit(AUTOBATCH_JIT_HEADERS, ',', absl::SkipEmpty());
+}
 
 std::string EnvOr(const char* name, std::string fallback) {
   const char* value = std::getenv(name);
@@ -65,12 +71,20 @@ std::string CacheDir(const JitOptions& options) {
 }
 
 // The cache holds code this process will run, so it must be ours alone: a
-// directory (or library) that another user owns or may write is refused.
+// directory (or library) that another user owns or may write is refused, and
+// so is a symbolic link (lstat: a link's target could be swapped after the
+// check, e.g. a /tmp/autobatch-cache-<uid> planted by another user).
 absl::Status CheckPrivate(const fs::path& path) {
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0) {
+  if (lstat(path.c_str(), &st) != 0) {
     return absl::UnavailableError(absl::StrCat("JIT fused blocks: cannot stat ", path.string(),
                                                " (", std::strerror(errno), ")", kHint));
+  }
+  if (S_ISLNK(st.st_mode)) {
+    return absl::UnavailableError(absl::StrCat(
+        "JIT fused blocks: ", path.string(),
+        " is a symbolic link, so its code is not run; name the directory it points to "
+        "(AUTOBATCH_CACHE_DIR or JitOptions::cache_dir)", kHint));
   }
   if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     return absl::UnavailableError(absl::StrCat(
@@ -87,9 +101,33 @@ std::vector<std::string> Flags(const JitOptions& options) {
 #if AUTOBATCH_JIT_MARCH_NATIVE
   flags.push_back("-march=native");
 #endif
-  flags.push_back(absl::StrCat("-I", AUTOBATCH_SOURCE_DIR));
+  flags.push_back(absl::StrCat("-I", AUTOBATCH_JIT_INCLUDE_DIR));
   flags.insert(flags.end(), options.extra_flags.begin(), options.extra_flags.end());
   return flags;
+}
+
+// What -march=native compiles for: the CPU's feature flags (x86 "flags",
+// Arm "Features" in /proc/cpuinfo), part of the cache key, so that a cache
+// shared between machines (a home directory over NFS, a restored CI cache)
+// never hands one CPU a library built for another's instructions. Empty
+// when the build is portable or the file says nothing.
+std::string CpuSignature() {
+#if AUTOBATCH_JIT_MARCH_NATIVE
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (absl::StartsWith(line, "flags") || absl::StartsWith(line, "Features")) return line;
+  }
+#endif
+  return "";
+}
+
+// A name no other compile uses at the same time, even from another host or
+// container sharing the cache directory (where process ids repeat).
+std::string UniqueSuffix() {
+  std::random_device random;
+  const uint64_t bits = (uint64_t{random()} << 32) ^ random();
+  return absl::StrFormat(".%d.%016x.tmp", getpid(), bits);
 }
 
 // The generated blocks call these; in the library they forward to the host
@@ -116,6 +154,7 @@ void EvalTranscendental(Transcendental fn, const double* x, double* y, int64_t n
 void EvalTranscendental(Transcendental fn, const float* x, float* y, int64_t n) {
   jit_host->transcendental_f32(fn, x, y, n);
 }
+double Pow(double a, double b) { return jit_host->pow(a, b); }
 }  // namespace element
 }  // namespace autobatch
 
@@ -135,6 +174,7 @@ const JitHost& Host() {
           &element::EvalTranscendental),
       static_cast<void (*)(element::Transcendental, const float*, float*, int64_t)>(
           &element::EvalTranscendental),
+      &element::Pow,
   };
   return host;
 }
@@ -252,10 +292,10 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
   const std::string source = absl::StrCat(Prelude(), blocks, "\n", Epilogue());
 
   uint64_t key = Fnv1a64(absl::StrCat("autobatch jit ", kJitFormat, "\n", compiler, "\n",
-                                    absl::StrJoin(flags, "\n"), "\n"));
-  for (const char* header : kIncludedHeaders) {
+                                    absl::StrJoin(flags, "\n"), "\n", CpuSignature(), "\n"));
+  for (const std::string& header : IncludedHeaders()) {
     AB_ASSIGN_OR_RETURN(std::string text,
-                        ReadFile(fs::path(AUTOBATCH_SOURCE_DIR) / header));
+                        ReadFile(fs::path(AUTOBATCH_JIT_INCLUDE_DIR) / header));
     key = Fnv1a64(text, Fnv1a64(header, key));
   }
   key = Fnv1a64(source, key);
@@ -278,7 +318,7 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
     fused = Load(library);
   }
   if (!fused.ok()) {  // not cached, or a cached file that does not load
-    const std::string unique = absl::StrCat(".", getpid(), ".tmp");
+    const std::string unique = UniqueSuffix();
     const fs::path src = dir / absl::StrCat(stem, unique, ".cc");
     const fs::path tmp = dir / absl::StrCat(stem, unique, ".so");
     const fs::path log = dir / absl::StrCat(stem, unique, ".log");

@@ -6,15 +6,19 @@
 // What it does, for a program whose fused blocks this process has not loaded
 // yet:
 //   1. EmitFusedBlocks(program), plus a few lines that route the generated
-//      code's calls into this library (RandomLanes, EvalTranscendental)
+//      code's calls into this library (RandomLanes, EvalTranscendental, Pow)
 //      through a table of function pointers, so the executable need not
 //      export its symbols (-rdynamic);
 //   2. looks the source up in the cache directory by a 64-bit hash of the
-//      source, the compiler, its flags and the headers the source includes
-//      (read from the source tree the library was built from);
+//      source, the compiler, its flags, the CPU's feature flags (with
+//      -march=native) and the project headers the source includes (copies
+//      taken when this library was built, which the compiler also reads:
+//      the generated code sees the structs and element semantics of the
+//      binary that loads it, whatever the source tree holds by then);
 //   3. if absent, runs `compiler flags... -shared -o ...` (no shell), writes
-//      the library under a temporary name and renames it into place, so
-//      processes sharing the directory never load half a file;
+//      the library under a temporary name of its own (process id and 64
+//      random bits) and renames it into place, so processes sharing the
+//      directory, from any host, never load half a file;
 //   4. dlopen()s it (never closed: the FusedProgram lives as long as the
 //      process) and checks its fingerprint against the program.
 // A cached library that fails to load is compiled again once.
@@ -43,8 +47,8 @@ struct JitOptions {
   // Where compiled libraries are kept (created if missing, mode 0700). Empty:
   // the environment's AUTOBATCH_CACHE_DIR, else $XDG_CACHE_HOME/autobatch,
   // else $HOME/.cache/autobatch, else /tmp/autobatch-cache-<uid>. The
-  // directory and its libraries must belong to this user and be writable by
-  // no one else: their code runs in this process.
+  // directory and its libraries must belong to this user, be writable by
+  // no one else and not be symbolic links: their code runs in this process.
   std::string cache_dir = {};
   // The C++ compiler. Empty: the environment's AUTOBATCH_JIT_CXX, else the
   // one the project was built with.
@@ -72,6 +76,7 @@ struct JitHost {
                              int64_t n);
   void (*transcendental_f32)(element::Transcendental fn, const float* x, float* y,
                              int64_t n);
+  double (*pow)(double a, double b);
 };
 
 }  // namespace autobatch

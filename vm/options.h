@@ -108,7 +108,9 @@ struct CallOptions {
   // (vm/timed_choice.h; fewer lanes always run compact), instead of by
   // dense_fraction and dense_fraction_heavy; except for blocks that
   // dense_max_bytes makes wide, whose dense passes cost the blocks after
-  // them (caches) more than themselves. Results do not depend on it; its
+  // them (caches) more than themselves, and blocks with an op whose lanes
+  // depend on the batch (their bits would follow the clock). Results do not
+  // depend on it; its
   // speed on a program may vary between runs. False for a fixed mode (tests
   // that need one, or repeatable profiles).
   bool time_dense_or_compact = true;

@@ -180,6 +180,11 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
                                                const KernelRegistry* kernels,
                                                const CallOptions& options,
                                                Profile* profile) {
+  if (options.max_stack_depth < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CallOptions::max_stack_depth is ", options.max_stack_depth,
+        "; use at least 1 (frames, the entry's included)"));
+  }
   if (options.dry_run) {
     if (program.stage == Stage::kLowered) {
       return absl::InvalidArgumentError(

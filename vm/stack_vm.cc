@@ -125,6 +125,7 @@ class StackVm {
       const int64_t lane_bytes = BlockLaneBytes(block);
       heavy_.push_back(RunsExpensiveKernel(block));
       wide_.push_back(Wide(lane_bytes));
+      batch_dependent_.push_back(RunsBatchDependentOp(block));
       tile_lanes_.push_back(TileLanes(block, lane_bytes));
     }
     mode_choice_.assign(blocks_.size(), TimedChoice());
@@ -517,9 +518,13 @@ class StackVm {
     // From a quarter of the batch up, a block times compact against dense
     // (vm/timed_choice.h); fewer lanes run compact. Not a wide block: its
     // dense passes would stream the batch through the caches, a cost that
-    // shows in the blocks after it rather than in its own time.
+    // shows in the blocks after it rather than in its own time. Nor a block
+    // whose lanes depend on the batch: dense and compact pass its op
+    // different batches, so a choice by the clock would make its bits vary
+    // from run to run.
     const bool choose_mode = options_.time_dense_or_compact && !wide_[gid] &&
-                             !lanes_.full() && lanes_.size() * 4 >= batch_;
+                             !batch_dependent_[gid] && !lanes_.full() &&
+                             lanes_.size() * 4 >= batch_;
     const bool timed_compact = choose_mode && mode_choice_[gid].First(lanes_.size());
     const bool time_mode = choose_mode && mode_choice_[gid].Timed();
     const ExecMode mode =
@@ -1117,6 +1122,8 @@ class StackVm {
   std::vector<int64_t> tile_lanes_;  // per global block: TileLanes
   // Per global block: Wide; with heavy_, the dense/compact choice's cost hint.
   std::vector<bool> wide_;
+  // Per global block: RunsBatchDependentOp (never tiled, never timed).
+  std::vector<bool> batch_dependent_;
   std::vector<bool> constant_;  // per variable: a constant temporary (FindConstants)
   std::vector<Tensor> values_;     // non-Full variables
   std::vector<LaneStack> stacks_;  // Full variables

@@ -2,10 +2,14 @@
 // the run's CSV files, summary table and JSON.
 #include "samples/mcmc/sample.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <cmath>
 #include <condition_variable>
@@ -61,6 +65,7 @@ absl::Status ValidateOptions(const Model& model, const SampleOptions& o) {
   if (o.num_chunks < 1) {
     return BadOption("num_chunks", absl::StrCat(o.num_chunks), "it must be >= 1");
   }
+  AB_RETURN_IF_ERROR(CheckSampleMemory(model, o));
   AB_RETURN_IF_ERROR(o.sampler.Validate(model.dimension()));
   return absl::OkStatus();
 }
@@ -388,6 +393,54 @@ int64_t SampleResult::total_max_depth_hits() const {
 }
 
 // ---------------------------------------------------------------------------
+// Memory.
+
+double SampleMemoryBytes(const Model& model, const SampleOptions& options) {
+  constexpr double kDouble = sizeof(double);
+  // Summarize's copies of a column: the column, its split, the sort order
+  // (value and index) and the radix sort's two key buffers, the sorted
+  // values, the ranks, and Ess's centered draws and FFT buffers.
+  constexpr double kSummaryDoublesPerDraw = 12;
+  const double d = static_cast<double>(model.dimension());
+  const double columns =
+      kNumDrawStats + d + static_cast<double>(model.generated_names().size());
+  const double chains = static_cast<double>(options.num_chains);
+  const double samples = static_cast<double>(options.num_samples);
+  // The largest of ChunkSizes(total, num_chunks), the first.
+  auto largest_chunk = [&options](int64_t total) -> double {
+    if (total <= 0) return 0;
+    const int64_t chunks = std::clamp<int64_t>(options.num_chunks, 1, total);
+    return static_cast<double>(total / chunks + (total % chunks != 0 ? 1 : 0));
+  };
+  const AdaptationOptions& a = options.adaptation;
+  const bool adapts = a.engaged && (a.adapt_step_size || a.adapt_metric) &&
+                      options.algorithm != Algorithm::kRwmh;
+  const double warmup_call =
+      adapts ? static_cast<double>(options.num_warmup) : largest_chunk(options.num_warmup);
+  const double largest_call = std::max(warmup_call, largest_chunk(options.num_samples));
+  const double call_bytes_per_draw =
+      (2 * d + kNumDrawStats) * kDouble + 1 + static_cast<double>(sizeof(DrawStats));
+  const double summary_threads =
+      std::clamp(static_cast<double>(options.call.shards), 1.0, columns);
+  return chains * samples * columns * kDouble + chains * largest_call * call_bytes_per_draw +
+         summary_threads * kSummaryDoublesPerDraw * samples * chains * kDouble;
+}
+
+absl::Status CheckSampleMemory(const Model& model, const SampleOptions& options) {
+  const double bytes = SampleMemoryBytes(model, options);
+  if (bytes <= kMaxSampleMemoryBytes) return absl::OkStatus();
+  constexpr double kGiB = int64_t{1} << 30;
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "Sample: %d chains x %d draws (num_chains x num_samples) of %d columns need about "
+      "%.1f GiB of memory, more than the limit of %.0f GiB: every draw is kept in memory "
+      "until the end. Lower num_samples (--samples) or num_chains (--chains)",
+      options.num_chains, options.num_samples,
+      kNumDrawStats + model.dimension() +
+          static_cast<int64_t>(model.generated_names().size()),
+      bytes / kGiB, kMaxSampleMemoryBytes / kGiB));
+}
+
+// ---------------------------------------------------------------------------
 // Sample.
 
 absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& options_in) {
@@ -547,15 +600,67 @@ StanCsv MakeChainCsv(const SampleResult& result, size_t chain) {
   return csv;
 }
 
+namespace {
+
+// Creates `dir` and its parents unless it is a directory already.
+absl::Status MakeOutputDirectory(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::error_code is_dir_ec;
+  if (ec || !std::filesystem::is_directory(dir, is_dir_ec)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot create output directory '", dir, "'", ec ? ": " + ec.message() : std::string(),
+        "; give a directory that exists or can be created"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string ChainCsvPath(const std::string& dir, uint64_t chain_id) {
+  return (std::filesystem::path(dir) / absl::StrCat("output_", chain_id + 1, ".csv")).string();
+}
+
+absl::Status CheckChainCsvFiles(const std::string& dir, int64_t num_chains) {
+  AB_RETURN_IF_ERROR(MakeOutputDirectory(dir));
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot write in output directory '", dir, "': ", std::strerror(errno),
+                     "; make it writable or give another directory"));
+  }
+  for (int64_t k = 0; k < num_chains; ++k) {
+    const std::string path = ChainCsvPath(dir, static_cast<uint64_t>(k));
+    auto bad = [&](const std::string& problem) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot write the CSV file of chain ", k, ": '", path, "' ", problem,
+                       "; remove or rename it, or give another output directory"));
+    };
+    std::error_code ec;
+    const std::filesystem::file_status status = std::filesystem::status(path, ec);
+    switch (status.type()) {
+      case std::filesystem::file_type::not_found:
+        break;  // the writer creates it; the directory is writable
+      case std::filesystem::file_type::directory:
+        return bad("is a directory");
+      case std::filesystem::file_type::regular:
+        if (access(path.c_str(), W_OK) != 0) {
+          return bad(absl::StrCat("exists and cannot be written (", std::strerror(errno), ")"));
+        }
+        break;
+      case std::filesystem::file_type::none:
+      case std::filesystem::file_type::unknown:
+        return bad(absl::StrCat("cannot be examined (", ec.message(), ")"));
+      default:
+        return bad("is not a regular file");
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(const SampleResult& result,
                                                             const std::string& dir,
                                                             int sig_figs, int threads) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot create output directory '", dir, "'", ec ? ": " + ec.message() : std::string()));
-  }
+  AB_RETURN_IF_ERROR(MakeOutputDirectory(dir));
   // Each chain's file is independent: formatting 10^6 draws of 25 columns
   // takes seconds, so the chains are shared among threads.
   const size_t n = result.chains.size();
@@ -564,9 +669,7 @@ absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(const SampleResult& 
   std::atomic<size_t> next{0};
   RunOnThreads(threads > 0 ? threads : HardwareThreads(), [&] {
     for (size_t k = next++; k < n; k = next++) {
-      paths[k] = (std::filesystem::path(dir) /
-                  absl::StrCat("output_", result.chains[k].chain_id + 1, ".csv"))
-                     .string();
+      paths[k] = ChainCsvPath(dir, result.chains[k].chain_id);
       errors[k] = WriteStanCsv(paths[k], MakeChainCsv(result, k), sig_figs);
     }
   });

@@ -165,10 +165,38 @@ struct SampleResult {
 // Draws do not depend on it.
 int DefaultShards(int64_t num_chains, int64_t dimension, int threads);
 
+// The most memory a run may need by SampleMemoryBytes, whatever its options:
+// 16 GiB. Sample() refuses a bigger run before any work rather than fail in
+// the allocator part way (std::bad_alloc is not an error a user can read).
+inline constexpr double kMaxSampleMemoryBytes = 16.0 * (int64_t{1} << 30);
+
+// Sample(model, options)'s peak memory in bytes, estimated in floating point
+// (so no product can overflow) from the three big buffers of a run:
+//   - the draws it returns, SampleResult::draws: num_chains x num_samples x
+//     (kNumDrawStats + dimension + generated quantities) doubles;
+//   - its largest VM call (the adaptive warmup is one call of num_warmup
+//     transitions; burn-in and sampling are num_chunks calls), which
+//     records, then unpacks, every draw (BatchedSampler::Run): per chain and
+//     transition 2 x dimension + kNumDrawStats doubles, a byte and a
+//     DrawStats;
+//   - the summary's working set: about 12 doubles per draw of one column
+//     (its copies, splits, sort order and FFT), on each of
+//     min(call.shards, columns) threads.
+// No warmup draws are kept (Stan's save_warmup = 0). Requires
+// options.num_chains, num_warmup, num_samples and num_chunks to be in the
+// ranges Sample() accepts.
+double SampleMemoryBytes(const Model& model, const SampleOptions& options);
+
+// OK if SampleMemoryBytes(model, options) <= kMaxSampleMemoryBytes, else
+// ResourceExhausted saying how much the run needs and what to lower (Sample()
+// checks this first; a caller may check it before other preparations).
+absl::Status CheckSampleMemory(const Model& model, const SampleOptions& options);
+
 // Runs the chains as described at the top.
 // Errors: InvalidArgument for bad options (naming the field and its value),
 // a bad sampler config (SamplerConfig::Validate), or a loaded adaptation
-// file of the wrong dimension; NotFound / InvalidArgument from
+// file of the wrong dimension; ResourceExhausted, before any work, for a run
+// too big for memory (CheckSampleMemory); NotFound / InvalidArgument from
 // LoadAdaptation; initialization errors prefixed with the chain id;
 // FailedPrecondition naming the chain and the warmup iteration when its
 // adaptation fails (step-size heuristic, non-finite metric or step size);
@@ -188,11 +216,24 @@ absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& opt
 // Requires chain < result.chains.size() (checked).
 StanCsv MakeChainCsv(const SampleResult& result, size_t chain);
 
-// Writes one file per chain, `<dir>/output_<id + 1>.csv` (CmdStan's naming
-// of multi-chain runs), creating `dir` if needed, on `threads` threads (0:
-// one per hardware thread). Returns the paths, in chain order.
-// FailedPrecondition naming the directory if it cannot be created or the
-// first chain whose file cannot be written.
+// Where chain `chain_id`'s Stan CSV file goes in `dir`:
+// `<dir>/output_<chain_id + 1>.csv` (CmdStan's naming of multi-chain runs).
+std::string ChainCsvPath(const std::string& dir, uint64_t chain_id);
+
+// Checks, before a run, that WriteChainCsvFiles can write the files of
+// chains 0 .. num_chains - 1 (Sample()'s chain ids) in `dir`: creates `dir`
+// if needed (as the writer would), and checks that it can be written in and
+// that no chain's path (ChainCsvPath) is a directory, another non-file (a
+// pipe would block the writer) or a file that cannot be written.
+// FailedPrecondition naming the directory or the first bad path, its chain
+// and what to do. (The checks cannot see the future: a disk that fills up
+// still fails the writer.)
+absl::Status CheckChainCsvFiles(const std::string& dir, int64_t num_chains);
+
+// Writes one file per chain at ChainCsvPath(dir, chain id), creating `dir`
+// if needed, on `threads` threads (0: one per hardware thread). Returns the
+// paths, in chain order. FailedPrecondition naming the directory if it
+// cannot be created or the first chain whose file cannot be written.
 absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(
     const SampleResult& result, const std::string& dir,
     int sig_figs = kStanCsvDefaultSigFigs, int threads = 0);

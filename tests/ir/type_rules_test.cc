@@ -2,6 +2,7 @@
 #include "ir/type_rules.h"
 
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -123,6 +124,19 @@ TEST(TypeRulesTest, Constant) {
   Literal negative{TensorType{DType::kF64, {-2}}, {}, {}};
   ExpectInvalid(Infer(Primitive::kConstant, {}, WithLiteral(negative)),
                 {"the literal has shape [-2]"});
+  // Values must be the dtype's own: no wrapping to i32, no overflow to an
+  // f32 infinity (an infinity written as such is a value).
+  Literal edges{T("i32[2]"), {}, {std::numeric_limits<int32_t>::min(),
+                                  std::numeric_limits<int32_t>::max()}};
+  ExpectType(Infer(Primitive::kConstant, {}, WithLiteral(edges)), "i32[2]");
+  Literal wide{T("i32[2]"), {}, {1, int64_t{1099511627781}}};
+  ExpectInvalid(Infer(Primitive::kConstant, {}, WithLiteral(wide)),
+                {"1099511627781", "(element 1)", "does not fit i32"});
+  Literal huge{T("f32"), {1e300}, {}};
+  ExpectInvalid(Infer(Primitive::kFillLike, {T("f32")}, WithLiteral(huge)),
+                {"overflows f32"});
+  Literal inf{T("f32"), {std::numeric_limits<double>::infinity()}, {}};
+  ExpectType(Infer(Primitive::kConstant, {}, WithLiteral(inf)), "f32");
 }
 
 TEST(TypeRulesTest, FillLike) {

@@ -3,6 +3,8 @@
 // Stan CSV round trip, summary text and JSON, progress and option errors.
 #include "samples/mcmc/sample.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -202,6 +204,7 @@ TEST(SampleTest, CsvFilesAreTheSameOnAnyNumberOfThreads) {
     ASSERT_EQ(paths->size(), 5u);
     for (size_t k = 0; k < 5; ++k) {
       EXPECT_THAT((*paths)[k], HasSubstr("output_" + std::to_string(k + 1) + ".csv"));
+      EXPECT_EQ((*paths)[k], ChainCsvPath(dir + "/t" + std::to_string(threads), k));
       texts[i].push_back(FileText((*paths)[k]));
     }
   }
@@ -214,6 +217,35 @@ TEST(SampleTest, CsvFilesAreTheSameOnAnyNumberOfThreads) {
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("writing the CSV file of chain 2"));
   EXPECT_EQ(FileText(dir + "/bad/output_4.csv"), texts[0][3]);
+}
+
+// The chains' CSV paths are checked before a run (CheckChainCsvFiles), by
+// the names the writer uses (ChainCsvPath): a directory or a pipe where a
+// chain's file goes is the error, naming the path and the chain.
+TEST(SampleTest, ChainCsvFilesAreCheckedBeforeARun) {
+  const std::string dir = ::testing::TempDir() + "sample_test_csv_check";
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(ChainCsvPath(dir, 0), dir + "/output_1.csv");
+  EXPECT_EQ(ChainCsvPath(dir, 9), dir + "/output_10.csv");
+  ASSERT_TRUE(CheckChainCsvFiles(dir + "/new", 3).ok());
+  EXPECT_TRUE(std::filesystem::is_directory(dir + "/new"));  // made, as the writer would
+  EXPECT_TRUE(std::filesystem::is_empty(dir + "/new"));      // and nothing left in it
+
+  std::filesystem::create_directories(dir + "/bad/output_2.csv");
+  absl::Status s = CheckChainCsvFiles(dir + "/bad", 4);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("the CSV file of chain 1: '" + dir +
+                                     "/bad/output_2.csv' is a directory; remove or rename it"));
+  EXPECT_TRUE(CheckChainCsvFiles(dir + "/bad", 1).ok());  // chain 0's file only
+  ASSERT_EQ(mkfifo(ChainCsvPath(dir + "/bad", 0).c_str(), 0600), 0);
+  s = CheckChainCsvFiles(dir + "/bad", 1);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("output_1.csv' is not a regular file"));
+
+  { std::ofstream(dir + "/a_file") << "x"; }
+  s = CheckChainCsvFiles(dir + "/a_file/sub", 1);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("cannot create output directory '" + dir + "/a_file/sub'"));
 }
 
 TEST(SampleTest, StanCsvFilesReadBack) {
@@ -462,6 +494,33 @@ TEST(SampleTest, DefaultShardsKeepBatchesSmallForBigModels) {
   // Never more than 256; degenerate sizes give one shard per thread.
   EXPECT_EQ(DefaultShards(int64_t{1} << 24, 1000, 2), 256);
   EXPECT_EQ(DefaultShards(0, 0, 1), 1);
+}
+
+// Sample() refuses a run whose draws cannot fit in memory before any work
+// (it used to die of std::bad_alloc part way), saying what to lower; the
+// estimate cannot overflow, and small runs are far below the limit.
+TEST(SampleTest, RunsTooBigForMemoryAreRefusedUpFront) {
+  std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 1}});
+  SampleOptions o = Small(1, 0, (int64_t{1} << 31) - 1);
+  o.adaptation.engaged = false;
+  EXPECT_GT(SampleMemoryBytes(*model, o), kMaxSampleMemoryBytes);
+  absl::StatusOr<SampleResult> r = Sample(*model, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(r.status().message(), HasSubstr("Sample: 1 chains x 2147483647 draws"));
+  EXPECT_THAT(r.status().message(), HasSubstr("Lower num_samples (--samples) or num_chains"));
+  EXPECT_EQ(CheckSampleMemory(*model, o).code(), absl::StatusCode::kResourceExhausted);
+
+  // The most chains, warmup and samples at once.
+  o = Small(int64_t{1} << 24, (int64_t{1} << 31) - 1, (int64_t{1} << 31) - 1);
+  EXPECT_GT(SampleMemoryBytes(*model, o), 1e18);
+  EXPECT_EQ(Sample(*model, o).status().code(), absl::StatusCode::kResourceExhausted);
+
+  // At least the draws kept: chains x samples x 8 columns (7 statistics, x).
+  o = Small(4, 100, 100);
+  EXPECT_GE(SampleMemoryBytes(*model, o), 4 * 100 * 8 * 8.0);
+  EXPECT_LT(SampleMemoryBytes(*model, o), 1e6);
+  EXPECT_TRUE(CheckSampleMemory(*model, o).ok());
 }
 
 TEST(SampleTest, BadOptionsAreErrors) {

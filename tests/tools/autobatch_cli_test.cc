@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -265,6 +266,81 @@ TEST(CliTest, TileBytesSplitsCompactBlocksIntoTiles) {
   EXPECT_EQ(tiles_whole, 0);
   EXPECT_GT(tiles, 0);
   EXPECT_EQ(RunCli("run fibonacci --inputs " + inputs + " --tile-bytes -1").exit_code, 2);
+}
+
+// The run options' numbers are read exactly: out of the option's range, not
+// a number of its kind, or too large for its type is a usage error (exit 2)
+// naming the option and the value; never wrapped, clamped, read as octal,
+// silently taken as "no limit", or passed on to abort in a backend.
+TEST(CliTest, RunNumberOptionsAreCheckedExactly) {
+  const std::string inputs = WriteFile("number_option_inputs.json", R"({"inputs": [[27]]})");
+  for (const char* option : {
+           "--max-stack-depth -1", "--max-stack-depth 0", "--max-stack-depth 1000000001",
+           "--max-stack-depth 9223372036854775808", "--max-steps -1",
+           "--max-steps 18446744073709551632", "--max-steps 1.5", "--max-steps 0x10",
+           "--timeout nan", "--timeout -1", "--timeout -1e400", "--timeout inf",
+           "--timeout 1e400", "--timeout 2e9", "--tile-bytes 18446744073709551616",
+           "--tile-bytes -1", "--shards 4294967297", "--shards 0"}) {
+    const std::string text(option);
+    const Result r = RunCli("run collatz --inputs " + inputs + " " + text);
+    EXPECT_EQ(r.exit_code, 2) << text << "\n" << r.out;
+    const std::string name = text.substr(0, text.find(' '));
+    const std::string value = text.substr(text.find(' ') + 1);
+    EXPECT_THAT(r.out, HasSubstr(name + ": '" + value + "' is not")) << text;
+  }
+  // Decimal, not octal: 010 is ten steps (strtoll's base 0 read eight).
+  const Result decimal = RunCli("run collatz --inputs " + inputs + " --max-steps 010");
+  EXPECT_EQ(decimal.exit_code, 1) << decimal.out;
+  EXPECT_THAT(decimal.out, HasSubstr("ran more than 10 block executions"));
+  // 0 is "no limit" for both budgets; the largest timeout runs.
+  const Result unlimited = RunCli("run collatz --inputs " + inputs + " --max-steps 0 --timeout 0");
+  EXPECT_EQ(unlimited.exit_code, 0) << unlimited.out;
+  const Result longest = RunCli("run collatz --inputs " + inputs + " --timeout 1e9");
+  EXPECT_EQ(longest.exit_code, 0) << longest.out;
+}
+
+// A directory given where a file is read or written is called a directory,
+// not read as an empty ("truncated") or invalid JSON file.
+TEST(CliTest, DirectoriesGivenAsFilesAreNamedAsSuch) {
+  const std::string dir = ::testing::TempDir() + "cli_a_directory.json";
+  std::filesystem::create_directories(dir);
+  const std::string good = WriteFile("dir_test_inputs.json", R"({"inputs": [[1, 2]]})");
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"ir " + dir, "'" + dir + "' is a directory, not a program file"},
+           {"run " + dir + " --inputs " + good, "'" + dir + "' is a directory, not a program file"},
+           {"run fibonacci --inputs " + dir, "--inputs: '" + dir + "' is a directory"},
+           {"compile collatz -o " + dir, "-o/--output: '" + dir + "' is a directory"},
+       }) {
+    const Result r = RunCli(c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("truncated"))) << c.args;
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("not valid JSON"))) << c.args;
+  }
+}
+
+// `compile --symbol` refuses the identifiers no C++ function can be named
+// (EmitFusedBlocks would write source that does not compile): keywords,
+// main, the namespaces the file uses, reserved names. A name that merely
+// contains a keyword is fine.
+TEST(CliTest, CompileRejectsSymbolsNoFunctionCanHave) {
+  for (const char* symbol : {"int", "class", "return", "co_await", "and", "char8_t", "main",
+                             "std", "NULL", "__blocks", "_Blocks"}) {
+    const Result r = RunCli(std::string("compile collatz --symbol ") + symbol);
+    EXPECT_EQ(r.exit_code, 1) << symbol << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(std::string("--symbol '") + symbol + "' ")) << symbol;
+    EXPECT_THAT(r.out, HasSubstr("so the generated C++ would not compile: choose another name"))
+        << symbol;
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("FusedProgram"))) << symbol;  // no source
+  }
+  EXPECT_THAT(RunCli("compile collatz --symbol int").out, HasSubstr("'int' is a C++ keyword"));
+  const Result fine = RunCli("compile collatz --symbol int_blocks");
+  EXPECT_EQ(fine.exit_code, 0) << fine.out;
+  EXPECT_THAT(fine.out, HasSubstr("const autobatch::FusedProgram& int_blocks()"));
 }
 
 TEST(CliTest, NeverHaltingProgramHitsTheStepBudget) {

@@ -177,6 +177,59 @@ TEST(SampleCliTest, PrintIrShowsTheSamplingProgramAtEachStage) {
   EXPECT_THAT(lowered.out, Not(HasSubstr("call @")));
 }
 
+// Every output path is checked before sampling starts: a directory where
+// chain 0's CSV file (output_1.csv) or the summary JSON goes fails at once,
+// naming it, with nothing sampled or written. (It used to sample, write
+// chains 2-4, then fail, losing the summary and the summary JSON.)
+TEST(SampleCliTest, OutputPathsAreCheckedBeforeSampling) {
+  const std::string dir = TempDir("sample_cli_output_paths");
+  std::filesystem::create_directories(dir + "/out/output_1.csv");
+  std::filesystem::create_directories(dir + "/a_dir");
+  const std::string common =
+      "sample --target iid_gaussian --chains 4 --warmup 200 --samples 200 ";
+  Result r = RunCli(common + "--output-dir " + dir + "/out --summary-json " + dir + "/s.json");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--output-dir: cannot write the CSV file of chain 0: '" + dir +
+                               "/out/output_1.csv' is a directory"));
+  EXPECT_THAT(r.out, Not(HasSubstr("grad/s")));  // no progress: nothing sampled
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out/output_2.csv"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/s.json"));
+  for (const char* option : {"--summary-json", "--save-adaptation"}) {
+    r = RunCli(common + option + " " + dir + "/a_dir");
+    EXPECT_EQ(r.exit_code, 1) << option << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(std::string(option) + ": '" + dir + "/a_dir' is a directory"));
+    EXPECT_THAT(r.out, Not(HasSubstr("grad/s")));
+  }
+  // With the way clear the same run writes every output.
+  std::filesystem::remove(dir + "/out/output_1.csv");
+  r = RunCli(common + "--no-progress --output-dir " + dir + "/out --summary-json " + dir +
+             "/s.json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (int k = 1; k <= 4; ++k) {
+    EXPECT_THAT(ReadFile(dir + "/out/output_" + std::to_string(k) + ".csv"), HasSubstr("lp__"));
+  }
+  EXPECT_THAT(ReadFile(dir + "/s.json"), HasSubstr("\"columns\""));
+}
+
+// A run whose draws cannot fit in memory is refused before anything starts
+// (it used to die of std::bad_alloc), saying what to lower; no output
+// directory is made.
+TEST(SampleCliTest, RunsTooBigForMemoryAreRefusedBeforeSampling) {
+  const std::string dir = TempDir("sample_cli_memory");
+  for (const char* size : {"--samples 100000000 --chains 1", "--samples 2147483647 --chains 1",
+                           "--samples 1000 --chains 16777216"}) {
+    SCOPED_TRACE(size);
+    const Result r =
+        RunCli(std::string("sample --target iid_gaussian --target-params dimension=1 "
+                           "--warmup 0 --no-adapt ") +
+               size + " --output-dir " + dir + "/out");
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("GiB of memory, more than the limit of 16 GiB"));
+    EXPECT_THAT(r.out, HasSubstr("Lower num_samples (--samples) or num_chains (--chains)"));
+    EXPECT_FALSE(std::filesystem::exists(dir + "/out"));
+  }
+}
+
 TEST(SampleCliTest, ErrorsExitOneWithAMessage) {
   const std::string dir = TempDir("sample_cli_errors");
   struct Case {

@@ -8,11 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/primitives.h"
 #include "samples/mcmc/batched_sampler.h"
 #include "tests/backends/op_cases.h"
+#include "passes/pipeline.h"
 #include "tests/vm/fused_test_programs.h"
 #include "vm/codegen.h"
 #include "vm/fused_blocks.h"
@@ -257,6 +261,68 @@ TEST(CodegenTest, RejectsAnUnloweredProgramAndABadSymbol) {
   absl::StatusOr<std::string> good = EmitFusedBlocks(fib.lowered, "Fib_2");
   ASSERT_TRUE(good.ok()) << good.status();
   EXPECT_THAT(*good, HasSubstr("const autobatch::FusedProgram& Fib_2()"));
+}
+
+// Names come from the program (perhaps a JSON file) and end up in comments
+// of the generated source: a line end, a carriage return (a line end to
+// GCC) or a backslash (a line splice) in one must not carry the rest of the
+// name out of its comment and into the compiled code.
+TEST(CodegenTest, NamesCannotLeaveTheirComments) {
+  // The first test program with a fused segment (names go into its comment).
+  const auto with_segments = std::find_if(
+      Programs().begin(), Programs().end(),
+      [](const testing::FusedTestProgram& p) { return !PlanFusedSegments(p.lowered).empty(); });
+  ASSERT_NE(with_segments, Programs().end());
+  Program hostile = with_segments->lowered;
+  const std::string evil = "x\n#error from a name\r#error after a CR\\\n#error spliced";
+  for (Function& fn : hostile.module.functions) {
+    fn.name += evil;
+    for (Block& block : fn.blocks) block.label += evil;
+  }
+  for (Variable& var : hostile.module.variables) var.name += evil;
+  absl::StatusOr<std::string> source = EmitFusedBlocks(hostile, "Hostile");
+  ASSERT_TRUE(source.ok()) << source.status();
+  EXPECT_THAT(*source, HasSubstr("x?#error from a name?#error after a CR??#error spliced"));
+  EXPECT_EQ(source->find('\r'), std::string::npos);
+  for (absl::string_view line : absl::StrSplit(*source, '\n')) {
+    EXPECT_FALSE(absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "#error")) << line;
+    EXPECT_FALSE(absl::EndsWith(line, "\\")) << line;
+  }
+}
+
+// A segment's locals stay within kMaxSegmentLocalBytes, however many wide
+// values its ops touch: a run of about 75 ops on f64[128] values (8 KiB per
+// local for a chunk of lanes, 100 locals in all) is split into several
+// segments, and all of it is still fused.
+TEST(CodegenTest, SegmentsKeepTheirLocalsWithinTheBudget) {
+  constexpr int64_t kElements = 128;
+  Context ctx;
+  BatchFunction f = ctx.Batch("wide_chain")([](Builder&, Value x) {
+    Value y = x;
+    for (int i = 0; i < 25; ++i) y = y * 1.5 + x;
+    return y;
+  });
+  absl::StatusOr<Program> lowered =
+      LowerProgram(*ctx.Program(f), {Vector(DType::kF64, kElements)});
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const std::vector<SegmentPlan> plans = PlanFusedSegments(*lowered);
+  EXPECT_GE(plans.size(), 3u);
+  int64_t fused_ops = 0;
+  for (const SegmentPlan& plan : plans) {
+    const Block& block = lowered->module.function(plan.function)
+                             .blocks[static_cast<size_t>(plan.block.value)];
+    std::set<int32_t> vars;
+    for (int32_t i = plan.first_op; i < plan.end_op; ++i) {
+      const Op& op = block.ops[static_cast<size_t>(i)];
+      if (std::holds_alternative<PopOp>(op)) continue;
+      ++fused_ops;
+      for (VarId v : OpReads(op)) vars.insert(v.value);
+      for (VarId v : OpWrites(op)) vars.insert(v.value);
+    }
+    const int64_t bytes = static_cast<int64_t>(vars.size()) * kElements * 8 * kFusedChunk;
+    EXPECT_LE(bytes, kMaxSegmentLocalBytes) << "ops " << plan.first_op << ".." << plan.end_op;
+  }
+  EXPECT_GE(fused_ops, 60);  // split, not dropped
 }
 
 // The plan of a block: a segment reads what it does not write first, and

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "frontend/context.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -30,6 +31,25 @@ struct Fib {
   BatchFunction fn = samples::DefineFibonacci(ctx);
   Program lowered = *LowerProgram(*ctx.Program(fn), {Scalar(DType::kI64)});
 };
+
+// A maximum stack depth below 1 (no room even for the entry's frame) is
+// the caller's mistake, refused by every executor; it used to trip an
+// internal check in the backend's Push.
+TEST(RunOptionsTest, MaxStackDepthBelowOneIsInvalidArgument) {
+  Fib fib;
+  std::vector<Tensor> in = {*Tensor::FromVector(FibInputs(7))};
+  for (int64_t depth : {int64_t{0}, int64_t{-1}, std::numeric_limits<int64_t>::min()}) {
+    for (CallOptions options : {CallOptions{.vm = Vm::kStack}, CallOptions{.vm = Vm::kStackless},
+                                CallOptions{.backend = "threaded:2"},
+                                CallOptions{.dry_run = true}}) {
+      options.max_stack_depth = depth;
+      absl::StatusOr<std::vector<Tensor>> out = fib.fn.Run(in, options);
+      ASSERT_FALSE(out.ok()) << depth;
+      EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(out.status().message(), HasSubstr("max_stack_depth is"));
+    }
+  }
+}
 
 TEST(ShardsTest, ShardedRunsGiveTheBitsOfOneCall) {
   Fib fib;
@@ -366,25 +386,21 @@ TEST(TilesTest, TiledRunsGiveTheBitsAndCountsOfAnUntiledRun) {
   }
 }
 
-// A block with an op whose lanes depend on the batch (here the batched
-// matrix product) runs whole; the blocks around it are still tiled.
-TEST(TilesTest, BlocksWithABatchDependentOpAreNotTiled) {
+// Runs pea-nuts with the batched matrix product (an op whose lanes depend
+// on the batch) on `batch` lanes with `options`, then calls
+// visit(where, counters, runs_the_product) for every block of the program.
+template <typename Visit>
+void ForEachBlockOfBatchedPeaNuts(int64_t batch, const CallOptions& options, Visit visit) {
   Context ctx;
   BatchFunction peanuts = samples::DefinePeaNuts(
       ctx, {.dimension = 8, .max_depth = 4, .batched_product = true});
   Profile profile;
   absl::StatusOr<std::vector<Tensor>> got =
-      RunProgram(*ctx.Program(peanuts), PeaNutsInputs(300), &ctx.kernels(),
-                 {.dense_fraction = 1.0,
-                  .dense_fraction_heavy = 1.0,
-                  .time_dense_or_compact = false,
-                  .tile_bytes = 1},
-                 &profile);
+      RunProgram(*ctx.Program(peanuts), PeaNutsInputs(batch), &ctx.kernels(), options, &profile);
   ASSERT_TRUE(got.ok()) << got.status();
   const Program lowered = *LowerProgram(*ctx.Program(peanuts), {Vector(DType::kF64, 8),
                                                                Scalar(DType::kI64),
                                                                Scalar(DType::kI64)});
-  int64_t product_blocks = 0, tiled_blocks = 0;
   for (size_t f = 0; f < lowered.module.functions.size(); ++f) {
     const Function& fn = lowered.module.functions[f];
     for (size_t b = 0; b < fn.blocks.size(); ++b) {
@@ -393,18 +409,58 @@ TEST(TilesTest, BlocksWithABatchDependentOpAreNotTiled) {
         const auto* prim = std::get_if<PrimOp>(&op);
         product = product || (prim != nullptr && prim->prim == Primitive::kMatVecBatched);
       }
-      const BlockCounters& c = profile.blocks[f][b];
-      if (product) {
-        ++product_blocks;
-        EXPECT_GT(c.compact, 0) << fn.name << " block " << b;
-        EXPECT_EQ(c.tiles, 0) << fn.name << " block " << b;
-      } else if (c.tiles > 0) {
-        ++tiled_blocks;
-      }
+      visit(absl::StrCat(fn.name, " block ", b), profile.blocks[f][b], product);
     }
   }
+}
+
+// A block with an op whose lanes depend on the batch (here the batched
+// matrix product) runs whole; the blocks around it are still tiled.
+TEST(TilesTest, BlocksWithABatchDependentOpAreNotTiled) {
+  int64_t product_blocks = 0, tiled_blocks = 0;
+  ForEachBlockOfBatchedPeaNuts(
+      300,
+      {.dense_fraction = 1.0,
+       .dense_fraction_heavy = 1.0,
+       .time_dense_or_compact = false,
+       .tile_bytes = 1},
+      [&](const std::string& where, const BlockCounters& c, bool product) {
+        if (product) {
+          ++product_blocks;
+          EXPECT_GT(c.compact, 0) << where;
+          EXPECT_EQ(c.tiles, 0) << where;
+        } else if (c.tiles > 0) {
+          ++tiled_blocks;
+        }
+      });
   EXPECT_EQ(product_blocks, 1);
   EXPECT_GT(tiled_blocks, 0);
+}
+
+// The timed dense/compact choice (CallOptions::time_dense_or_compact) leaves
+// a block with an op whose lanes depend on the batch to the fixed rule:
+// dense and compact hand that op different batches, so a choice by the clock
+// would give different bits from one run to the next. Here the fixed rule
+// says dense everywhere (fractions 0); the timed choice, which tries compact
+// first, runs the other blocks compact at times.
+TEST(TimedModeTest, BlocksWithABatchDependentOpKeepTheFixedMode) {
+  int64_t product_executions = 0, timed_compact = 0;
+  ForEachBlockOfBatchedPeaNuts(
+      64,
+      {.dense_fraction = 0.0,
+       .dense_fraction_heavy = 0.0,
+       .dense_max_bytes = 0,
+       .time_dense_or_compact = true},
+      [&](const std::string& where, const BlockCounters& c, bool product) {
+        if (product) {
+          product_executions += c.executions;
+          EXPECT_EQ(c.compact, 0) << where;
+        } else {
+          timed_compact += c.compact;
+        }
+      });
+  EXPECT_GT(product_executions, 1);
+  EXPECT_GT(timed_compact, 0);
 }
 
 }  // namespace
