@@ -75,8 +75,10 @@ struct CallOptions {
   // benchmark compare one thread with two on the same shards. Must be >= 0.
   int shard_threads = 0;
   // Maximum recursion depth (frames, the entry's included) of any lane. The
-  // stack VM grows its stacks on demand up to this depth; the stackless VM
-  // and the reference interpreter bound host recursion by it.
+  // stack VM grows its stacks on demand up to this depth, or until one
+  // stack's frames for the whole batch would pass max_value_bytes (both are
+  // ResourceExhausted); the stackless VM and the reference interpreter
+  // bound host recursion by it. Must be >= 1.
   int64_t max_stack_depth = 10000;
   // Run the reference interpreter one lane at a time instead of a batched VM
   // (vm and backend are ignored). The oracle; slow.

@@ -134,10 +134,12 @@ class StackVm {
     values_.resize(module_.variables.size());
     stacks_.resize(module_.variables.size());
     frame_stack_.assign(module_.variables.size(), false);
+    depth_limit_.assign(module_.variables.size(), 0);
     for (size_t v = 0; v < module_.variables.size(); ++v) {
       const Variable& var = module_.variables[v];
       AB_CHECK(var.type.has_value(), "lowered programs are typed");
       const TensorType& type = *var.type;
+      depth_limit_[v] = StackDepthLimit(type.NumElements() * DTypeSize(type.dtype));
       if (var.storage == StorageClass::kFull &&
           type.NumElements() * DTypeSize(type.dtype) >= options_.frame_stack_min_lane_bytes) {
         frame_stack_[v] = true;
@@ -161,6 +163,7 @@ class StackVm {
     dirty_epoch_.assign(module_.variables.size(), -1);
     written_.reserve(module_.variables.size());
     pc_depth_.assign(static_cast<size_t>(batch_), 0);
+    pc_depth_limit_ = StackDepthLimit(sizeof(int32_t));
     iota_.resize(static_cast<size_t>(batch_));
     for (int64_t l = 0; l < batch_; ++l) iota_[static_cast<size_t>(l)] = l;
     frame_lanes_[0].reserve(static_cast<size_t>(batch_));
@@ -368,10 +371,11 @@ class StackVm {
 
   absl::Status PushFrames(VarId v, const LaneSet& lanes) {
     LaneStack& stack = stacks_[v.value];
+    const int64_t max_depth = depth_limit_[v.value];
     int32_t needed = 0;
     for (int64_t lane : lanes.indices()) {
       const int32_t depth = stack.depth[static_cast<size_t>(lane)];
-      if (depth >= options_.max_stack_depth) [[unlikely]] {
+      if (depth >= max_depth) [[unlikely]] {
         return absl::ResourceExhaustedError(absl::StrCat(
             "stack overflow at lane ", lane, ": it already holds ", depth,
             " saved frames, the maximum stack depth"));
@@ -380,7 +384,7 @@ class StackVm {
     }
     const int64_t frames = stack.saved.batch() / std::max<int64_t>(batch_, 1);
     if (needed >= frames) {
-      const int64_t limit = options_.max_stack_depth + int64_t{1};
+      const int64_t limit = max_depth + int64_t{1};
       const int64_t grown = std::max<int64_t>(needed + 1, std::min(limit, 2 * frames));
       Tensor bigger = backend_.Allocate(stack.top.type(), grown * batch_);
       CopyBytes(bigger.bytes(), stack.saved.bytes(), stack.saved.size_bytes());
@@ -953,16 +957,41 @@ class StackVm {
   absl::Status Push(VarId v, const Function& fn, const LaneSet& lanes) {
     absl::Status status = frame_stack_[v.value]
                               ? PushFrames(v, lanes)
-                              : backend_.Push(lanes, options_.max_stack_depth, &stacks_[v.value]);
+                              : backend_.Push(lanes, depth_limit_[v.value], &stacks_[v.value]);
     if (!status.ok()) [[unlikely]] {
       return absl::ResourceExhaustedError(absl::StrCat(
           "stack overflow in function '", fn.name, "' (variable '",
-          module_.var(v).name, "'): ", status.message(),
-          "; the recursion is deeper than max_stack_depth = ",
-          options_.max_stack_depth,
-          " — raise it (--max-stack-depth) or check for unbounded recursion"));
+          module_.var(v).name, "'): ", status.message(), "; ",
+          OverflowReason(depth_limit_[v.value], module_.var(v).type->NumElements() *
+                                                    DTypeSize(module_.var(v).type->dtype))));
     }
     return absl::OkStatus();
+  }
+
+  // The most frames a stack of values of `lane_bytes` bytes per lane may
+  // hold: max_stack_depth, but also no more than max_value_bytes for the
+  // frames of the whole batch (a recursion deeper than memory allows is an
+  // error, not a failed allocation) and what an int32 depth counts.
+  int64_t StackDepthLimit(int64_t lane_bytes) const {
+    const int64_t per_frame = std::max<int64_t>(lane_bytes, 1) * std::max<int64_t>(batch_, 1);
+    const int64_t by_memory = std::max<int64_t>(options_.max_value_bytes / per_frame, 1);
+    return std::min({options_.max_stack_depth, by_memory,
+                     int64_t{std::numeric_limits<int32_t>::max() - 1}});
+  }
+
+  // Why a stack of that limit overflowed, and what to do.
+  std::string OverflowReason(int64_t limit, int64_t lane_bytes) const {
+    if (limit >= options_.max_stack_depth) {
+      return absl::StrCat("the recursion is deeper than max_stack_depth = ",
+                          options_.max_stack_depth,
+                          " — raise it (--max-stack-depth) or check for unbounded recursion");
+    }
+    return absl::StrCat("its ", limit, " frames of ", batch_, " lanes x ",
+                        std::max<int64_t>(lane_bytes, 1), " bytes reach max_value_bytes = ",
+                        options_.max_value_bytes,
+                        " before max_stack_depth = ", options_.max_stack_depth,
+                        " — check for unbounded recursion, or raise "
+                        "CallOptions::max_value_bytes if the memory is there");
   }
 
   // A pop in a compact block: the popped variables' compact copies are stale.
@@ -1014,18 +1043,23 @@ class StackVm {
               int32_t needed = 0;
               for (int64_t lane : lanes_.indices()) {
                 const int32_t depth = pc_depth_[lane];
-                if (depth + 1 >= options_.max_stack_depth) [[unlikely]] {
-                  return absl::ResourceExhaustedError(absl::StrCat(
+                if (depth + 1 >= pc_depth_limit_) [[unlikely]] {
+                  const std::string call = absl::StrCat(
                       "stack overflow: lane ", lane, " calling '",
-                      module_.function(t.callee).name, "' from '", fn.name,
-                      "' exceeds max_stack_depth = ", options_.max_stack_depth,
+                      module_.function(t.callee).name, "' from '", fn.name, "'");
+                  if (pc_depth_limit_ < options_.max_stack_depth) {
+                    return absl::ResourceExhaustedError(absl::StrCat(
+                        call, ": ", OverflowReason(pc_depth_limit_, sizeof(int32_t))));
+                  }
+                  return absl::ResourceExhaustedError(absl::StrCat(
+                      call, " exceeds max_stack_depth = ", options_.max_stack_depth,
                       " frames — raise it (--max-stack-depth) or check for "
                       "unbounded recursion"));
                 }
                 needed = std::max(needed, depth + 1);
               }
               if (static_cast<size_t>(needed) * batch_ > pc_saved_.size()) {
-                const size_t limit = static_cast<size_t>(options_.max_stack_depth) * batch_;
+                const size_t limit = static_cast<size_t>(pc_depth_limit_) * batch_;
                 pc_saved_.resize(std::max(std::min(pc_saved_.size() * 2, limit),
                                           static_cast<size_t>(needed) * batch_));
               }
@@ -1137,6 +1171,10 @@ class StackVm {
   // pointer chase and a capacity check per lane and call.)
   std::vector<int32_t> pc_depth_;
   std::vector<int32_t> pc_saved_;
+  // The frames the PC stack, and each Full variable's stack, may hold
+  // (StackDepthLimit).
+  int64_t pc_depth_limit_ = 0;
+  std::vector<int64_t> depth_limit_;
   std::vector<Waiting> waiting_;                // per global block
   std::vector<uint64_t> nonempty_;              // bitset of waiting_ non-empty
   LaneSet lanes_, if_true_, if_false_;

@@ -51,6 +51,24 @@ TEST(RunOptionsTest, MaxStackDepthBelowOneIsInvalidArgument) {
   }
 }
 
+// A recursion deeper than memory allows, with max_stack_depth raised past
+// it, stops with an error when a stack would pass max_value_bytes, instead
+// of growing the stacks until an allocation fails (an abort).
+TEST(RunOptionsTest, RecursionDeeperThanMemoryAllowsIsAnError) {
+  Fib fib;
+  std::vector<Tensor> in = {*Tensor::FromVector(std::vector<int64_t>{1'000'000, 3})};
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunProgram(fib.lowered, in, &fib.ctx.kernels(),
+                 {.vm = Vm::kStack,
+                  .max_stack_depth = 1'000'000'000,
+                  .max_steps = 20'000'000,
+                  .max_value_bytes = int64_t{1} << 20});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out.status().message(), HasSubstr("stack overflow"));
+  EXPECT_THAT(out.status().message(), HasSubstr("reach max_value_bytes = 1048576"));
+}
+
 TEST(ShardsTest, ShardedRunsGiveTheBitsOfOneCall) {
   Fib fib;
   for (Vm vm : {Vm::kStack, Vm::kStackless}) {
