@@ -126,7 +126,7 @@ class StackVm {
       heavy_.push_back(RunsExpensiveKernel(block));
       wide_.push_back(Wide(lane_bytes));
       batch_dependent_.push_back(RunsBatchDependentOp(block));
-      tile_lanes_.push_back(TileLanes(block, lane_bytes));
+      tile_lanes_.push_back(TileLanes(batch_dependent_.back(), lane_bytes));
     }
     mode_choice_.assign(blocks_.size(), TimedChoice());
     SetUpFusedSegments();
@@ -229,10 +229,11 @@ class StackVm {
     return false;
   }
 
-  // The lanes of one tile of `block` in compact mode (CallOptions::tile_bytes),
-  // or 0: never tiled.
-  int64_t TileLanes(const Block& block, int64_t lane_bytes) const {
-    if (options_.tile_bytes <= 0 || RunsBatchDependentOp(block)) return 0;
+  // The lanes of one tile in compact mode (CallOptions::tile_bytes) of a
+  // block touching `lane_bytes` per lane, or 0: never tiled (nor is a block
+  // that runs a batch-dependent op, RunsBatchDependentOp).
+  int64_t TileLanes(bool batch_dependent, int64_t lane_bytes) const {
+    if (options_.tile_bytes <= 0 || batch_dependent) return 0;
     // Each thread of a threaded backend runs its part of a tile from its own
     // cache.
     const int64_t threads = backend_.threads();
