@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ir/json_text.h"
 #include "ir/overloaded.h"
 #include "ir/status.h"
 
@@ -796,25 +797,12 @@ absl::StatusOr<Program> ProgramFromJson(const Json& json) {
 }
 
 absl::StatusOr<Program> LoadProgramJson(std::string_view text) {
-  Json json;
-  try {
-    json = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // The parser reports the end of the text as byte size + 1.
-    if (e.byte > text.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "malformed autobatch IR JSON: the text ends (after ", text.size(),
-          " bytes) before the JSON does; the file looks truncated, write it again in full (",
-          e.what(), ")"));
-    }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "malformed autobatch IR JSON at byte ", e.byte, " (the text has ", text.size(),
-        " bytes): ", e.what()));
-  } catch (const Json::exception& e) {
+  absl::StatusOr<Json> json = ParseJsonText(text);
+  if (!json.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("malformed autobatch IR JSON: ", e.what()));
+        absl::StrCat("malformed autobatch IR JSON: ", json.status().message()));
   }
-  return ProgramFromJson(json);
+  return ProgramFromJson(*json);
 }
 
 }  // namespace autobatch

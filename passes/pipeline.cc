@@ -79,6 +79,16 @@ class PassRunner {
   const PipelineOptions& options_;
 };
 
+// An allocated program (e.g. the JSON `autobatch ir --stage typed` writes)
+// goes through the pipeline again from its types: its storage classes are
+// chosen again by allocate_variables, after inline_calls has had its turn.
+Program Unallocated(Program program) {
+  if (program.stage != Stage::kAllocated) return program;
+  for (Variable& v : program.module.variables) v.storage = StorageClass::kFull;
+  program.stage = Stage::kTyped;
+  return program;
+}
+
 // `inline_calls`: whether inline_calls runs after infer_types.
 absl::Status Compile(PassRunner& runner, const std::vector<TensorType>& input_types,
                      bool inline_calls, bool thread_jumps) {
@@ -96,14 +106,14 @@ absl::Status Compile(PassRunner& runner, const std::vector<TensorType>& input_ty
 
 absl::StatusOr<Program> CompileProgram(Program untyped, std::vector<TensorType> input_types,
                                        const PipelineOptions& options) {
-  PassRunner runner(std::move(untyped), options);
+  PassRunner runner(Unallocated(std::move(untyped)), options);
   AB_RETURN_IF_ERROR(Compile(runner, input_types, /*inline_calls=*/false, options.thread_jumps));
   return runner.Take();
 }
 
 absl::StatusOr<Program> LowerProgram(Program untyped, std::vector<TensorType> input_types,
                                      const PipelineOptions& options) {
-  PassRunner runner(std::move(untyped), options);
+  PassRunner runner(Unallocated(std::move(untyped)), options);
   AB_RETURN_IF_ERROR(Compile(runner, input_types, options.inline_calls, options.thread_jumps));
   AB_RETURN_IF_ERROR(runner.Run("lower_calls", LowerCalls));
   if (options.fuse_pop_push) AB_RETURN_IF_ERROR(runner.Run("fuse_pop_push", FusePopPush));

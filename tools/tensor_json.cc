@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/json_text.h"
 
 namespace autobatch {
 namespace {
@@ -150,35 +151,6 @@ absl::StatusOr<double> ToDouble(const nlohmann::json& j, const std::string& wher
   return absl::InvalidArgumentError(absl::StrCat(
       where, ": expected a number or \"nan\"/\"inf\"/\"-inf\", got ", Excerpt(j)));
 }
-
-// Parses nothing: records the parser's description of the first syntax error
-// (its position and what it expected), which a parse without exceptions does
-// not give.
-class SyntaxErrorFinder final : public nlohmann::json::json_sax_t {
- public:
-  using Json = nlohmann::json;
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(Json::number_integer_t) override { return true; }
-  bool number_unsigned(Json::number_unsigned_t) override { return true; }
-  bool number_float(Json::number_float_t, const Json::string_t&) override { return true; }
-  bool string(Json::string_t&) override { return true; }
-  bool binary(Json::binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(Json::string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t, const std::string&,
-                   const nlohmann::detail::exception& error) override {
-    message_ = error.what();
-    return false;
-  }
-  const std::string& message() const { return message_; }
-
- private:
-  std::string message_;
-};
 
 }  // namespace
 
@@ -360,22 +332,20 @@ absl::StatusOr<std::vector<Tensor>> ReadInputsFile(
   }
   std::stringstream text;
   text << in.rdbuf();
-  nlohmann::json json = nlohmann::json::parse(text.str(), nullptr,
-                                              /*allow_exceptions=*/false);
-  if (json.is_discarded()) {
-    SyntaxErrorFinder finder;
-    nlohmann::json::sax_parse(text.str(), &finder);
+  absl::StatusOr<nlohmann::json> parsed = ParseJsonText(text.str());
+  if (!parsed.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": not valid JSON (", finder.message(),
-        "); expected {\"inputs\": [[lane values...], ...]}"));
+        path, ": ", parsed.status().message(),
+        "; expected {\"inputs\": [[lane values...], ...]}"));
   }
+  const nlohmann::json& json = *parsed;
   const nlohmann::json* list = &json;
   if (json.is_object()) {
     if (!json.contains("inputs")) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ": expected an object with an \"inputs\" array"));
     }
-    list = &json["inputs"];
+    list = &json.at("inputs");
   }
   if (!list->is_array()) {
     return absl::InvalidArgumentError(

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "ir/json_text.h"
 #include "ir/status.h"
 #include "samples/mcmc/scalar_hmc.h"
 #include "samples/mcmc/scalar_nuts.h"
@@ -187,8 +188,9 @@ absl::StatusOr<AdaptedParameters> AdaptedParametersFromJson(std::string_view tex
                                                             int64_t expected_dimension,
                                                             std::string_view source) {
   AB_CHECK(expected_dimension == -1 || expected_dimension >= 1);
-  const json j = json::parse(text, /*cb=*/nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Malformed(source, "not valid JSON");
+  absl::StatusOr<json> parsed = ParseJsonText(text);
+  if (!parsed.ok()) return Malformed(source, std::string(parsed.status().message()));
+  const json& j = *parsed;
   if (!j.is_object()) return Malformed(source, "the top level is not a JSON object");
   for (const auto& [key, value] : j.items()) {
     if (key != "step_size" && key != "inv_metric") {

@@ -607,8 +607,12 @@ TEST(AdaptationFileTest, MalformedFilesAreClearErrors) {
     const char* text;
     const char* needle;
   } cases[] = {
-      {"{", "not valid JSON"},
-      {"", "not valid JSON"},
+      {"{", "not valid JSON: the text ends (after 1 bytes)"},
+      {"", "not valid JSON: the text ends (after 0 bytes)"},
+      {"{]", "not valid JSON at byte 2"},
+      // The second step size would silently win.
+      {R"({"step_size": 1, "inv_metric": [1], "step_size": 2})",
+       "not valid JSON: the key \"step_size\" appears twice"},
       {"[1, 2]", "not a JSON object"},
       {R"({"inv_metric": [1]})", "\"step_size\" is missing"},
       {R"({"step_size": 1})", "\"inv_metric\" is missing"},

@@ -164,6 +164,10 @@ TEST(RegistryTest, ParseTargetParams) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'rho' is not key=value"), std::string_view::npos);
   EXPECT_FALSE(ParseTargetParams("a=1,a=2").ok());
+  absl::StatusOr<json> twice = ParseTargetParams(R"({"rho": 0.5, "rho": 0.9})");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("the key \"rho\" appears twice"), std::string::npos)
+      << twice.status().message();
   // Parsed params build targets.
   EXPECT_EQ(Make("ar1", *ParseTargetParams("dimension=12,rho=0.5"))->dimension(), 12);
 }

@@ -77,6 +77,25 @@ TEST(PipelineTest, CompileProgramStopsAtAllocated) {
             StorageClass::kFull);
 }
 
+// `autobatch ir --stage typed --json` writes an allocated program; the
+// stack VM's path lowers whatever it is given, so that stage must lower too,
+// to the program the untyped one lowers to.
+TEST(PipelineTest, AllocatedProgramsCompileAndLowerAgain) {
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<Program> compiled = CompileProgram(c.make(), c.types);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    absl::StatusOr<Program> lowered = LowerProgram(*compiled, c.types);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    absl::StatusOr<Program> direct = LowerProgram(c.make(), c.types);
+    ASSERT_TRUE(direct.ok()) << direct.status();
+    EXPECT_EQ(PrintProgram(*lowered), PrintProgram(*direct));
+    absl::StatusOr<Program> recompiled = CompileProgram(*compiled, c.types);
+    ASSERT_TRUE(recompiled.ok()) << recompiled.status();
+    EXPECT_EQ(*recompiled, *compiled);
+  }
+}
+
 TEST(PipelineTest, LoweredProgramsRoundTripThroughJson) {
   for (const Case& c : Cases()) {
     SCOPED_TRACE(c.name);

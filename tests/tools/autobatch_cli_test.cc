@@ -98,6 +98,43 @@ TEST(CliTest, DumpedJsonRunsLikeTheSample) {
                                        "stackless drop --fused (or use --vm stack)"));
 }
 
+// `ir --stage typed --json` writes an allocated program, which every VM
+// runs (the stack VM's path lowers it again).
+TEST(CliTest, TypedJsonRunsOnEveryVm) {
+  Result dump = RunCli("ir collatz --stage typed --types i64 --json");
+  ASSERT_EQ(dump.exit_code, 0) << dump.out;
+  EXPECT_EQ(nlohmann::json::parse(dump.out)["stage"], "allocated");
+  const std::string program = WriteFile("collatz_typed.json", dump.out);
+  const std::string inputs =
+      WriteFile("collatz_typed_inputs.json", R"({"inputs": [[1, 6, 27, 97]]})");
+  for (const char* vm : {"stack", "stackless", "reference"}) {
+    Result r = RunCli("run " + program + " --inputs " + inputs + " --vm " + vm);
+    ASSERT_EQ(r.exit_code, 0) << vm << ": " << r.out;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["outputs"][0]["values"],
+              nlohmann::json({0, 8, 111, 118}))
+        << vm;
+  }
+}
+
+// A key given twice would silently lose one of its values.
+TEST(CliTest, DuplicateJsonKeysAreErrors) {
+  const std::string program = WriteFile("collatz_dup.json", RunCli("ir collatz --json").out);
+  const std::string inputs =
+      WriteFile("dup_inputs.json", R"({"inputs": [[1, 6]], "inputs": [[27]]})");
+  Result r = RunCli("run " + program + " --inputs " + inputs);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(inputs + ": not valid JSON: the key \"inputs\" appears twice "
+                               "in the object at the top level"));
+  nlohmann::json json = nlohmann::json::parse(RunCli("ir collatz --json").out);
+  std::string text = json.dump();
+  text.insert(1, R"("entry": 0, )");
+  Result p = RunCli("run " + WriteFile("collatz_dup_entry.json", text) + " --inputs " +
+                    WriteFile("ok_inputs.json", R"({"inputs": [[1]]})"));
+  EXPECT_EQ(p.exit_code, 1) << p.out;
+  EXPECT_THAT(p.out, HasSubstr("malformed autobatch IR JSON: not valid JSON: the key "
+                               "\"entry\" appears twice"));
+}
+
 // A lowered dump prints as it is with --stage lowered, and runs like the
 // sample: pea-nuts' tree lists its x as both param and result
 // (coalesce_registers), which the JSON form keeps.

@@ -375,15 +375,26 @@ std::string FirstHalf(const std::string& text) { return text.substr(0, text.size
 std::vector<BadInput> JsonEntries() {
   std::vector<BadInput> e;
   e.push_back(Entry("NotJson", "text that is not JSON", Via::kJsonLoad, kInvalid,
-                    Quote("malformed autobatch IR JSON at byte 2 (the text has 16 bytes): ") +
+                    Quote("malformed autobatch IR JSON: not valid JSON at byte 2 (the text has 16 bytes): ") +
                         kParserSays + "syntax error while parsing value - invalid literal; " +
                         Quote("last read: 'th'"),
                     true, [] { return Of(LoadProgramJson("this is not json")); }));
   e.push_back(Entry("TruncatedJson", "a program's JSON cut in half", Via::kJsonLoad, kInvalid,
-                    R"(malformed autobatch IR JSON: the text ends \(after \d+ bytes\) before the )"
-                    R"(JSON does; the file looks truncated, write it again in full \()" +
+                    R"(malformed autobatch IR JSON: not valid JSON: the text ends \(after \d+ )"
+                    R"(bytes\) before the JSON does; the file looks truncated, write it again )"
+                    R"(in full \()" +
                         std::string(kParserSays) + R"([^\n]*unexpected end of input[^\n]*\))",
                     true, [] { return Of(LoadProgramJson(FirstHalf(ProgramJson(DefineCount)))); }));
+  e.push_back(Entry("DuplicateKey", "a program's JSON naming \"entry\" twice", Via::kJsonLoad,
+                    kInvalid,
+                    "malformed autobatch IR JSON: not valid JSON: the key \"entry\" appears "
+                    "twice in the object at the top level; readers disagree on which one "
+                    "counts, so give each key once",
+                    false, [] {
+                      std::string text = Json::parse(ProgramJson(DefineCount)).dump();
+                      text.insert(1, R"("entry": 0, )");
+                      return Of(LoadProgramJson(text));
+                    }));
   e.push_back(Entry("UnknownFormat", "format \"tfp-ir\"", Via::kJsonLoad, kInvalid,
                     "invalid autobatch IR JSON at /format: unknown format \"tfp-ir\"; expected "
                     "\"autobatch-ir\"",
@@ -423,7 +434,8 @@ std::vector<BadInput> JsonEntries() {
   // The command line names the file.
   e.push_back(Entry("CliTruncatedProgram", "a program file cut in half", Via::kCli, kExit1,
                     Quote(kCliError + TempPath("truncated.json")) +
-                        R"(: malformed autobatch IR JSON: the text ends \(after \d+ bytes\) )"
+                        R"(: malformed autobatch IR JSON: not valid JSON: the text ends )"
+                        R"(\(after \d+ bytes\) )"
                         R"(before the JSON does; the file looks truncated, write it again in )"
                         R"(full \()" +
                         kParserSays + R"([^\n]*unexpected end of input[^\n]*\)\n)",
@@ -432,7 +444,11 @@ std::vector<BadInput> JsonEntries() {
                                       "truncated_in.json", R"({"inputs": [[1]]})");
                     }));
   e.push_back(Entry("CliTruncatedInputs", "an inputs file cut short", Via::kCli, kExit1,
-                    Quote(kCliError + TempPath("cut_in.json") + ": not valid JSON (") +
+                    Quote(kCliError + TempPath("cut_in.json") +
+                          ": not valid JSON: the text ends (after ") +
+                        R"(\d+)" +
+                        Quote(" bytes) before the JSON does; the file looks truncated, write it "
+                              "again in full (") +
                         kParserSays + R"([^\n]*unexpected end of input[^\n]*)" +
                         Quote(R"(); expected {"inputs": [[lane values...], ...]})") + "\n",
                     true, [] {

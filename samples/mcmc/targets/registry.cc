@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/json_text.h"
 #include "ir/status.h"
 #include "samples/mcmc/targets/ar1.h"
 #include "samples/mcmc/targets/banana.h"
@@ -368,13 +369,14 @@ absl::StatusOr<json> ParseTargetParams(std::string_view text) {
   while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
   if (text.empty()) return json::object();
   if (text.front() == '{') {
-    json j = json::parse(text, /*cb=*/nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) {
+    absl::StatusOr<json> j = ParseJsonText(text);
+    if (!j.ok() || !j->is_object()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "target parameters are not a valid JSON object: '", std::string(text),
-          "'; write e.g. {\"dimension\": 50, \"rho\": 0.9} or dimension=50,rho=0.9"));
+          "target parameters are not a valid JSON object (",
+          j.ok() ? "not an object" : std::string(j.status().message()),
+          "); write e.g. {\"dimension\": 50, \"rho\": 0.9} or dimension=50,rho=0.9"));
     }
-    return j;
+    return *std::move(j);
   }
   // key=value pairs split at commas outside brackets.
   json out = json::object();
