@@ -310,8 +310,8 @@ absl::StatusOr<double> ReadFloat(const Json& j, const std::string& path) {
     if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
     if (s == "inf") return std::numeric_limits<double>::infinity();
     if (s == "-inf") return -std::numeric_limits<double>::infinity();
-    return Invalid(path, absl::StrCat("expected a number, \"nan\", \"inf\" or \"-inf\", got \"",
-                                      s, "\""));
+    return Invalid(path, absl::StrCat("expected a number, \"nan\", \"inf\" or \"-inf\", got ",
+                                      QuotedExcerpt(s)));
   }
   return WrongKind(j, path, "a number, \"nan\", \"inf\" or \"-inf\"");
 }
@@ -340,8 +340,8 @@ absl::StatusOr<DType> ReadDType(const Json& j, const std::string& path) {
   AB_ASSIGN_OR_RETURN(std::string name, ReadString(j, path));
   std::optional<DType> dtype = DTypeFromName(name);
   if (!dtype) {
-    return Invalid(path, absl::StrCat("unknown dtype \"", name,
-                                      "\"; known dtypes are f64, f32, i64, i32, bool, u64"));
+    return Invalid(path, absl::StrCat("unknown dtype ", QuotedExcerpt(name),
+                                      "; known dtypes are f64, f32, i64, i32, bool, u64"));
   }
   return *dtype;
 }
@@ -350,17 +350,18 @@ absl::StatusOr<TensorType> ReadType(const Json& j, const std::string& path) {
   AB_ASSIGN_OR_RETURN(std::string text, ReadString(j, path));
   std::string dtype_name = text.substr(0, text.find('['));
   if (!DTypeFromName(dtype_name)) {
-    return Invalid(path, absl::StrCat("unknown dtype \"", dtype_name, "\" in type \"", text,
-                                      "\"; known dtypes are f64, f32, i64, i32, bool, u64"));
+    return Invalid(path, absl::StrCat("unknown dtype ", QuotedExcerpt(dtype_name), " in type ",
+                                      QuotedExcerpt(text),
+                                      "; known dtypes are f64, f32, i64, i32, bool, u64"));
   }
   std::optional<TensorType> type = ParseTensorType(text);
   if (!type) {
-    return Invalid(path, absl::StrCat("malformed type \"", text,
-                                      "\"; expected a dtype and optional shape such as "
+    return Invalid(path, absl::StrCat("malformed type ", QuotedExcerpt(text),
+                                      "; expected a dtype and optional shape such as "
                                       "\"f64\" or \"i64[2,3]\""));
   }
   if (!CheckedNumElements(type->shape)) {
-    return Invalid(path, absl::StrCat("type \"", text, "\" has too many elements"));
+    return Invalid(path, absl::StrCat("type ", QuotedExcerpt(text), " has too many elements"));
   }
   return *std::move(type);
 }
@@ -399,8 +400,8 @@ class ProgramReader {
     AB_ASSIGN_OR_RETURN(std::string stage_name, ReadString(*stage_json, "/stage"));
     std::optional<Stage> stage = StageFromName(stage_name);
     if (!stage) {
-      return Invalid("/stage", absl::StrCat("unknown stage \"", stage_name,
-                                            "\"; expected untyped, typed, allocated or lowered"));
+      return Invalid("/stage", absl::StrCat("unknown stage ", QuotedExcerpt(stage_name),
+                                            "; expected untyped, typed, allocated or lowered"));
     }
     program_.stage = *stage;
 
@@ -432,8 +433,8 @@ class ProgramReader {
     AB_ASSIGN_OR_RETURN(const Json* format, Required(root, "", "format"));
     AB_ASSIGN_OR_RETURN(std::string name, ReadString(*format, "/format"));
     if (name != kJsonFormatName) {
-      return Invalid("/format", absl::StrCat("unknown format \"", name, "\"; expected \"",
-                                             std::string(kJsonFormatName), "\""));
+      return Invalid("/format", absl::StrCat("unknown format ", QuotedExcerpt(name),
+                                             "; expected \"", std::string(kJsonFormatName), "\""));
     }
     AB_ASSIGN_OR_RETURN(const Json* version_json, Required(root, "", "version"));
     AB_ASSIGN_OR_RETURN(int64_t version, ReadInt(*version_json, "/version"));
@@ -488,7 +489,7 @@ class ProgramReader {
         AB_ASSIGN_OR_RETURN(sig.bit_stable, ReadBool(*stable, At(k_path, "bit_stable")));
       }
       if (!program_.module.kernels.emplace(name, std::move(sig)).second) {
-        return Invalid(At(k_path, "name"), absl::StrCat("duplicate kernel \"", name, "\""));
+        return Invalid(At(k_path, "name"), absl::StrCat("duplicate kernel ", QuotedExcerpt(name)));
       }
     }
     return absl::OkStatus();
@@ -510,8 +511,8 @@ class ProgramReader {
       AB_ASSIGN_OR_RETURN(std::string s, ReadString(*storage, s_path));
       std::optional<StorageClass> storage_class = StorageClassFromName(s);
       if (!storage_class) {
-        return Invalid(s_path, absl::StrCat("unknown storage class \"", s,
-                                            "\"; expected null, temp, register or full"));
+        return Invalid(s_path, absl::StrCat("unknown storage class ", QuotedExcerpt(s),
+                                            "; expected null, temp, register or full"));
       }
       v.storage = *storage_class;
     }
@@ -620,11 +621,10 @@ class ProgramReader {
     } else if (std::optional<Primitive> prim = PrimitiveFromName(prim_name)) {
       op.prim = *prim;
     } else {
-      return Invalid(prim_path, absl::StrCat("unknown primitive \"", prim_name,
-                                             "\"; the built-in primitives are listed in "
+      return Invalid(prim_path, absl::StrCat("unknown primitive ", QuotedExcerpt(prim_name),
+                                             "; the built-in primitives are listed in "
                                              "ir/primitives.def, user kernels use \"",
-                                             std::string(Info(Primitive::kUserKernel).name),
-                                             "\""));
+                                             std::string(Info(Primitive::kUserKernel).name), "\""));
     }
     AB_ASSIGN_OR_RETURN(op.inputs, VarList(j, path, "inputs"));
     AB_ASSIGN_OR_RETURN(op.outputs, VarList(j, path, "outputs"));
@@ -632,17 +632,17 @@ class ProgramReader {
       int arity = Info(op.prim).num_inputs;
       if (arity >= 0 && op.inputs.size() != static_cast<size_t>(arity)) {
         return Invalid(At(path, "inputs"),
-                       absl::StrCat("primitive \"", prim_name, "\" takes ", arity,
+                       absl::StrCat("primitive ", QuotedExcerpt(prim_name), " takes ", arity,
                                     " inputs, got ", op.inputs.size()));
       }
       if (arity < 0 && op.inputs.empty()) {
-        return Invalid(At(path, "inputs"), absl::StrCat("primitive \"", prim_name,
-                                                        "\" takes one or more inputs, got 0"));
+        return Invalid(At(path, "inputs"), absl::StrCat("primitive ", QuotedExcerpt(prim_name),
+                                                        " takes one or more inputs, got 0"));
       }
       if (op.outputs.size() != 1) {
         return Invalid(At(path, "outputs"),
-                       absl::StrCat("primitive \"", prim_name, "\" has exactly one output, got ",
-                                    op.outputs.size()));
+                       absl::StrCat("primitive ", QuotedExcerpt(prim_name),
+                                    " has exactly one output, got ", op.outputs.size()));
       }
     }
     if (const Json* attrs = Optional(j, "attrs")) {
@@ -676,8 +676,8 @@ class ProgramReader {
       AB_ASSIGN_OR_RETURN(op.loc, ReadOptionalLoc(j, path));
       return op;
     }
-    return Invalid(At(path, "kind"), absl::StrCat("unknown op kind \"", kind,
-                                                  "\"; expected \"prim\", \"call\" or \"pop\""));
+    return Invalid(At(path, "kind"), absl::StrCat("unknown op kind ", QuotedExcerpt(kind),
+                                                  "; expected \"prim\", \"call\" or \"pop\""));
   }
 
   absl::StatusOr<Terminator> ReadTerminator(const Json& j, const std::string& path,
@@ -688,7 +688,7 @@ class ProgramReader {
       AB_ASSIGN_OR_RETURN(const Json* b, Required(j, path, key));
       AB_ASSIGN_OR_RETURN(int32_t index,
                           ReadIndex(*b, At(path, key), num_blocks, "block",
-                                    absl::StrCat("function \"", function_name, "\" has ",
+                                    absl::StrCat("function ", QuotedExcerpt(function_name), " has ",
                                                  num_blocks, " blocks")));
       return BlockId(index);
     };
@@ -718,10 +718,9 @@ class ProgramReader {
     }
     if (kind == "indirect_goto") return IndirectGoto{};
     if (kind == "halt") return Halt{};
-    return Invalid(At(path, "kind"),
-                   absl::StrCat("unknown terminator kind \"", kind,
-                                "\"; expected branch, goto, return, push_goto, "
-                                "indirect_goto or halt"));
+    return Invalid(At(path, "kind"), absl::StrCat("unknown terminator kind ", QuotedExcerpt(kind),
+                                                  "; expected branch, goto, return, push_goto, "
+                                                  "indirect_goto or halt"));
   }
 
   absl::Status ReadFunction(const Json& j, const std::string& path) {

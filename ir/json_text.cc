@@ -16,23 +16,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// A key as it may appear in a message: at most 80 characters, bytes outside
-// printable ASCII as \xNN.
-std::string Quoted(std::string_view key) {
-  constexpr size_t kMaxShown = 80;
-  std::string out = "\"";
-  for (size_t i = 0; i < key.size() && i < kMaxShown; ++i) {
-    const unsigned char c = static_cast<unsigned char>(key[i]);
-    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      out += absl::StrFormat("\\x%02x", c);
-    }
-  }
-  if (key.size() > kMaxShown) absl::StrAppend(&out, "...(", key.size(), " bytes)");
-  return out + "\"";
-}
-
 // Follows the parser's events to know, at each key, the path of the object
 // being read and the keys it has had so far.
 class DuplicateKeyFinder {
@@ -49,9 +32,10 @@ class DuplicateKeyFinder {
         Frame& top = frames_.back();
         top.key = parsed.get<std::string>();
         if (!top.keys.insert(top.key).second && duplicate_.empty()) {
-          duplicate_ = absl::StrCat(
-              "not valid JSON: the key ", Quoted(top.key), " appears twice in the object at ",
-              Path(), "; readers disagree on which one counts, so give each key once");
+          duplicate_ =
+              absl::StrCat("not valid JSON: the key ", QuotedExcerpt(top.key),
+                           " appears twice in the object at ", Path(),
+                           "; readers disagree on which one counts, so give each key once");
         }
         break;
       }
@@ -91,7 +75,7 @@ class DuplicateKeyFinder {
       if (f.is_array) {
         absl::StrAppend(&path, "[", f.index, "]");
       } else {
-        absl::StrAppend(&path, ".", Quoted(f.key));
+        absl::StrAppend(&path, ".", QuotedExcerpt(f.key));
       }
     }
     return path;
@@ -102,6 +86,20 @@ class DuplicateKeyFinder {
 };
 
 }  // namespace
+
+std::string QuotedExcerpt(std::string_view text, size_t max_chars) {
+  std::string out = "\"";
+  for (size_t i = 0; i < text.size() && i < max_chars; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += absl::StrFormat("\\x%02x", c);
+    }
+  }
+  if (text.size() > max_chars) absl::StrAppend(&out, "...(", text.size(), " bytes)");
+  return out + "\"";
+}
 
 absl::StatusOr<nlohmann::json> ParseJsonText(std::string_view text) {
   DuplicateKeyFinder finder;

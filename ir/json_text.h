@@ -13,6 +13,8 @@
 #ifndef AUTOBATCH_IR_JSON_TEXT_H_
 #define AUTOBATCH_IR_JSON_TEXT_H_
 
+#include <cstddef>
+#include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -28,6 +30,12 @@ namespace autobatch {
 //   not valid JSON: <parser's reason>   (e.g. a number beyond double's range)
 // where <path> is "the top level" or like ."functions"[2]."blocks"[0].
 absl::StatusOr<nlohmann::json> ParseJsonText(std::string_view text);
+
+// `text` in double quotes for an error message: at most `max_chars`
+// characters of it, then "...(N bytes)"; bytes outside printable ASCII, and
+// '"' and '\\', as \xNN. Readers of user files quote names with it, so a
+// megabyte-long name gives a short message.
+std::string QuotedExcerpt(std::string_view text, size_t max_chars = 80);
 
 }  // namespace autobatch
 

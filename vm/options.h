@@ -76,9 +76,10 @@ struct CallOptions {
   int shard_threads = 0;
   // Maximum recursion depth (frames, the entry's included) of any lane. The
   // stack VM grows its stacks on demand up to this depth, or until one
-  // stack's frames for the whole batch would pass max_value_bytes (both are
-  // ResourceExhausted); the stackless VM and the reference interpreter
-  // bound host recursion by it. Must be >= 1.
+  // stack's frames for the whole batch would pass max_value_bytes, or all
+  // stacks together max_stack_bytes (each is ResourceExhausted); the
+  // stackless VM and the reference interpreter bound host recursion by it.
+  // Must be >= 1.
   int64_t max_stack_depth = 10000;
   // Run the reference interpreter one lane at a time instead of a batched VM
   // (vm and backend are ignored). The oracle; slow.
@@ -145,6 +146,12 @@ struct CallOptions {
   // ask for more (e.g. broadcast to [1e9]) is ResourceExhausted naming the
   // variable, before anything is allocated, instead of exhausting memory.
   int64_t max_value_bytes = int64_t{4} << 30;
+  // The stack VM's stacks together (a frame of every Full variable and the
+  // program counter, times the batch, times the depth) may take at most
+  // this many bytes; a recursion that would need more is ResourceExhausted
+  // naming the limit, not a failed allocation. Like max_value_bytes it
+  // applies to each shard. Must be >= 1.
+  int64_t max_stack_bytes = int64_t{8} << 30;
   // The stack VM runs these fused blocks (vm/fused_blocks.h; generated from
   // this very program by `autobatch compile` or EmitFusedBlocks in
   // vm/codegen.h) in place of the ops they cover: in compact blocks, and in

@@ -185,6 +185,11 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
         "CallOptions::max_stack_depth is ", options.max_stack_depth,
         "; use at least 1 (frames, the entry's included)"));
   }
+  if (options.max_stack_bytes < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CallOptions::max_stack_bytes is ", options.max_stack_bytes,
+        "; use at least 1 (bytes of all the stack VM's stacks together)"));
+  }
   if (options.dry_run) {
     if (program.stage == Stage::kLowered) {
       return absl::InvalidArgumentError(

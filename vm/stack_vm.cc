@@ -135,9 +135,15 @@ class StackVm {
     stacks_.resize(module_.variables.size());
     frame_stack_.assign(module_.variables.size(), false);
     depth_limit_.assign(module_.variables.size(), 0);
+    level_lane_bytes_ = sizeof(int32_t);  // the program counter
+    for (const Variable& var : module_.variables) {
+      AB_CHECK(var.type.has_value(), "lowered programs are typed");
+      if (var.storage != StorageClass::kFull) continue;
+      level_lane_bytes_ +=
+          std::max<int64_t>(var.type->NumElements() * DTypeSize(var.type->dtype), 1);
+    }
     for (size_t v = 0; v < module_.variables.size(); ++v) {
       const Variable& var = module_.variables[v];
-      AB_CHECK(var.type.has_value(), "lowered programs are typed");
       const TensorType& type = *var.type;
       depth_limit_[v] = StackDepthLimit(type.NumElements() * DTypeSize(type.dtype));
       if (var.storage == StorageClass::kFull &&
@@ -971,13 +977,22 @@ class StackVm {
 
   // The most frames a stack of values of `lane_bytes` bytes per lane may
   // hold: max_stack_depth, but also no more than max_value_bytes for the
-  // frames of the whole batch (a recursion deeper than memory allows is an
-  // error, not a failed allocation) and what an int32 depth counts.
+  // frames of the whole batch, no more than max_stack_bytes for a frame of
+  // every stack (a recursion deeper than memory allows is an error, not a
+  // failed allocation) and what an int32 depth counts.
   int64_t StackDepthLimit(int64_t lane_bytes) const {
+    return std::min({options_.max_stack_depth, DepthByValueBytes(lane_bytes),
+                     DepthByStackBytes(), int64_t{std::numeric_limits<int32_t>::max() - 1}});
+  }
+  int64_t DepthByValueBytes(int64_t lane_bytes) const {
     const int64_t per_frame = std::max<int64_t>(lane_bytes, 1) * std::max<int64_t>(batch_, 1);
-    const int64_t by_memory = std::max<int64_t>(options_.max_value_bytes / per_frame, 1);
-    return std::min({options_.max_stack_depth, by_memory,
-                     int64_t{std::numeric_limits<int32_t>::max() - 1}});
+    return std::max<int64_t>(options_.max_value_bytes / per_frame, 1);
+  }
+  // Every Full variable (and the program counter) may hold as many frames
+  // as the recursion is deep, so that depth bounds their bytes together.
+  int64_t DepthByStackBytes() const {
+    const int64_t per_level = level_lane_bytes_ * std::max<int64_t>(batch_, 1);
+    return std::max<int64_t>(options_.max_stack_bytes / per_level, 1);
   }
 
   // Why a stack of that limit overflowed, and what to do.
@@ -987,12 +1002,20 @@ class StackVm {
                           options_.max_stack_depth,
                           " — raise it (--max-stack-depth) or check for unbounded recursion");
     }
-    return absl::StrCat("its ", limit, " frames of ", batch_, " lanes x ",
-                        std::max<int64_t>(lane_bytes, 1), " bytes reach max_value_bytes = ",
-                        options_.max_value_bytes,
+    if (limit >= DepthByValueBytes(lane_bytes)) {
+      return absl::StrCat("its ", limit, " frames of ", batch_, " lanes x ",
+                          std::max<int64_t>(lane_bytes, 1), " bytes reach max_value_bytes = ",
+                          options_.max_value_bytes,
+                          " before max_stack_depth = ", options_.max_stack_depth,
+                          " — check for unbounded recursion, or raise "
+                          "CallOptions::max_value_bytes if the memory is there");
+    }
+    return absl::StrCat(limit, " frames of every stack (", batch_, " lanes x ",
+                        level_lane_bytes_, " bytes a frame, over all stacks) reach "
+                        "max_stack_bytes = ", options_.max_stack_bytes,
                         " before max_stack_depth = ", options_.max_stack_depth,
                         " — check for unbounded recursion, or raise "
-                        "CallOptions::max_value_bytes if the memory is there");
+                        "CallOptions::max_stack_bytes if the memory is there");
   }
 
   // A pop in a compact block: the popped variables' compact copies are stale.
@@ -1176,6 +1199,9 @@ class StackVm {
   // (StackDepthLimit).
   int64_t pc_depth_limit_ = 0;
   std::vector<int64_t> depth_limit_;
+  // Bytes per lane of one frame of every stack: the Full variables' values
+  // and the program counter (DepthByStackBytes).
+  int64_t level_lane_bytes_ = 0;
   std::vector<Waiting> waiting_;                // per global block
   std::vector<uint64_t> nonempty_;              // bitset of waiting_ non-empty
   LaneSet lanes_, if_true_, if_false_;

@@ -402,6 +402,22 @@ TEST(JsonErrorTest, UnknownDType) {
       "/variables/0/type", "too many elements");
 }
 
+// A huge name or type is quoted in part, so the message stays short.
+TEST(JsonErrorTest, LongNamesAreCutInMessages) {
+  const std::string huge_type = "f64[" + std::string(100000, '1') + "]";
+  Json json = Json::parse(DumpProgramJson(Special()));
+  Set(json, "/variables/0/type", huge_type);
+  absl::StatusOr<Program> loaded = LoadProgramJson(json.dump());
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_LT(loaded.status().message().size(), 400u) << loaded.status().message();
+  EXPECT_THAT(std::string(loaded.status().message()), HasSubstr("...(100005 bytes)"));
+  json = Json::parse(DumpProgramJson(Fib()));
+  Set(json, "/functions/1/blocks/0/ops/1/prim", std::string(100000, 'p') + "\n");
+  loaded = LoadProgramJson(json.dump());
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_LT(loaded.status().message().size(), 400u);
+}
+
 TEST(JsonErrorTest, WrongArity) {
   ExpectLoadError(Fib(),
                   [](Json& j) { j[Pointer("/functions/1/blocks/0/ops/1/inputs")].push_back(0); },

@@ -69,6 +69,34 @@ TEST(RunOptionsTest, RecursionDeeperThanMemoryAllowsIsAnError) {
   EXPECT_THAT(out.status().message(), HasSubstr("reach max_value_bytes = 1048576"));
 }
 
+// Each stack within max_value_bytes, but all of them together past
+// max_stack_bytes: fib's lowered program keeps n and the program counter on
+// stacks, 12 bytes a lane and frame.
+TEST(RunOptionsTest, StacksTogetherAreBoundedByMaxStackBytes) {
+  Fib fib;
+  std::vector<Tensor> in = {*Tensor::FromVector(std::vector<int64_t>{1'000'000, 3})};
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunProgram(fib.lowered, in, &fib.ctx.kernels(),
+                 {.vm = Vm::kStack,
+                  .max_stack_depth = 1'000'000'000,
+                  .max_steps = 20'000'000,
+                  .max_value_bytes = int64_t{1} << 30,
+                  .max_stack_bytes = int64_t{1} << 20});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out.status().message(), HasSubstr("stack overflow"));
+  EXPECT_THAT(out.status().message(), HasSubstr("reach max_stack_bytes = 1048576"));
+  // Shallow recursions are not affected.
+  std::vector<Tensor> small = {*Tensor::FromVector(std::vector<int64_t>{10, 3})};
+  absl::StatusOr<std::vector<Tensor>> ok =
+      RunProgram(fib.lowered, small, &fib.ctx.kernels(),
+                 {.vm = Vm::kStack, .max_stack_bytes = int64_t{1} << 20});
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  absl::StatusOr<std::vector<Tensor>> zero =
+      RunProgram(fib.lowered, small, &fib.ctx.kernels(), {.vm = Vm::kStack, .max_stack_bytes = 0});
+  EXPECT_EQ(zero.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ShardsTest, ShardedRunsGiveTheBitsOfOneCall) {
   Fib fib;
   for (Vm vm : {Vm::kStack, Vm::kStackless}) {
