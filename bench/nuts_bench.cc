@@ -40,6 +40,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "bench/scalar_loop.h"
 #include "nlohmann/json.hpp"
 #include "samples/mcmc/batched_sampler.h"
 #include "samples/mcmc/diagnostics.h"
@@ -171,34 +172,6 @@ bool SameDraws(const std::vector<ScalarChainResult>& a, const std::vector<Scalar
     if (x.final_rng.counter != y.final_rng.counter) return false;
   }
   return true;
-}
-
-// The scalar reference: ScalarNuts looped over the chains, one after another,
-// from the same starting states and streams as the batched run.
-std::vector<ScalarChainResult> RunScalarLoop(const Model& model, const SamplerConfig& config,
-                                             const std::vector<BatchedChain>& starts,
-                                             int64_t draws) {
-  ScalarNuts nuts(model, config);
-  const int64_t d = model.dimension();
-  std::vector<ScalarChainResult> out;
-  out.reserve(starts.size());
-  for (const BatchedChain& start : starts) {
-    ScalarChainResult r;
-    r.chain_id = start.chain_id;
-    r.dimension = d;
-    r.draws.resize(static_cast<size_t>(draws * d));
-    r.stats.resize(static_cast<size_t>(draws));
-    ChainState state = start.state;
-    ChainRng rng = start.rng;
-    for (int64_t n = 0; n < draws; ++n) {
-      nuts.Transition(state, rng, &r.stats[static_cast<size_t>(n)]);
-      std::copy(state.q.begin(), state.q.end(), r.draws.begin() + n * d);
-    }
-    r.final_state = std::move(state);
-    r.final_rng = rng;
-    out.push_back(std::move(r));
-  }
-  return out;
 }
 
 std::unique_ptr<Target> Make(const std::string& name, const nlohmann::json& params) {
