@@ -214,8 +214,7 @@ absl::Status EigenBackend::Push(const LaneSet& lanes, int64_t max_depth,
     if (depth >= max_depth) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "stack overflow at lane ", lane, ": it already holds ", depth,
-          " saved frames, the maximum stack depth; raise the maximum stack "
-          "depth or look for unbounded recursion"));
+          " saved frames, the maximum depth of this stack"));
     }
     needed = std::max(needed, depth + 1);
   }

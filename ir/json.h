@@ -1,8 +1,8 @@
 // The versioned JSON form of the IR: save a Program, load it back identical.
 //
 // Format "autobatch-ir", version 1. Fields marked ? are optional (absent or
-// null = the default shown); unknown fields are ignored. Indices are 0-based
-// positions in the arrays named.
+// null = the default shown); unknown fields are ignored, a field given
+// twice is an error. Indices are 0-based positions in the arrays named.
 //
 //   {"format": "autobatch-ir", "version": 1,
 //    "stage": "untyped" | "typed" | "allocated" | "lowered",
@@ -81,8 +81,10 @@ std::string DumpProgramJson(const Program& program, int indent = 2);
 // e.g. "... at /functions/0/blocks/2/ops/1/prim: unknown primitive \"foo\"".
 absl::StatusOr<Program> ProgramFromJson(const nlohmann::json& json);
 
-// Parses `text` and calls ProgramFromJson. Malformed JSON is an
-// InvalidArgument giving the byte position of the syntax error.
+// Parses `text` (ParseJsonText, ir/json_text.h) and calls ProgramFromJson.
+// Malformed JSON, including a key given twice in one object, is an
+// InvalidArgument giving the byte position of the syntax error or the
+// duplicate's path.
 absl::StatusOr<Program> LoadProgramJson(std::string_view text);
 
 }  // namespace autobatch

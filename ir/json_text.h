@@ -28,14 +28,15 @@ namespace autobatch {
 //     file looks truncated, ... (<parser's reason>)
 //   not valid JSON: the key "k" appears twice in the object at <path>; ...
 //   not valid JSON: <parser's reason>   (e.g. a number beyond double's range)
-// where <path> is "the top level" or like ."functions"[2]."blocks"[0].
+// where <path> is "the top level" or like ."functions"[2]."blocks"[0]
+// (past 16 components, the first and last 8). Linear in the text's size.
 absl::StatusOr<nlohmann::json> ParseJsonText(std::string_view text);
 
-// `text` in double quotes for an error message: at most `max_chars`
-// characters of it, then "...(N bytes)"; bytes outside printable ASCII, and
-// '"' and '\\', as \xNN. Readers of user files quote names with it, so a
-// megabyte-long name gives a short message.
-std::string QuotedExcerpt(std::string_view text, size_t max_chars = 80);
+// `text` in double quotes for an error message: at most its first
+// `max_bytes` bytes, each outside printable ASCII (and '"', '\\') as \xNN,
+// then, when cut, " (cut; N bytes)" after the closing quote. Readers of user
+// files quote names with it, so a megabyte-long name gives a short message.
+std::string QuotedExcerpt(std::string_view text, size_t max_bytes = 80);
 
 }  // namespace autobatch
 

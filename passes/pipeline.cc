@@ -82,6 +82,8 @@ class PassRunner {
 // An allocated program (e.g. the JSON `autobatch ir --stage typed` writes)
 // goes through the pipeline again from its types: its storage classes are
 // chosen again by allocate_variables, after inline_calls has had its turn.
+// (allocate_variables sets every storage class; resetting them only keeps
+// the typed program free of stale ones.)
 Program Unallocated(Program program) {
   if (program.stage != Stage::kAllocated) return program;
   for (Variable& v : program.module.variables) v.storage = StorageClass::kFull;

@@ -39,9 +39,10 @@ struct PipelineOptions {
   bool order_blocks = true;
 };
 
-// Types and allocates `untyped` (stage kUntyped, kTyped, or kAllocated, whose
-// storage classes are then chosen again) for the entry's input types: infer_types, thread_jumps (unless disabled in `options`),
-// then allocate_variables. The result (stage kAllocated) runs on the
+// Types and allocates `untyped` (stage kUntyped, kTyped, or kAllocated,
+// whose storage classes are then chosen again) for the entry's input types:
+// infer_types, thread_jumps (unless disabled in `options`), then
+// allocate_variables. The result (stage kAllocated) runs on the
 // reference interpreter and the stackless VM.
 // Errors name the failing pass, carry its message (user errors keep their
 // code, e.g. InvalidArgument for a type error) and, if

@@ -51,6 +51,7 @@ class StackVm {
     AB_RETURN_IF_ERROR(CheckInputs(program_, inputs));
     batch_ = BatchOf(inputs);
     AB_RETURN_IF_ERROR(CheckValueSizes(program_, batch_, options_.max_value_bytes));
+    AB_RETURN_IF_ERROR(CheckStackBytes());
     if (options_.fused_blocks != nullptr) {
       AB_RETURN_IF_ERROR(CheckFusedProgram(*options_.fused_blocks, program_));
     }
@@ -135,15 +136,9 @@ class StackVm {
     stacks_.resize(module_.variables.size());
     frame_stack_.assign(module_.variables.size(), false);
     depth_limit_.assign(module_.variables.size(), 0);
-    level_lane_bytes_ = sizeof(int32_t);  // the program counter
-    for (const Variable& var : module_.variables) {
-      AB_CHECK(var.type.has_value(), "lowered programs are typed");
-      if (var.storage != StorageClass::kFull) continue;
-      level_lane_bytes_ +=
-          std::max<int64_t>(var.type->NumElements() * DTypeSize(var.type->dtype), 1);
-    }
     for (size_t v = 0; v < module_.variables.size(); ++v) {
       const Variable& var = module_.variables[v];
+      AB_CHECK(var.type.has_value(), "lowered programs are typed");
       const TensorType& type = *var.type;
       depth_limit_[v] = StackDepthLimit(type.NumElements() * DTypeSize(type.dtype));
       if (var.storage == StorageClass::kFull &&
@@ -385,7 +380,7 @@ class StackVm {
       if (depth >= max_depth) [[unlikely]] {
         return absl::ResourceExhaustedError(absl::StrCat(
             "stack overflow at lane ", lane, ": it already holds ", depth,
-            " saved frames, the maximum stack depth"));
+            " saved frames, its limit"));
       }
       needed = std::max(needed, depth + 1);
     }
@@ -991,8 +986,32 @@ class StackVm {
   // Every Full variable (and the program counter) may hold as many frames
   // as the recursion is deep, so that depth bounds their bytes together.
   int64_t DepthByStackBytes() const {
-    const int64_t per_level = level_lane_bytes_ * std::max<int64_t>(batch_, 1);
-    return std::max<int64_t>(options_.max_stack_bytes / per_level, 1);
+    return std::max<int64_t>(
+        options_.max_stack_bytes / std::max<int64_t>(batch_, 1) / level_lane_bytes_, 1);
+  }
+
+  // Sets level_lane_bytes_; the stacks start with up to kInitialFrames
+  // frames each, which must fit in max_stack_bytes.
+  static constexpr int64_t kInitialFrames = 5;
+  absl::Status CheckStackBytes() {
+    // Saturating: each value is bounded by max_value_bytes, their sum is not.
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 2;
+    level_lane_bytes_ = sizeof(int32_t);  // the program counter
+    for (const Variable& var : module_.variables) {
+      if (var.storage != StorageClass::kFull) continue;
+      const int64_t bytes =
+          std::max<int64_t>(var.type->NumElements() * DTypeSize(var.type->dtype), 1);
+      level_lane_bytes_ = std::min(kMax, level_lane_bytes_ + std::min(kMax, bytes));
+    }
+    const int64_t depth =
+        options_.max_stack_bytes / std::max<int64_t>(batch_, 1) / level_lane_bytes_;
+    if (depth >= kInitialFrames) return absl::OkStatus();
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the stack VM's stacks start with ", kInitialFrames, " frames of ", batch_,
+        " lanes x ", level_lane_bytes_, " bytes (a frame of every stack), more than "
+        "max_stack_bytes = ", options_.max_stack_bytes,
+        " allows; raise CallOptions::max_stack_bytes if the memory is there, or run "
+        "fewer lanes at a time (CallOptions::shards)"));
   }
 
   // Why a stack of that limit overflowed, and what to do.
@@ -1001,6 +1020,10 @@ class StackVm {
       return absl::StrCat("the recursion is deeper than max_stack_depth = ",
                           options_.max_stack_depth,
                           " — raise it (--max-stack-depth) or check for unbounded recursion");
+    }
+    if (limit >= int64_t{std::numeric_limits<int32_t>::max() - 1}) {
+      return absl::StrCat("the recursion is deeper than the ", limit,
+                          " frames a stack can count — check for unbounded recursion");
     }
     if (limit >= DepthByValueBytes(lane_bytes)) {
       return absl::StrCat("its ", limit, " frames of ", batch_, " lanes x ",

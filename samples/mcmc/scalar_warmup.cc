@@ -194,7 +194,7 @@ absl::StatusOr<AdaptedParameters> AdaptedParametersFromJson(std::string_view tex
   if (!j.is_object()) return Malformed(source, "the top level is not a JSON object");
   for (const auto& [key, value] : j.items()) {
     if (key != "step_size" && key != "inv_metric") {
-      return Malformed(source, absl::StrCat("unknown key \"", key, "\""));
+      return Malformed(source, absl::StrCat("unknown key ", QuotedExcerpt(key)));
     }
   }
   AdaptedParameters out;

@@ -127,7 +127,8 @@ absl::StatusOr<std::string> AdaptedParametersToJson(const AdaptedParameters& par
 // Parses the text. `expected_dimension` >= 1 requires exactly that many
 // inv_metric entries; -1 accepts any number >= 1 (other values: checked). InvalidArgument, naming
 // `source` (a file name or "<string>") and the JSON path ("inv_metric[3]"),
-// when the text is not JSON, not an object, lacks "step_size" or
+// when the text is not JSON (ParseJsonText: a key given twice is an error
+// too), not an object, lacks "step_size" or
 // "inv_metric", has another key, has a value of the wrong type, a value
 // that is not finite and > 0, or the wrong number of entries.
 absl::StatusOr<AdaptedParameters> AdaptedParametersFromJson(

@@ -10,6 +10,7 @@
 namespace autobatch {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -54,8 +55,23 @@ TEST(JsonTextTest, DuplicateKeysAreErrorsWithTheirPath) {
               HasSubstr("the key \"y\" appears twice in the object at .\"f\"[2]; "));
   EXPECT_THAT(ErrorOf(R"({"a": {"b": {"c": 1, "c": 1}}})"),
               HasSubstr("at .\"a\".\"b\"; "));
+  // Scalars and containers both count as array elements.
+  EXPECT_THAT(ErrorOf(R"([1, "s", null, {"y": 1, "y": 2}])"), HasSubstr("object at [3]; "));
+  EXPECT_THAT(ErrorOf(R"([[0, {"a": 1, "a": 1}]])"), HasSubstr("object at [0][1]; "));
+  EXPECT_THAT(ErrorOf(R"({"a": [true, 2.5, [], {}, {"k": 0, "k": 0}]})"),
+              HasSubstr("object at .\"a\"[4]; "));
   // The same key in different objects is fine.
   EXPECT_TRUE(ParseJsonText(R"([{"k": 1}, {"k": 2}, {"o": {"k": 3}}])").ok());
+}
+
+TEST(JsonTextTest, DeepPathsAreCut) {
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += "[";
+  text += R"({"x": 1, "x": 2})";
+  for (int i = 0; i < 100000; ++i) text += "]";
+  const std::string message = ErrorOf(text);
+  EXPECT_LT(message.size(), 300u);
+  EXPECT_THAT(message, HasSubstr("[0][0][0][0][0][0][0][0]...(99984 more)...[0][0]"));
 }
 
 TEST(JsonTextTest, LongOrControlKeysAreCut) {
@@ -63,7 +79,7 @@ TEST(JsonTextTest, LongOrControlKeysAreCut) {
   const std::string message =
       ErrorOf("{\"" + key + "\": 1, \"" + key + "\": 2}");
   EXPECT_LT(message.size(), 300u);
-  EXPECT_THAT(message, HasSubstr("...(1000 bytes)"));
+  EXPECT_THAT(message, HasSubstr("kkk\" (cut; 1000 bytes)"));
   EXPECT_THAT(ErrorOf("{\"a\\nb\": 1, \"a\\nb\": 2}"), HasSubstr("\"a\\x0ab\""));
 }
 

@@ -168,6 +168,11 @@ TEST(RegistryTest, ParseTargetParams) {
   ASSERT_FALSE(twice.ok());
   EXPECT_NE(twice.status().message().find("the key \"rho\" appears twice"), std::string::npos)
       << twice.status().message();
+  absl::StatusOr<json> nested = ParseTargetParams(R"(m={"a": 1, "a": 2})");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.status().message().find("'m': not valid JSON: the key \"a\" appears twice"),
+            std::string::npos)
+      << nested.status().message();
   // Parsed params build targets.
   EXPECT_EQ(Make("ar1", *ParseTargetParams("dimension=12,rho=0.5"))->dimension(), 12);
 }

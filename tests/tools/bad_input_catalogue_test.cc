@@ -375,7 +375,8 @@ std::string FirstHalf(const std::string& text) { return text.substr(0, text.size
 std::vector<BadInput> JsonEntries() {
   std::vector<BadInput> e;
   e.push_back(Entry("NotJson", "text that is not JSON", Via::kJsonLoad, kInvalid,
-                    Quote("malformed autobatch IR JSON: not valid JSON at byte 2 (the text has 16 bytes): ") +
+                    Quote("malformed autobatch IR JSON: not valid JSON at byte 2 (the text has "
+                          "16 bytes): ") +
                         kParserSays + "syntax error while parsing value - invalid literal; " +
                         Quote("last read: 'th'"),
                     true, [] { return Of(LoadProgramJson("this is not json")); }));

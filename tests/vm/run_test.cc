@@ -70,8 +70,8 @@ TEST(RunOptionsTest, RecursionDeeperThanMemoryAllowsIsAnError) {
 }
 
 // Each stack within max_value_bytes, but all of them together past
-// max_stack_bytes: fib's lowered program keeps n and the program counter on
-// stacks, 12 bytes a lane and frame.
+// max_stack_bytes: fib's lowered program keeps two i64 values and the
+// program counter on stacks, 20 bytes a lane and frame.
 TEST(RunOptionsTest, StacksTogetherAreBoundedByMaxStackBytes) {
   Fib fib;
   std::vector<Tensor> in = {*Tensor::FromVector(std::vector<int64_t>{1'000'000, 3})};
@@ -95,6 +95,13 @@ TEST(RunOptionsTest, StacksTogetherAreBoundedByMaxStackBytes) {
   absl::StatusOr<std::vector<Tensor>> zero =
       RunProgram(fib.lowered, small, &fib.ctx.kernels(), {.vm = Vm::kStack, .max_stack_bytes = 0});
   EXPECT_EQ(zero.status().code(), absl::StatusCode::kInvalidArgument);
+  // Not even the stacks' first frames fit: refused before anything runs.
+  absl::StatusOr<std::vector<Tensor>> tiny =
+      RunProgram(fib.lowered, small, &fib.ctx.kernels(),
+                 {.vm = Vm::kStack, .max_stack_bytes = 100});
+  EXPECT_EQ(tiny.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(tiny.status().message()),
+              HasSubstr("the stack VM's stacks start with 5 frames of 2 lanes x 20 bytes"));
 }
 
 TEST(ShardsTest, ShardedRunsGiveTheBitsOfOneCall) {

@@ -410,8 +410,19 @@ absl::StatusOr<json> ParseTargetParams(std::string_view text) {
       return absl::InvalidArgumentError(
           absl::StrCat("target parameters: '", key, "' is given twice"));
     }
+    // A value that is not JSON is a string (name=eight_schools); one that is
+    // JSON must be valid JSON (no key given twice inside it).
     json parsed = json::parse(value, /*cb=*/nullptr, /*allow_exceptions=*/false);
-    out[key] = parsed.is_discarded() ? json(std::string(value)) : std::move(parsed);
+    if (parsed.is_discarded()) {
+      out[key] = json(std::string(value));
+      continue;
+    }
+    absl::StatusOr<json> strict = ParseJsonText(value);
+    if (!strict.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("target parameters: '", key,
+                                                     "': ", strict.status().message()));
+    }
+    out[key] = *std::move(strict);
   }
   return out;
 }

@@ -46,7 +46,8 @@ absl::StatusOr<std::unique_ptr<Target>> MakeTarget(std::string_view name,
 // Parses command-line parameter text: empty -> {}; text starting with '{' ->
 // a JSON object; otherwise comma-separated key=value pairs where each value
 // is JSON, or a bare string when it is not ("dimension=50,rho=0.9",
-// "mean=[0,3]", "height=nan"). InvalidArgument naming the bad part.
+// "mean=[0,3]", "height=nan"). InvalidArgument naming the bad part; a key
+// given twice, at the top or inside a JSON value, is one.
 absl::StatusOr<nlohmann::json> ParseTargetParams(std::string_view text);
 
 }  // namespace autobatch::mcmc
