@@ -126,9 +126,9 @@ void ExpectInvalid(std::string_view name, const json& params, std::string_view f
 }
 
 TEST(RegistryTest, ErrorsNameTheProblem) {
-  ExpectInvalid("gaussian", json(), "unknown target 'gaussian'; known targets: ar1, ");
+  ExpectInvalid("gaussian", json(), "unknown target \"gaussian\"; known targets: ar1, ");
   ExpectInvalid("gaussian", json(), "never_uturn");
-  ExpectInvalid("ar1", {{"dim", 5}}, "target 'ar1' has no parameter 'dim'");
+  ExpectInvalid("ar1", {{"dim", 5}}, "target 'ar1' has no parameter \"dim\"");
   ExpectInvalid("ar1", {{"dim", 5}}, "dimension: integer >= 1 (default 100); rho:");
   ExpectInvalid("eight_schools", {{"tau", 1}}, "it takes no parameters");
   ExpectInvalid("ar1", json::array({1, 2}), "parameters must be a JSON object");
@@ -150,6 +150,16 @@ TEST(RegistryTest, ErrorsNameTheProblem) {
   ExpectInvalid("energy_jump", {{"height", "inf"}}, "height must not be infinite");
   ExpectInvalid("logistic_regression", {{"seed", -1}}, "must be a non-negative integer");
   ExpectInvalid("logistic_regression", {{"rows", 0}}, "rows must be in [1, 1000000]");
+  // Huge names and values are cut in messages.
+  const std::string huge(1'000'000, 'x');
+  for (const auto& [name, params] :
+       {std::pair<std::string, json>{huge, json()}, {"ar1", json{{huge, 1}}},
+        {"ar1", json{{"rho", huge}}}, {"ar1", json::array({huge})}}) {
+    absl::StatusOr<std::unique_ptr<Target>> t = MakeTarget(name, params);
+    ASSERT_FALSE(t.ok());
+    EXPECT_LT(t.status().message().size(), 2000u);
+    EXPECT_NE(t.status().message().find("cut; "), std::string::npos) << t.status().message();
+  }
 }
 
 TEST(RegistryTest, ParseTargetParams) {

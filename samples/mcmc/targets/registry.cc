@@ -28,8 +28,12 @@ namespace {
 
 using nlohmann::json;
 
+// A value as an error message shows it: compact JSON, at most 200 bytes.
 std::string Dump(const json& j) {
-  return j.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
+  constexpr size_t kMaxShown = 200;
+  std::string text = j.dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace);
+  if (text.size() <= kMaxShown) return text;
+  return absl::StrCat(text.substr(0, kMaxShown), "... (cut; ", text.size(), " bytes)");
 }
 
 // Reads typed values out of a target's params object; a missing key leaves
@@ -332,9 +336,9 @@ absl::StatusOr<std::unique_ptr<Target>> MakeTarget(std::string_view name,
   auto it = std::find_if(entries.begin(), entries.end(),
                          [&](const Entry& e) { return e.info.name == name; });
   if (it == entries.end()) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown target '", std::string(name),
-                                              "'; known targets: ",
-                                              absl::StrJoin(TargetNames(), ", ")));
+    return absl::InvalidArgumentError(absl::StrCat("unknown target ", QuotedExcerpt(name),
+                                                   "; known targets: ",
+                                                   absl::StrJoin(TargetNames(), ", ")));
   }
   const TargetInfo& info = it->info;
   if (!params.is_null() && !params.is_object()) {
@@ -349,8 +353,8 @@ absl::StatusOr<std::unique_ptr<Target>> MakeTarget(std::string_view name,
                                [&](const TargetParamInfo& p) { return p.name == key; });
       if (!known) {
         return absl::InvalidArgumentError(absl::StrCat("target '", info.name,
-                                                  "' has no parameter '", key, "'; ",
-                                                  DescribeParams(info)));
+                                                       "' has no parameter ", QuotedExcerpt(key),
+                                                       "; ", DescribeParams(info)));
       }
     }
   }
