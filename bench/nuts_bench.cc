@@ -386,15 +386,7 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
 }
 
 std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> out;
-  size_t begin = 0;
-  while (begin <= text.size()) {
-    size_t end = text.find(',', begin);
-    if (end == std::string::npos) end = text.size();
-    if (end > begin) out.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return out;
+  return absl::StrSplit(text, ',', absl::SkipEmpty());
 }
 
 [[noreturn]] void Usage(const char* problem) {

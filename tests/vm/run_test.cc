@@ -54,39 +54,41 @@ TEST(RunOptionsTest, MaxStackDepthBelowOneIsInvalidArgument) {
 // A recursion deeper than memory allows, with max_stack_depth raised past
 // it, stops with an error when a stack would pass max_value_bytes, instead
 // of growing the stacks until an allocation fails (an abort).
-TEST(RunOptionsTest, RecursionDeeperThanMemoryAllowsIsAnError) {
+// fib(1'000'000) on the stack VM with max_stack_depth out of the way: a
+// recursion that only the memory limits given can stop.
+absl::Status RunawayFibRecursion(int64_t max_value_bytes, int64_t max_stack_bytes) {
   Fib fib;
   std::vector<Tensor> in = {*Tensor::FromVector(std::vector<int64_t>{1'000'000, 3})};
-  absl::StatusOr<std::vector<Tensor>> out =
-      RunProgram(fib.lowered, in, &fib.ctx.kernels(),
-                 {.vm = Vm::kStack,
-                  .max_stack_depth = 1'000'000'000,
-                  .max_steps = 20'000'000,
-                  .max_value_bytes = int64_t{1} << 20});
+  return RunProgram(fib.lowered, in, &fib.ctx.kernels(),
+                    {.vm = Vm::kStack,
+                     .max_stack_depth = 1'000'000'000,
+                     .max_steps = 20'000'000,
+                     .max_value_bytes = max_value_bytes,
+                     .max_stack_bytes = max_stack_bytes})
+      .status();
+}
+
+TEST(RunOptionsTest, RecursionDeeperThanMemoryAllowsIsAnError) {
+  const absl::Status out = RunawayFibRecursion(/*max_value_bytes=*/int64_t{1} << 20,
+                                               /*max_stack_bytes=*/CallOptions{}.max_stack_bytes);
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(out.status().message(), HasSubstr("stack overflow"));
-  EXPECT_THAT(out.status().message(), HasSubstr("reach max_value_bytes = 1048576"));
+  EXPECT_EQ(out.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out.message(), HasSubstr("stack overflow"));
+  EXPECT_THAT(out.message(), HasSubstr("reach max_value_bytes = 1048576"));
 }
 
 // Each stack within max_value_bytes, but all of them together past
 // max_stack_bytes: fib's lowered program keeps two i64 values and the
 // program counter on stacks, 20 bytes a lane and frame.
 TEST(RunOptionsTest, StacksTogetherAreBoundedByMaxStackBytes) {
-  Fib fib;
-  std::vector<Tensor> in = {*Tensor::FromVector(std::vector<int64_t>{1'000'000, 3})};
-  absl::StatusOr<std::vector<Tensor>> out =
-      RunProgram(fib.lowered, in, &fib.ctx.kernels(),
-                 {.vm = Vm::kStack,
-                  .max_stack_depth = 1'000'000'000,
-                  .max_steps = 20'000'000,
-                  .max_value_bytes = int64_t{1} << 30,
-                  .max_stack_bytes = int64_t{1} << 20});
+  const absl::Status out = RunawayFibRecursion(/*max_value_bytes=*/int64_t{1} << 30,
+                                               /*max_stack_bytes=*/int64_t{1} << 20);
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(out.status().message(), HasSubstr("stack overflow"));
-  EXPECT_THAT(out.status().message(), HasSubstr("reach max_stack_bytes = 1048576"));
+  EXPECT_EQ(out.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out.message(), HasSubstr("stack overflow"));
+  EXPECT_THAT(out.message(), HasSubstr("reach max_stack_bytes = 1048576"));
   // Shallow recursions are not affected.
+  Fib fib;
   std::vector<Tensor> small = {*Tensor::FromVector(std::vector<int64_t>{10, 3})};
   absl::StatusOr<std::vector<Tensor>> ok =
       RunProgram(fib.lowered, small, &fib.ctx.kernels(),
