@@ -1,6 +1,6 @@
 // The per-element value of every elementwise primitive: ONE definition,
 // shared by the batched kernels (kernels.cc) and by fused blocks generated
-// from a program (vm/codegen.h), so both give the same bits. The exact
+// from a program (codegen/codegen.h), so both give the same bits. The exact
 // semantics are listed in kernels.h.
 #ifndef AUTOBATCH_BACKENDS_ELEMENT_OPS_H_
 #define AUTOBATCH_BACKENDS_ELEMENT_OPS_H_

@@ -28,7 +28,7 @@
 #include "backends/kernel_registry.h"
 #include "backends/random.h"
 #include "backends/scratch_buffer.h"
-#include "ir/status.h"
+#include "support/status.h"
 
 namespace autobatch {
 namespace {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <bit>
 
-#include "ir/status.h"
+#include "support/status.h"
 
 namespace autobatch {
 

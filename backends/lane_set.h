@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "ir/status.h"
+#include "support/status.h"
 
 namespace autobatch {
 

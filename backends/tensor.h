@@ -13,7 +13,7 @@
 #include "Eigen/Core"
 #include "absl/status/statusor.h"
 #include "backends/lane_copy.h"
-#include "ir/status.h"
+#include "support/status.h"
 #include "ir/types.h"
 
 namespace autobatch {

@@ -14,7 +14,7 @@
 #include "backends/lane_copy.h"
 #include "backends/run_on_threads.h"
 #include "backends/kernel_registry.h"
-#include "ir/status.h"
+#include "support/status.h"
 
 namespace autobatch {
 

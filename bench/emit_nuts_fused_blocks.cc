@@ -1,4 +1,4 @@
-// Writes the fused blocks (vm/codegen.h) of the batched NUTS programs that
+// Writes the fused blocks (codegen/codegen.h) of the batched NUTS programs that
 // nuts_bench runs, as one C++ file, at build time:
 //   emit_nuts_fused_blocks OUTPUT.cc
 // Each target's program is built exactly as nuts_bench builds it (same
@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
-#include "samples/mcmc/batched_sampler.h"
-#include "samples/mcmc/targets/registry.h"
-#include "vm/codegen.h"
+#include "mcmc/batched/batched_sampler.h"
+#include "mcmc/model/targets/registry.h"
+#include "codegen/codegen.h"
 
 namespace {
 

@@ -23,7 +23,7 @@
 #include "frontend/context.h"
 #include "passes/pipeline.h"
 #include "samples/fibonacci/fibonacci.h"
-#include "vm/run.h"
+#include "frontend/run.h"
 
 namespace autobatch {
 namespace {

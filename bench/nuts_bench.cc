@@ -42,11 +42,11 @@
 #include "absl/strings/str_split.h"
 #include "bench/scalar_loop.h"
 #include "nlohmann/json.hpp"
-#include "samples/mcmc/batched_sampler.h"
-#include "samples/mcmc/diagnostics.h"
-#include "samples/mcmc/sampler_config.h"
-#include "samples/mcmc/scalar_nuts.h"
-#include "samples/mcmc/targets/registry.h"
+#include "mcmc/batched/batched_sampler.h"
+#include "mcmc/output/diagnostics.h"
+#include "mcmc/sampler_config.h"
+#include "mcmc/scalar/scalar_nuts.h"
+#include "mcmc/model/targets/registry.h"
 #include "vm/fused_blocks.h"
 #include "vm/options.h"
 
@@ -236,7 +236,7 @@ CallOptions ExecutorOptions(const std::string& spec, const FusedProgram* fused) 
       options.time_dense_or_compact = false;
       continue;
     }
-    if (part == "jit") {  // compiled at run time (vm/jit.h); warmed up before timing
+    if (part == "jit") {  // compiled at run time (codegen/jit.h); warmed up before timing
       options.jit_fused_blocks = true;
       continue;
     }

@@ -63,14 +63,14 @@
 #include "backends/random.h"
 #include "bench/scalar_loop.h"
 #include "nlohmann/json.hpp"
-#include "samples/mcmc/chain_rng.h"
-#include "samples/mcmc/draw_stats.h"
-#include "samples/mcmc/initialize.h"
-#include "samples/mcmc/model.h"
-#include "samples/mcmc/sampler_config.h"
-#include "samples/mcmc/scalar_nuts.h"
-#include "samples/mcmc/targets/registry.h"
-#include "samples/mcmc/u_turn.h"
+#include "mcmc/chain_rng.h"
+#include "mcmc/draw_stats.h"
+#include "mcmc/warmup/initialize.h"
+#include "mcmc/model/model.h"
+#include "mcmc/sampler_config.h"
+#include "mcmc/scalar/scalar_nuts.h"
+#include "mcmc/model/targets/registry.h"
+#include "mcmc/scalar/u_turn.h"
 
 namespace autobatch::mcmc {
 namespace {

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "samples/mcmc/model.h"
-#include "samples/mcmc/sampler_config.h"
-#include "samples/mcmc/scalar_nuts.h"
+#include "mcmc/model/model.h"
+#include "mcmc/sampler_config.h"
+#include "mcmc/scalar/scalar_nuts.h"
 
 namespace autobatch::mcmc {
 

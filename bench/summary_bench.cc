@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "samples/mcmc/diagnostics.h"
+#include "mcmc/output/diagnostics.h"
 
 namespace autobatch::mcmc {
 namespace {

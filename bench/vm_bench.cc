@@ -23,7 +23,7 @@
 #include "passes/pipeline.h"
 #include "samples/fibonacci/fibonacci.h"
 #include "samples/peanuts/peanuts.h"
-#include "vm/run.h"
+#include "frontend/run.h"
 
 namespace autobatch {
 namespace {

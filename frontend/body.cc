@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "ir/overloaded.h"
-#include "ir/status.h"
+#include "support/overloaded.h"
+#include "support/status.h"
 
 namespace autobatch::frontend_internal {
 namespace {

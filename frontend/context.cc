@@ -11,9 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "frontend/body.h"
 #include "passes/pipeline.h"
-#include "vm/run.h"
+#include "frontend/run.h"
 #include "frontend/tidy.h"
-#include "ir/status.h"
+#include "support/status.h"
 #include "vm/inputs.h"
 
 namespace autobatch {

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "ir/overloaded.h"
-#include "ir/status.h"
+#include "support/overloaded.h"
+#include "support/status.h"
 
 namespace autobatch {
 namespace {

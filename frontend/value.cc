@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "frontend/body.h"
 #include "frontend/structs.h"
-#include "ir/status.h"
+#include "support/status.h"
 
 namespace autobatch {
 

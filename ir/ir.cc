@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "ir/overloaded.h"
+#include "support/overloaded.h"
 
 namespace autobatch {
 

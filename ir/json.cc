@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "ir/json_text.h"
-#include "ir/overloaded.h"
-#include "ir/status.h"
+#include "support/json_text.h"
+#include "support/overloaded.h"
+#include "support/status.h"
 
 namespace autobatch {
 namespace {

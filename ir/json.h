@@ -81,7 +81,7 @@ std::string DumpProgramJson(const Program& program, int indent = 2);
 // e.g. "... at /functions/0/blocks/2/ops/1/prim: unknown primitive \"foo\"".
 absl::StatusOr<Program> ProgramFromJson(const nlohmann::json& json);
 
-// Parses `text` (ParseJsonText, ir/json_text.h) and calls ProgramFromJson.
+// Parses `text` (ParseJsonText, support/json_text.h) and calls ProgramFromJson.
 // Malformed JSON, including a key given twice in one object, is an
 // InvalidArgument giving the byte position of the syntax error or the
 // duplicate's path.

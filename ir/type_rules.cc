@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "ir/status.h"
+#include "support/status.h"
 
 namespace autobatch {
 namespace {

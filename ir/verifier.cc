@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/overloaded.h"
+#include "support/overloaded.h"
 #include "ir/type_rules.h"
 
 namespace autobatch {

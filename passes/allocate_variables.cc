@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status.h"
-#include "passes/call_graph.h"
-#include "passes/definedness.h"
-#include "passes/liveness.h"
+#include "support/status.h"
+#include "passes/analysis/call_graph.h"
+#include "passes/analysis/definedness.h"
+#include "passes/analysis/liveness.h"
 
 namespace autobatch {
 

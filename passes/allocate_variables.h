@@ -9,7 +9,7 @@ namespace autobatch {
 
 // Sets Variable::storage for every variable (ir/ir.h, "Storage classes"):
 //   Full      live across a CallOp whose callee may write it: the variable
-//             is in CallMayWrite(module)[callee] (passes/call_graph.h),
+//             is in CallMayWrite(module)[callee] (passes/analysis/call_graph.h),
 //             i.e. the call may, directly or through any chain of calls
 //             including recursion, assign it or copy an argument into it.
 //   Null      otherwise, if nothing reads it: no op, no Branch, and it is
@@ -21,10 +21,10 @@ namespace autobatch {
 //             is live across can write it).
 // So the entry function's params and results are at least Register, a
 // function's params and results never Temporary, its results never Null.
-// Liveness is passes/liveness.h's activation-local analysis.
+// Liveness is passes/analysis/liveness.h's activation-local analysis.
 //
 // Requires: stage kTyped (after infer_types), a program that passes
-// VerifyProgram. Runs CheckDefinedBeforeUse (passes/definedness.h) first and
+// VerifyProgram. Runs CheckDefinedBeforeUse (passes/analysis/definedness.h) first and
 // returns its error, if any: the classes above assume that a live variable
 // has been assigned.
 // Guarantees: only storage classes change; stage = kAllocated.

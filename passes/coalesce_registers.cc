@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "passes/liveness.h"
+#include "passes/analysis/liveness.h"
 
 namespace autobatch {
 namespace {

@@ -10,10 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/overloaded.h"
-#include "ir/status.h"
+#include "support/overloaded.h"
+#include "support/status.h"
 #include "ir/type_rules.h"
-#include "passes/call_graph.h"
+#include "passes/analysis/call_graph.h"
 
 namespace autobatch {
 namespace {

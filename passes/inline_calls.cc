@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status.h"
-#include "passes/call_graph.h"
-#include "passes/cfg.h"
+#include "support/status.h"
+#include "passes/analysis/call_graph.h"
+#include "passes/analysis/cfg.h"
 
 namespace autobatch {
 namespace {

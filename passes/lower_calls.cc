@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "ir/overloaded.h"
-#include "ir/status.h"
-#include "passes/cfg.h"
-#include "passes/definedness.h"
-#include "passes/liveness.h"
+#include "support/overloaded.h"
+#include "support/status.h"
+#include "passes/analysis/cfg.h"
+#include "passes/analysis/definedness.h"
+#include "passes/analysis/liveness.h"
 
 namespace autobatch {
 namespace {

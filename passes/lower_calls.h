@@ -11,7 +11,7 @@ namespace autobatch {
 // classes and the stack discipline"); the invariant it establishes is:
 //
 //   At every point of an activation, a Full variable holds exactly one
-//   frame of that activation if it is live there (passes/liveness.h), and
+//   frame of that activation if it is live there (passes/analysis/liveness.h), and
 //   none otherwise.
 //
 // * A write to a Full variable pushes (it is dead just before the write).
@@ -33,7 +33,7 @@ namespace autobatch {
 //     the call is not copied nor popped: its value (and frame) is handed to
 //     the callee as is; if it lives on and is not Full (a param every
 //     recursive call passes through, see CallMayWrite in
-//     passes/call_graph.h), it is not copied either: the callee reads the
+//     passes/analysis/call_graph.h), it is not copied either: the callee reads the
 //     same value;
 //   - other arguments that are params of g written by the copies are first
 //     saved in new Temporaries "<name>.arg", and popped (if they die) before
@@ -55,7 +55,7 @@ namespace autobatch {
 //
 // Requires: stage kAllocated (after allocate_variables), a program that
 // passes VerifyProgram.
-// Errors: CheckDefinedBeforeUse's (passes/definedness.h): a live variable
+// Errors: CheckDefinedBeforeUse's (passes/analysis/definedness.h): a live variable
 // that may be unassigned, naming function, variable, block and source line.
 // Guarantees: no CallOp or Return remains; the program computes the same
 // per-lane results on the stack VM as the input on the reference

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "passes/cfg.h"
+#include "passes/analysis/cfg.h"
 
 namespace autobatch {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/printer.h"
-#include "ir/status.h"
+#include "support/status.h"
 #include "ir/verifier.h"
 #include "passes/allocate_variables.h"
 #include "passes/coalesce_copies.h"

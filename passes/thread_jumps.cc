@@ -4,8 +4,8 @@
 #include <optional>
 #include <vector>
 
-#include "ir/overloaded.h"
-#include "passes/cfg.h"
+#include "support/overloaded.h"
+#include "passes/analysis/cfg.h"
 
 namespace autobatch {
 namespace {

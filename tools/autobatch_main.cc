@@ -44,8 +44,8 @@
 #include "tools/sample_command.h"
 #include "tools/sample_programs.h"
 #include "tools/tensor_json.h"
-#include "vm/codegen.h"
-#include "vm/run.h"
+#include "codegen/codegen.h"
+#include "frontend/run.h"
 
 namespace autobatch {
 namespace {
@@ -280,7 +280,7 @@ struct CompileArgs {
   std::string output;
 };
 
-// Writes the fused blocks (vm/codegen.h) of the program as C++ source.
+// Writes the fused blocks (codegen/codegen.h) of the program as C++ source.
 int RunCompile(const CompileArgs& args) {
   if (absl::Status s = CheckSymbol(args.symbol); !s.ok()) return Fail(s);
   if (!args.output.empty() && IsDirectory(args.output)) {

@@ -21,11 +21,11 @@
 #include "absl/strings/str_cat.h"
 #include "backends/run_on_threads.h"
 #include "ir/printer.h"
-#include "ir/status.h"
-#include "samples/mcmc/batched_sampler.h"
-#include "samples/mcmc/progress.h"
-#include "samples/mcmc/sample.h"
-#include "samples/mcmc/targets/registry.h"
+#include "support/status.h"
+#include "mcmc/batched/batched_sampler.h"
+#include "mcmc/output/progress.h"
+#include "mcmc/sample.h"
+#include "mcmc/model/targets/registry.h"
 
 namespace autobatch {
 namespace {

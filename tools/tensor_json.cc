@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/json_text.h"
+#include "support/json_text.h"
 
 namespace autobatch {
 namespace {

@@ -1,5 +1,5 @@
 // Fused blocks: runs of a lowered program's ops compiled ahead of time into
-// one loop over the lanes (vm/codegen.h writes them as C++), which the stack
+// one loop over the lanes (codegen/codegen.h writes them as C++), which the stack
 // VM calls in place of running those ops one at a time.
 //
 // An interpreted compact block makes one pass over the running lanes per op,

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status.h"
+#include "support/status.h"
 
 namespace autobatch {
 namespace {

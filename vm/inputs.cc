@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status.h"
+#include "support/status.h"
 
 namespace autobatch {
 

@@ -154,7 +154,7 @@ struct CallOptions {
   int64_t max_stack_bytes = int64_t{8} << 30;
   // The stack VM runs these fused blocks (vm/fused_blocks.h; generated from
   // this very program by `autobatch compile` or EmitFusedBlocks in
-  // vm/codegen.h) in place of the ops they cover: in compact blocks, and in
+  // codegen/codegen.h) in place of the ops they cover: in compact blocks, and in
   // dense blocks that every lane runs (over a partial dense block the
   // kernels' passes are faster). Results are bit-identical without them. A
   // FusedProgram generated from another program is FailedPrecondition. The
@@ -163,7 +163,7 @@ struct CallOptions {
   // backend. Must outlive the call.
   const FusedProgram* fused_blocks = nullptr;
   // The stack VM runs fused blocks compiled for this program on first use
-  // (vm/jit.h: the build's C++ compiler, cached on disk), as if they had
+  // (codegen/jit.h: the build's C++ compiler, cached on disk), as if they had
   // been passed in fused_blocks; ignored when fused_blocks is set and by the
   // other executors. The JIT's errors (no compiler, compile or load
   // failure) fail the call.

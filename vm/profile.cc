@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "ir/status.h"
+#include "support/status.h"
 
 namespace autobatch {
 

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/kernels.h"
-#include "ir/overloaded.h"
-#include "ir/status.h"
+#include "support/overloaded.h"
+#include "support/status.h"
 #include "ir/type_rules.h"
 #include "vm/inputs.h"
 

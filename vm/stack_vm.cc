@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/lane_copy.h"
-#include "ir/overloaded.h"
+#include "support/overloaded.h"
 #include "vm/fused_blocks.h"
 #include "vm/inputs.h"
 #include "vm/run_support.h"

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "ir/overloaded.h"
+#include "support/overloaded.h"
 #include "vm/host_stack.h"
 #include "vm/inputs.h"
 #include "vm/run_support.h"

@@ -11,7 +11,7 @@
 #include "frontend/context.h"
 #include "ir/printer.h"
 #include "samples/fibonacci/fibonacci.h"
-#include "vm/run.h"
+#include "frontend/run.h"
 
 namespace {
 

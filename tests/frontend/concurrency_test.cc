@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/tensor.h"
 #include "frontend/context.h"
-#include "ir/status.h"
+#include "support/status.h"
 #include "samples/collatz/collatz.h"
 #include "samples/fibonacci/fibonacci.h"
 #include "samples/mutual_recursion/even_odd.h"

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/json.h"
-#include "ir/overloaded.h"
+#include "support/overloaded.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "tests/frontend/test_util.h"

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "frontend/context.h"
-#include "ir/overloaded.h"
+#include "support/overloaded.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "tests/frontend/test_util.h"

@@ -20,7 +20,7 @@
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
 #include "vm/options.h"
-#include "vm/run.h"
+#include "frontend/run.h"
 
 namespace autobatch {
 namespace {
@@ -101,7 +101,7 @@ std::vector<TensorType> EntryInputTypes(const Program& program) {
   return types;
 }
 
-// A model kernel's shape (samples/mcmc/model_kernel.h): q f64[d] -> (logp f64, grad f64[d]).
+// A model kernel's shape (mcmc/batched/model_kernel.h): q f64[d] -> (logp f64, grad f64[d]).
 bool IsModelShaped(const KernelSignature& sig) {
   return sig.inputs.size() == 1 && sig.outputs.size() == 2 &&
          sig.inputs[0].dtype == DType::kF64 && sig.inputs[0].Rank() == 1 &&

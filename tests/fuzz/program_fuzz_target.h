@@ -2,7 +2,7 @@
 //
 // RunFuzzInput treats `bytes` as the JSON form of a Program (ir/json.h) and
 // follows the path of `autobatch run` (tools/autobatch_main.cc): load, verify,
-// bind kernels, then RunProgram (vm/run.h) on the reference interpreter
+// bind kernels, then RunProgram (frontend/run.h) on the reference interpreter
 // (dry_run), the stackless VM and the stack VM, each compiling the program as
 // it needs. Inputs are synthesized deterministically from the bytes (see
 // kFuzzBatchSizes and SynthesizeInputs in the .cc); every user kernel the

@@ -14,7 +14,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ir/overloaded.h"
+#include "support/overloaded.h"
 #include "ir/printer.h"
 #include "ir/testing/fib_program.h"
 

@@ -10,7 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ir/overloaded.h"
+#include "support/overloaded.h"
 #include "ir/testing/fib_program.h"
 
 namespace autobatch {

@@ -2,7 +2,7 @@
 // values, the window schedule (against the documented windows and a
 // step-by-step model of Stan's window counter), Welford and the regularized
 // metric.
-#include "samples/mcmc/adaptation.h"
+#include "mcmc/warmup/adaptation.h"
 
 #include <cmath>
 #include <cstdint>

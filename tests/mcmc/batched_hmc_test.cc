@@ -2,7 +2,7 @@
 // ScalarHmc at several batch sizes, on both VMs and the reference
 // interpreter, in any lane order; jitter; divergence and NaN energies; full
 // batch utilization.
-#include "samples/mcmc/batched_hmc.h"
+#include "mcmc/batched/batched_hmc.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,10 +18,10 @@
 #include <gtest/gtest.h>
 
 #include "nlohmann/json.hpp"
-#include "samples/mcmc/batched_sampler.h"
+#include "mcmc/batched/batched_sampler.h"
 #include "tests/mcmc/batched_test_util.h"
-#include "samples/mcmc/scalar_nuts.h"
-#include "samples/mcmc/targets/registry.h"
+#include "mcmc/scalar/scalar_nuts.h"
+#include "mcmc/model/targets/registry.h"
 
 namespace autobatch::mcmc {
 namespace {

@@ -3,7 +3,7 @@
 // lane order; exact tree arithmetic, divergence and NaN energies; free-running
 // batch utilization; continuation across calls; per-chain step sizes and
 // metrics; argument errors.
-#include "samples/mcmc/batched_nuts.h"
+#include "mcmc/batched/batched_nuts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,10 +24,10 @@
 #include <gtest/gtest.h>
 
 #include "nlohmann/json.hpp"
-#include "samples/mcmc/batched_sampler.h"
+#include "mcmc/batched/batched_sampler.h"
 #include "tests/mcmc/batched_test_util.h"
-#include "samples/mcmc/scalar_nuts.h"
-#include "samples/mcmc/targets/registry.h"
+#include "mcmc/scalar/scalar_nuts.h"
+#include "mcmc/model/targets/registry.h"
 
 namespace autobatch::mcmc {
 namespace {

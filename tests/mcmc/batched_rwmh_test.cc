@@ -3,7 +3,7 @@
 // lane order), and of the two user kernels every batched sampler uses: the
 // model kernel and the draw recorder (active lanes only, junk tolerated,
 // bounds checked).
-#include "samples/mcmc/batched_rwmh.h"
+#include "mcmc/batched/batched_rwmh.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,13 +20,13 @@
 #include <gtest/gtest.h>
 
 #include "nlohmann/json.hpp"
-#include "samples/mcmc/batched_sampler.h"
+#include "mcmc/batched/batched_sampler.h"
 #include "tests/mcmc/batched_test_util.h"
-#include "samples/mcmc/draw_recorder.h"
-#include "samples/mcmc/model_kernel.h"
-#include "samples/mcmc/scalar_nuts.h"
-#include "samples/mcmc/targets/registry.h"
-#include "vm/run.h"
+#include "mcmc/batched/draw_recorder.h"
+#include "mcmc/batched/model_kernel.h"
+#include "mcmc/scalar/scalar_nuts.h"
+#include "mcmc/model/targets/registry.h"
+#include "frontend/run.h"
 
 namespace autobatch::mcmc {
 namespace {

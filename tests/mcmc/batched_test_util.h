@@ -12,9 +12,9 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "samples/mcmc/batched_sampler.h"
-#include "samples/mcmc/scalar_nuts.h"
-#include "samples/mcmc/targets/registry.h"
+#include "mcmc/batched/batched_sampler.h"
+#include "mcmc/scalar/scalar_nuts.h"
+#include "mcmc/model/targets/registry.h"
 
 namespace autobatch::mcmc {
 

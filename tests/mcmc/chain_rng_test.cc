@@ -1,6 +1,6 @@
 // Tests of ChainRng: keys, counter discipline, and agreement with the Philox
 // helpers that define the random_* primitives.
-#include "samples/mcmc/chain_rng.h"
+#include "mcmc/chain_rng.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,6 +1,6 @@
-// Tests for samples/mcmc/diagnostics: golden values on Stan's bern files,
+// Tests for mcmc/output/diagnostics: golden values on Stan's bern files,
 // hand-checked small cases, synthetic chains and the NaN rules.
-#include "samples/mcmc/diagnostics.h"
+#include "mcmc/output/diagnostics.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "samples/mcmc/stan_csv.h"
+#include "mcmc/output/stan_csv.h"
 
 namespace autobatch::mcmc {
 namespace {

@@ -1,5 +1,5 @@
 // Tests for the finite-difference gradient check.
-#include "samples/mcmc/gradient_check.h"
+#include "mcmc/model/gradient_check.h"
 
 #include <cmath>
 #include <limits>

@@ -1,5 +1,5 @@
 // Tests for Stan-style chain initialization.
-#include "samples/mcmc/initialize.h"
+#include "mcmc/warmup/initialize.h"
 
 #include <cmath>
 #include <limits>

@@ -1,6 +1,6 @@
 // Tests for the Model interface helpers: sizes, names, transforms and the
 // default batched kernel.
-#include "samples/mcmc/model.h"
+#include "mcmc/model/model.h"
 
 #include <cmath>
 #include <cstring>

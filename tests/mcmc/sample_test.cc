@@ -1,7 +1,7 @@
 // Tests of Sample(): free-running warmup equals the scalar warmup bit for bit,
 // chunked sampling continues the scalar chain, moments of a known target,
 // Stan CSV round trip, summary text and JSON, progress and option errors.
-#include "samples/mcmc/sample.h"
+#include "mcmc/sample.h"
 
 #include <sys/stat.h>
 
@@ -16,10 +16,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "samples/mcmc/initialize.h"
-#include "samples/mcmc/scalar_nuts.h"
-#include "samples/mcmc/scalar_warmup.h"
-#include "samples/mcmc/targets/registry.h"
+#include "mcmc/warmup/initialize.h"
+#include "mcmc/scalar/scalar_nuts.h"
+#include "mcmc/scalar/scalar_warmup.h"
+#include "mcmc/model/targets/registry.h"
 
 namespace autobatch::mcmc {
 namespace {

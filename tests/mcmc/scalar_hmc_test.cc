@@ -1,6 +1,6 @@
 // Tests of ScalarHmc: the documented transition replayed step by step, draw
 // counts, divergence and NaN handling, long-run moments and determinism.
-#include "samples/mcmc/scalar_hmc.h"
+#include "mcmc/scalar/scalar_hmc.h"
 
 #include <cmath>
 #include <cstdint>
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "samples/mcmc/diagnostics.h"
-#include "samples/mcmc/scalar_nuts.h"
+#include "mcmc/output/diagnostics.h"
+#include "mcmc/scalar/scalar_nuts.h"
 
 namespace autobatch::mcmc {
 namespace {

@@ -2,7 +2,7 @@
 // tree arithmetic, divergence, the random-draw order, agreement with a
 // straightforward Stan-style implementation, long-run moments and
 // determinism across chain sets.
-#include "samples/mcmc/scalar_nuts.h"
+#include "mcmc/scalar/scalar_nuts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,8 +19,8 @@
 #include "backends/kernels.h"
 #include "gtest/gtest.h"
 #include "ir/ir.h"
-#include "samples/mcmc/diagnostics.h"
-#include "samples/mcmc/targets/mock_targets.h"
+#include "mcmc/output/diagnostics.h"
+#include "mcmc/model/targets/mock_targets.h"
 
 namespace autobatch::mcmc {
 namespace {

@@ -1,6 +1,6 @@
 // Tests of ScalarRwmh: the documented transition replayed, NaN handling,
 // long-run moments and determinism.
-#include "samples/mcmc/scalar_rwmh.h"
+#include "mcmc/scalar/scalar_rwmh.h"
 
 #include <cmath>
 #include <cstdint>
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "samples/mcmc/diagnostics.h"
-#include "samples/mcmc/scalar_nuts.h"
+#include "mcmc/output/diagnostics.h"
+#include "mcmc/scalar/scalar_nuts.h"
 
 namespace autobatch::mcmc {
 namespace {

@@ -1,7 +1,7 @@
 // Tests of the step-size heuristic, the scalar warmup driver (its recipe and
 // draw order, options, errors, and adaptation quality on the ill-conditioned
 // Gaussian) and the adapted-parameters JSON file.
-#include "samples/mcmc/scalar_warmup.h"
+#include "mcmc/scalar/scalar_warmup.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,10 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "gtest/gtest.h"
-#include "samples/mcmc/initialize.h"
-#include "samples/mcmc/scalar_hmc.h"
-#include "samples/mcmc/scalar_nuts.h"
-#include "samples/mcmc/targets/registry.h"
+#include "mcmc/warmup/initialize.h"
+#include "mcmc/scalar/scalar_hmc.h"
+#include "mcmc/scalar/scalar_nuts.h"
+#include "mcmc/model/targets/registry.h"
 
 namespace autobatch::mcmc {
 namespace {

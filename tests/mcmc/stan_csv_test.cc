@@ -1,6 +1,6 @@
-// Tests for samples/mcmc/stan_csv: reading CmdStan's files, writing the same
+// Tests for mcmc/output/stan_csv: reading CmdStan's files, writing the same
 // layout back, exact round trips and every error path.
-#include "samples/mcmc/stan_csv.h"
+#include "mcmc/output/stan_csv.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // Bonferroni-corrected MCSE bounds, diagnostics that detect failure (bimodal
 // R-hat, funnel divergences) and one-step conservation (KS/DKW bounds).
 //
-// The tests run the scalar reference samplers (samples/mcmc/scalar_*.h) and
+// The tests run the scalar reference samplers (mcmc/scalar/scalar_*.h) and
 // the scalar warmup (scalar_warmup.h). tests/mcmc/batched_{nuts,hmc,rwmh}_test.cc
 // prove the batched samplers bit-identical per chain to these, and
 // sample_test.cc proves Sample()'s warmup and sampling bit-identical to
@@ -39,19 +39,19 @@
 #include <nlohmann/json.hpp>
 
 #include "gtest/gtest.h"
-#include "samples/mcmc/chain_rng.h"
-#include "samples/mcmc/diagnostics.h"
-#include "samples/mcmc/draw_stats.h"
-#include "samples/mcmc/initialize.h"
-#include "samples/mcmc/model.h"
-#include "samples/mcmc/sampler_config.h"
-#include "samples/mcmc/scalar_hmc.h"
-#include "samples/mcmc/scalar_nuts.h"
-#include "samples/mcmc/scalar_rwmh.h"
-#include "samples/mcmc/scalar_warmup.h"
-#include "samples/mcmc/targets/beta_bernoulli.h"
-#include "samples/mcmc/targets/registry.h"
-#include "samples/mcmc/targets/target.h"
+#include "mcmc/chain_rng.h"
+#include "mcmc/output/diagnostics.h"
+#include "mcmc/draw_stats.h"
+#include "mcmc/warmup/initialize.h"
+#include "mcmc/model/model.h"
+#include "mcmc/sampler_config.h"
+#include "mcmc/scalar/scalar_hmc.h"
+#include "mcmc/scalar/scalar_nuts.h"
+#include "mcmc/scalar/scalar_rwmh.h"
+#include "mcmc/scalar/scalar_warmup.h"
+#include "mcmc/model/targets/beta_bernoulli.h"
+#include "mcmc/model/targets/registry.h"
+#include "mcmc/model/targets/target.h"
 
 namespace autobatch::mcmc {
 namespace {

@@ -14,15 +14,15 @@
 
 #include "backends/random.h"
 #include "gtest/gtest.h"
-#include "samples/mcmc/gradient_check.h"
-#include "samples/mcmc/targets/ar1.h"
-#include "samples/mcmc/targets/beta_bernoulli.h"
-#include "samples/mcmc/targets/bimodal.h"
-#include "samples/mcmc/targets/eight_schools.h"
-#include "samples/mcmc/targets/ill_conditioned.h"
-#include "samples/mcmc/targets/logistic_regression.h"
-#include "samples/mcmc/targets/mock_targets.h"
-#include "samples/mcmc/targets/registry.h"
+#include "mcmc/model/gradient_check.h"
+#include "mcmc/model/targets/ar1.h"
+#include "mcmc/model/targets/beta_bernoulli.h"
+#include "mcmc/model/targets/bimodal.h"
+#include "mcmc/model/targets/eight_schools.h"
+#include "mcmc/model/targets/ill_conditioned.h"
+#include "mcmc/model/targets/logistic_regression.h"
+#include "mcmc/model/targets/mock_targets.h"
+#include "mcmc/model/targets/registry.h"
 
 namespace autobatch::mcmc {
 namespace {

@@ -1,8 +1,8 @@
-// Tests of WarmupAdapter (samples/mcmc/warmup_adapter.h) called directly:
+// Tests of WarmupAdapter (mcmc/warmup/warmup_adapter.h) called directly:
 // its errors name the chain and warmup iteration, inactive lanes are not
 // touched, and out-of-range slots are refused. (sample_test.cc checks that a
 // whole warmup through it equals RunScalarWarmup bit for bit.)
-#include "samples/mcmc/warmup_adapter.h"
+#include "mcmc/warmup/warmup_adapter.h"
 
 #include <cmath>
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "samples/mcmc/targets/registry.h"
+#include "mcmc/model/targets/registry.h"
 
 namespace autobatch::mcmc {
 namespace {

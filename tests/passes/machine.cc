@@ -7,8 +7,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "ir/overloaded.h"
-#include "ir/status.h"
+#include "support/overloaded.h"
+#include "support/status.h"
 
 namespace autobatch::testing {
 namespace {

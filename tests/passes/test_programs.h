@@ -96,7 +96,7 @@ Program MakeLoopToEntryProgram();
 
 // scale(k, n) -> r: n <= 0 ? k : scale(k, n - 1) + k, i.e. k (n + 1) for
 // n >= 0. The recursive call passes k through unchanged and k is read after
-// it, so k needs no stack (passes/call_graph.h, CallMayWrite). Entry scale;
+// it, so k needs no stack (passes/analysis/call_graph.h, CallMayWrite). Entry scale;
 // i64. File "scale.cc".
 Program MakeScaleProgram();
 

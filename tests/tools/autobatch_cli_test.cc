@@ -138,7 +138,7 @@ TEST(CliTest, DuplicateJsonKeysAreErrors) {
 // A lowered dump prints as it is with --stage lowered, and runs like the
 // sample: pea-nuts' tree lists its x as both param and result
 // (coalesce_registers), which the JSON form keeps.
-// `autobatch compile` writes a program's fused blocks (vm/codegen.h): the
+// `autobatch compile` writes a program's fused blocks (codegen/codegen.h): the
 // same source from the sample and from its lowered JSON dump (one program,
 // one fingerprint), and clear errors for a bad symbol or an unwritable file.
 TEST(CliTest, CompileWritesFusedBlocks) {

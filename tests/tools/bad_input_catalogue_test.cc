@@ -50,10 +50,10 @@
 #include "ir/json.h"
 #include "nlohmann/json.hpp"
 #include "passes/pipeline.h"
-#include "samples/mcmc/batched_sampler.h"
-#include "samples/mcmc/model.h"
-#include "samples/mcmc/sample.h"
-#include "vm/run.h"
+#include "mcmc/batched/batched_sampler.h"
+#include "mcmc/model/model.h"
+#include "mcmc/sample.h"
+#include "frontend/run.h"
 
 namespace autobatch {
 namespace {

@@ -21,7 +21,7 @@
 #include "samples/mutual_recursion/even_odd.h"
 #include "samples/peanuts/peanuts.h"
 #include "tests/passes/test_programs.h"
-#include "vm/run.h"
+#include "frontend/run.h"
 
 namespace autobatch {
 namespace {
@@ -393,7 +393,7 @@ TEST_P(DifferentialTest, LanesAtDifferentRecursionDepths) {
 }
 
 // The shape of NUTS's build_tree: `key` goes through every recursive call
-// unchanged (a Register, no stack: passes/call_graph.h, CallMayWrite), and
+// unchanged (a Register, no stack: passes/analysis/call_graph.h, CallMayWrite), and
 // the second subtree's results come back in the result registers and are
 // merged by selects that read and write the same register (coalesce_registers
 // folds the copies that saved them).

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tests/vm/fused_test_programs.h"
-#include "vm/codegen.h"
+#include "codegen/codegen.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -1,4 +1,4 @@
-// Fused blocks (vm/codegen.h, vm/fused_blocks.h): the code generated at build
+// Fused blocks (codegen/codegen.h, vm/fused_blocks.h): the code generated at build
 // time for the test programs (emit_fused_test_blocks) gives the stack VM's
 // bits on every program, executor variant and batch size; the VM refuses
 // fused blocks of another program; the planner fuses what it may and only
@@ -14,13 +14,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/primitives.h"
-#include "samples/mcmc/batched_sampler.h"
+#include "mcmc/batched/batched_sampler.h"
 #include "tests/backends/op_cases.h"
 #include "passes/pipeline.h"
 #include "tests/vm/fused_test_programs.h"
-#include "vm/codegen.h"
+#include "codegen/codegen.h"
 #include "vm/fused_blocks.h"
-#include "vm/run.h"
+#include "frontend/run.h"
 
 // Generated into the build tree by emit_fused_test_blocks.
 const autobatch::FusedProgram& FusedBlocks_all_ops();

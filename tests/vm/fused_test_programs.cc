@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "ir/status.h"
+#include "support/status.h"
 #include "passes/pipeline.h"
 #include "samples/collatz/collatz.h"
 #include "samples/fibonacci/fibonacci.h"

@@ -13,8 +13,8 @@
 #include "backends/tensor.h"
 #include "frontend/context.h"
 #include "ir/ir.h"
-#include "samples/mcmc/batched_sampler.h"
-#include "samples/mcmc/targets/registry.h"
+#include "mcmc/batched/batched_sampler.h"
+#include "mcmc/model/targets/registry.h"
 
 namespace autobatch::testing {
 

@@ -12,7 +12,7 @@
 #include "passes/pipeline.h"
 #include "samples/fibonacci/fibonacci.h"
 #include "samples/peanuts/peanuts.h"
-#include "vm/run.h"
+#include "frontend/run.h"
 #include "vm/stack_vm.h"
 
 namespace autobatch {

@@ -1,0 +1,677 @@
+// Ahead-of-time code generation of fused blocks (see codegen.h).
+#include "codegen/codegen.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "backends/kernels.h"
+#include "ir/printer.h"
+#include "ir/primitives.h"
+#include "support/status.h"
+#include "vm/fused_blocks.h"
+
+namespace autobatch {
+namespace {
+
+// `text` made safe for a `//` comment of the generated source: printable
+// ASCII but the backslash (a line splice) is kept; anything else, line ends
+// and carriage returns among them, becomes '?'. Names come from the
+// program, which may come from a file: unsanitized, a name holding a line
+// end would put the rest of it into the compiled code.
+std::string CommentText(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u > 0x7e || c == '\\') c = '?';
+  }
+  return out;
+}
+
+bool FusablePrimitive(Primitive p) {
+  using P = Primitive;
+  switch (p) {
+    case P::kConstant: case P::kFillLike: case P::kCopy: case P::kSelect: case P::kCast:
+    case P::kBroadcast: case P::kSlice: case P::kConcat: case P::kAdd: case P::kSub:
+    case P::kMul: case P::kDiv: case P::kMod: case P::kMin: case P::kMax: case P::kNeg:
+    case P::kAbs: case P::kSqrt: case P::kFloor: case P::kPow: case P::kLt: case P::kLe:
+    case P::kGt: case P::kGe: case P::kEq: case P::kNe: case P::kAnd: case P::kOr:
+    case P::kNot: case P::kReduceSum: case P::kDot: case P::kSquaredNorm: case P::kMatVec:
+    case P::kRandomUniform: case P::kRandomNormal: case P::kExp: case P::kLog:
+    case P::kLog1p: case P::kExpm1: case P::kTanh:
+      return true;
+    // Not a function of the lane alone, or not ours.
+    case P::kMatVecBatched: case P::kUserKernel:
+      return false;
+  }
+  return false;
+}
+
+// The C++ type of an element as computed, and as stored (bool: one byte).
+std::string CType(DType d) {
+  switch (d) {
+    case DType::kF64: return "double";
+    case DType::kF32: return "float";
+    case DType::kI64: return "int64_t";
+    case DType::kI32: return "int32_t";
+    case DType::kBool: return "bool";
+    case DType::kU64: return "uint64_t";
+  }
+  return "?";
+}
+std::string StoredType(DType d) { return d == DType::kBool ? "uint8_t" : CType(d); }
+
+// A C++ expression of type StoredType(d) with exactly these bytes.
+std::string StoredLiteral(DType d, const std::byte* bytes) {
+  switch (DTypeSize(d)) {
+    case 1: {
+      uint8_t v;
+      std::memcpy(&v, bytes, 1);
+      return absl::StrCat("uint8_t{", v, "}");
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, bytes, 4);
+      return absl::StrFormat("std::bit_cast<%s>(uint32_t{0x%08x})", StoredType(d), v);
+    }
+    default: {
+      uint64_t v;
+      std::memcpy(&v, bytes, 8);
+      return absl::StrFormat("std::bit_cast<%s>(uint64_t{0x%016x})", StoredType(d), v);
+    }
+  }
+}
+
+std::string Local(VarId v) { return absl::StrCat("v", v.value); }
+
+// Generates the code of one op (a block of statements) and the file-scope
+// constants it needs, or says the op cannot be fused.
+class OpEmitter {
+ public:
+  OpEmitter(const Module& module, std::string* constants, int* next_constant)
+      : module_(module), constants_(constants), next_constant_(next_constant) {}
+
+  // The statements computing `op` for one lane into the locals, or nullopt
+  // if the op is not fusable or does not type-check (the interpreter then
+  // runs it and reports the error).
+  std::optional<std::string> Emit(const PrimOp& op) {
+    if (!FusablePrimitive(op.prim) || op.outputs.size() != 1) return std::nullopt;
+    const int arity = Info(op.prim).num_inputs;
+    if (arity >= 0 ? op.inputs.size() != static_cast<size_t>(arity) : op.inputs.empty()) {
+      return std::nullopt;
+    }
+    for (VarId v : op.inputs) {
+      if (!module_.var(v).type || Elements(v) > kMaxFusedElements) return std::nullopt;
+    }
+    const VarId out = op.outputs[0];
+    if (!module_.var(out).type || Elements(out) > kMaxFusedElements) return std::nullopt;
+    if (module_.var(out).storage == StorageClass::kFull &&
+        std::find(op.in_place.begin(), op.in_place.end(), out) == op.in_place.end()) {
+      return std::nullopt;  // pushes a frame
+    }
+    std::optional<std::string> body = Body(op);
+    if (!body) return std::nullopt;
+    const std::string stored = StoredType(Type(out).dtype);
+    const int64_t n = Elements(out);
+    const std::string comment = CommentText(PrintOp(module_, Op(op)));
+    // Every op but matvec computes each (lane, element) of its result from
+    // the same (lane, element) of its operands, or from values it read
+    // before (reductions), so it may write its result in place even when
+    // the result is an operand; a matvec writes a copy first.
+    if (op.prim == Primitive::kMatVec &&
+        std::find(op.inputs.begin(), op.inputs.end(), out) != op.inputs.end()) {
+      return absl::StrCat("    {  // ", comment, "\n      alignas(64) ", stored, " r[",
+                          std::max<int64_t>(n, 1) * kFusedChunk, "];\n", *body,
+                          "      for (int64_t i = 0; i < ", n * kFusedChunk, "; ++i) ",
+                          Local(out), "[i] = r[i];\n    }\n");
+    }
+    return absl::StrCat("    {  // ", comment, "\n      ", stored, "* const r = ", Local(out),
+                        ";\n", *body, "    }\n");
+  }
+
+ private:
+  const TensorType& Type(VarId v) const { return *module_.var(v).type; }
+  int64_t Elements(VarId v) const { return Type(v).NumElements(); }
+  DType Dt(VarId v) const { return Type(v).dtype; }
+
+
+  // `r[k, e] = expr;` for the chunk's lanes k and the n elements e.
+  static std::string Loop(int64_t n, const std::string& expr) {
+    if (n == 1) {
+      return absl::StrCat("      for (int64_t k = 0; k < K; ++k) {\n        const int64_t e = 0;\n",
+                          "        r[k] = ", expr, ";\n      }\n");
+    }
+    return absl::StrCat("      for (int64_t k = 0; k < K; ++k) {\n",
+                        "        for (int64_t e = 0; e < ", n, "; ++e) r[k * ", n, " + e] = ", expr,
+                        ";\n      }\n");
+  }
+
+  // Element e of `v` in lane k, or element 0 if `v` is a scalar broadcast
+  // over n.
+  std::string At(VarId v) const {
+    const int64_t m = Elements(v);
+    if (m == 1) return absl::StrCat(Local(v), "[k]");
+    return absl::StrCat(Local(v), "[k * ", m, " + e]");
+  }
+
+  // Element-wise binary operands broadcast to the output (CheckBinary).
+  bool Broadcasts(const PrimOp& op) const {
+    const int64_t na = Elements(op.inputs[0]), nb = Elements(op.inputs[1]);
+    const int64_t n = Elements(op.outputs[0]);
+    return Dt(op.inputs[0]) == Dt(op.inputs[1]) && n == std::max(na, nb) &&
+           (na == n || na == 1) && (nb == n || nb == 1);
+  }
+
+  std::string NewConstant(const std::string& type, const std::vector<std::string>& values) {
+    const std::string name = absl::StrCat("kConstant", (*next_constant_)++);
+    absl::StrAppend(constants_, "alignas(64) constexpr ", type, " ", name, "[",
+                    std::max<size_t>(values.size(), 1), "] = {");
+    for (size_t i = 0; i < values.size(); ++i) {
+      absl::StrAppend(constants_, i == 0 ? "" : ",", i % 4 == 0 ? "\n    " : " ", values[i]);
+    }
+    absl::StrAppend(constants_, "};\n");
+    return name;
+  }
+
+  std::optional<std::string> Body(const PrimOp& op) {
+    using P = Primitive;
+    const VarId out = op.outputs[0];
+    const DType od = Dt(out);
+    const int64_t n = Elements(out);
+    const std::string t = CType(od);
+    const auto in = [&](size_t k) { return op.inputs[k]; };
+    switch (op.prim) {
+      case P::kConstant:
+      case P::kFillLike: {
+        // The bytes the kernel writes, computed here by the kernel itself.
+        if (op.prim == P::kFillLike && (Dt(in(0)) != od || Elements(in(0)) != n)) {
+          return std::nullopt;
+        }
+        const int64_t bytes = n * DTypeSize(od);
+        std::vector<std::byte> zeros(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
+        std::vector<std::byte> value(zeros.size());
+        std::vector<ConstLanesView> ins;
+        for (VarId v : op.inputs) ins.push_back({Type(v), zeros.data()});
+        const LanesView outs[1] = {{Type(out), value.data()}};
+        if (!RunPrimitive(op, ins, outs, /*num_lanes=*/1, /*kernels=*/nullptr).ok()) {
+          return std::nullopt;
+        }
+        std::vector<std::string> values;
+        for (int64_t e = 0; e < n; ++e) {
+          values.push_back(StoredLiteral(od, value.data() + e * DTypeSize(od)));
+        }
+        return Loop(n, absl::StrCat(NewConstant(StoredType(od), values), "[e]"));
+      }
+      case P::kCopy:
+        if (Type(in(0)).dtype != od || Elements(in(0)) != n) return std::nullopt;
+        return Loop(n, At(in(0)));
+      case P::kSelect: {
+        const int64_t nc = Elements(in(0));
+        if (Dt(in(0)) != DType::kBool || Dt(in(1)) != od || Dt(in(2)) != od ||
+            Elements(in(1)) != n || Elements(in(2)) != n || (nc != 1 && nc != n)) {
+          return std::nullopt;
+        }
+        return Loop(n, absl::StrCat("(", At(in(0)), " != 0) ? ", At(in(1)), " : ",
+                                    At(in(2))));
+      }
+      case P::kCast:
+        if ((op.attrs.dtype && *op.attrs.dtype != od) || Elements(in(0)) != n) {
+          return std::nullopt;
+        }
+        return Loop(n, absl::StrFormat("E::Store<%s>(E::Convert<%s>(E::Load<%s>(%s)))", t, t,
+                                       CType(Dt(in(0))), At(in(0))));
+      case P::kBroadcast:
+        if (Elements(in(0)) != 1 || Dt(in(0)) != od) return std::nullopt;
+        return Loop(n, absl::StrCat(Local(in(0)), "[k]"));
+      case P::kSlice: {
+        const std::vector<int64_t>& ints = op.attrs.ints;
+        const int64_t size_in = Elements(in(0));
+        if (ints.size() != 2 || ints[0] < 0 || ints[1] < 0 || ints[0] > size_in ||
+            ints[1] > size_in - ints[0] || ints[1] != n || Dt(in(0)) != od) {
+          return std::nullopt;
+        }
+        return Loop(n, absl::StrCat(Local(in(0)), "[k * ", size_in, " + ", ints[0], " + e]"));
+      }
+      case P::kConcat: {
+        std::string code;
+        int64_t offset = 0;
+        for (VarId v : op.inputs) {
+          if (Dt(v) != od) return std::nullopt;
+          absl::StrAppend(&code, "      for (int64_t k = 0; k < K; ++k) {\n",
+                          "        for (int64_t e = 0; e < ", Elements(v), "; ++e) r[k * ", n,
+                          " + ", offset, " + e] = ", Local(v), "[k * ", Elements(v),
+                          " + e];\n      }\n");
+          offset += Elements(v);
+        }
+        if (offset != n) return std::nullopt;
+        return code;
+      }
+      case P::kAdd: case P::kSub: case P::kMul: case P::kDiv: case P::kMod: case P::kMin:
+      case P::kMax: {
+        if (od == DType::kBool || Dt(in(0)) != od || !Broadcasts(op)) return std::nullopt;
+        const char* fn = op.prim == P::kAdd   ? "Add"
+                         : op.prim == P::kSub ? "Sub"
+                         : op.prim == P::kMul ? "Mul"
+                         : op.prim == P::kDiv ? "Div"
+                         : op.prim == P::kMod ? "Mod"
+                         : op.prim == P::kMin ? "Min"
+                                              : "Max";
+        return Loop(n, absl::StrFormat("E::Canon(E::%s<%s>(%s, %s))", fn, t, At(in(0)),
+                                       At(in(1))));
+      }
+      case P::kPow:
+        if (!IsFloat(od) || Dt(in(0)) != od || !Broadcasts(op)) return std::nullopt;
+        return Loop(n, absl::StrFormat(
+                           "E::Canon(static_cast<%s>(E::Pow(static_cast<double>(%s), "
+                           "static_cast<double>(%s))))",
+                           t, At(in(0)), At(in(1))));
+      case P::kNeg: case P::kAbs:
+        if (od == DType::kBool || Dt(in(0)) != od || Elements(in(0)) != n) return std::nullopt;
+        return Loop(n, absl::StrFormat("E::Canon(E::%s<%s>(%s))",
+                                       op.prim == P::kNeg ? "Neg" : "Abs", t, At(in(0))));
+      case P::kSqrt: case P::kFloor:
+        if (!IsFloat(od) || Dt(in(0)) != od || Elements(in(0)) != n) return std::nullopt;
+        return Loop(n, absl::StrFormat("E::Canon(std::%s(%s))",
+                                       op.prim == P::kSqrt ? "sqrt" : "floor", At(in(0))));
+      case P::kLt: case P::kLe: case P::kGt: case P::kGe: case P::kEq: case P::kNe: {
+        if (od != DType::kBool || !Broadcasts(op)) return std::nullopt;
+        const char* cmp = op.prim == P::kLt   ? "<"
+                          : op.prim == P::kLe ? "<="
+                          : op.prim == P::kGt ? ">"
+                          : op.prim == P::kGe ? ">="
+                          : op.prim == P::kEq ? "=="
+                                              : "!=";
+        const std::string a = CType(Dt(in(0)));
+        return Loop(n, absl::StrFormat("E::Store<bool>(E::Load<%s>(%s) %s E::Load<%s>(%s))", a,
+                                       At(in(0)), cmp, a, At(in(1))));
+      }
+      case P::kAnd: case P::kOr:
+        if (od != DType::kBool || Dt(in(0)) != DType::kBool || !Broadcasts(op)) {
+          return std::nullopt;
+        }
+        return Loop(n, absl::StrFormat("E::Store<bool>(E::Load<bool>(%s) %s E::Load<bool>(%s))",
+                                       At(in(0)), op.prim == P::kAnd ? "&&" : "||",
+                                       At(in(1))));
+      case P::kNot:
+        if (od != DType::kBool || Dt(in(0)) != od || Elements(in(0)) != n) return std::nullopt;
+        return Loop(n, absl::StrCat("E::Store<bool>(!E::Load<bool>(", At(in(0)), "))"));
+      case P::kReduceSum: case P::kSquaredNorm: case P::kDot: {
+        const DType d = Dt(in(0));
+        const int64_t m = Elements(in(0));
+        if (d == DType::kBool || od != d || n != 1) return std::nullopt;
+        if (op.prim == P::kDot && (Dt(in(1)) != d || Elements(in(1)) != m)) return std::nullopt;
+        const std::string ct = CType(d);
+        const std::string a = Local(in(0));
+        auto term = [&](const std::string& i) {
+          const std::string at = absl::StrCat("[k * ", m, " + ", i, "]");
+          if (op.prim == P::kReduceSum) return absl::StrCat(a, at);
+          const std::string b = op.prim == P::kDot ? Local(in(1)) : a;
+          return absl::StrFormat("E::Mul<%s>(%s%s, %s%s)", ct, a, at, b, at);
+        };
+        return absl::StrCat(
+            "      for (int64_t k = 0; k < K; ++k) {\n", "        ", ct, " acc = ",
+            m > 0 ? term("0") : ct + "{0}", ";\n", "        for (int64_t i = 1; i < ", m,
+            "; ++i) acc = E::Add<", ct, ">(acc, ", term("i"), ");\n",
+            "        r[k] = E::Canon(acc);\n      }\n");
+      }
+      case P::kMatVec: {
+        const DenseMatrix* mat = op.attrs.matrix.get();
+        const DType d = Dt(in(0));
+        if (mat == nullptr || !IsFloat(d) || od != d || mat->rows < 0 || mat->cols < 0 ||
+            static_cast<int64_t>(mat->data.size()) != mat->rows * mat->cols ||
+            Elements(in(0)) != mat->cols || n != mat->rows) {
+          return std::nullopt;
+        }
+        const int64_t rows = mat->rows, cols = mat->cols;
+        if (rows == 0) return std::string();
+        if (cols == 0) return Loop(n, absl::StrCat(t, "{0}"));
+        // Column-major, converted to the operand's dtype, as the kernel does.
+        std::vector<std::string> values;
+        for (int64_t j = 0; j < cols; ++j) {
+          for (int64_t i = 0; i < rows; ++i) {
+            const double x = mat->data[static_cast<size_t>(i * cols + j)];
+            if (d == DType::kF32) {
+              const float f = static_cast<float>(x);
+              values.push_back(StoredLiteral(d, reinterpret_cast<const std::byte*>(&f)));
+            } else {
+              values.push_back(StoredLiteral(d, reinterpret_cast<const std::byte*>(&x)));
+            }
+          }
+        }
+        const std::string m = NewConstant(t, values);
+        const std::string x = Local(in(0));
+        return absl::StrCat(
+            "      for (int64_t k = 0; k < K; ++k) {\n", "        ", t, "* o = r + k * ", rows,
+            ";\n", "        const ", t, "* xk = ", x, " + k * ", cols, ";\n",
+            "        for (int64_t i = 0; i < ", rows, "; ++i) o[i] = ", m, "[i] * xk[0];\n",
+            "        for (int64_t j = 1; j < ", cols, "; ++j) {\n",
+            "          for (int64_t i = 0; i < ", rows, "; ++i) o[i] = o[i] + ", m, "[j * ",
+            rows, " + i] * xk[j];\n", "        }\n",
+            "        for (int64_t i = 0; i < ", rows, "; ++i) o[i] = E::Canon(o[i]);\n",
+            "      }\n");
+      }
+      case P::kRandomUniform: case P::kRandomNormal: {
+        for (size_t k = 0; k < 2; ++k) {
+          if (Dt(in(k)) != DType::kU64 || Elements(in(k)) != 1) return std::nullopt;
+        }
+        if (od != DType::kF64) return std::nullopt;
+        return absl::StrCat("      autobatch::RandomLanes(", Local(in(0)), ", ", Local(in(1)),
+                            ", K, ", n, ", /*normal=*/",
+                            op.prim == P::kRandomNormal ? "true" : "false", ", r);\n");
+      }
+      case P::kExp: case P::kLog: case P::kLog1p: case P::kExpm1: case P::kTanh: {
+        if (!IsFloat(od) || Dt(in(0)) != od || Elements(in(0)) != n) return std::nullopt;
+        const char* fn = op.prim == P::kExp     ? "kExp"
+                         : op.prim == P::kLog   ? "kLog"
+                         : op.prim == P::kLog1p ? "kLog1p"
+                         : op.prim == P::kExpm1 ? "kExpm1"
+                                                : "kTanh";
+        return absl::StrCat("      E::EvalTranscendental(E::Transcendental::", fn, ", ",
+                            Local(in(0)), ", r, ", n * kFusedChunk, ");\n");
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  const Module& module_;
+  std::string* constants_;
+  int* next_constant_;
+};
+
+// Vars read by the ops of `block` from `from` on, and by its terminator.
+std::vector<bool> ReadFrom(const Module& module, const Block& block, size_t from) {
+  std::vector<bool> read(module.variables.size(), false);
+  for (size_t i = from; i < block.ops.size(); ++i) {
+    for (VarId v : OpReads(block.ops[i])) read[static_cast<size_t>(v.value)] = true;
+  }
+  if (const auto* branch = std::get_if<Branch>(&block.terminator)) {
+    read[static_cast<size_t>(branch->cond.value)] = true;
+  }
+  return read;
+}
+
+SegmentPlan Plan(const Module& module, FunctionId fn, BlockId b, const Block& block,
+                 int32_t first, int32_t end) {
+  SegmentPlan plan{fn, b, first, end, {}, {}};
+  std::vector<VarId> written;
+  auto has = [](const std::vector<VarId>& vars, VarId v) {
+    return std::find(vars.begin(), vars.end(), v) != vars.end();
+  };
+  for (int32_t i = first; i < end; ++i) {
+    const Op& op = block.ops[static_cast<size_t>(i)];
+    if (std::holds_alternative<PopOp>(op)) continue;  // run by the VM after the segment
+    for (VarId v : OpReads(op)) {
+      if (!has(written, v) && !has(plan.inputs, v)) plan.inputs.push_back(v);
+    }
+    for (VarId v : OpWrites(op)) {
+      if (!has(written, v)) written.push_back(v);
+    }
+  }
+  const std::vector<bool> read_after = ReadFrom(module, block, static_cast<size_t>(end));
+  for (VarId v : written) {
+    const StorageClass storage = module.var(v).storage;
+    if (storage == StorageClass::kNull) continue;
+    if (storage == StorageClass::kTemporary && !read_after[static_cast<size_t>(v.value)]) continue;
+    plan.outputs.push_back(v);
+  }
+  return plan;
+}
+
+// Whether the stack VM moves `op`'s lanes storage to storage when it runs
+// it unfused (stack_vm.cc, CopiesStorageToStorage and SelectsInStorage): a
+// copy or a keep-or-replace select of a value wider than 8 bytes into a
+// variable that outlives its block. Unfused, it moves only the lanes that
+// change; in a segment, it would load and store every lane.
+bool MovesInStorage(const Module& module, const PrimOp& op) {
+  if (op.outputs.size() != 1) return false;
+  const VarId out = op.outputs[0];
+  const Variable& var = module.var(out);
+  if (!var.type || var.type->NumElements() * DTypeSize(var.type->dtype) <= 8 ||
+      var.storage == StorageClass::kTemporary || var.storage == StorageClass::kNull) {
+    return false;
+  }
+  if (op.prim == Primitive::kCopy) return true;
+  return op.prim == Primitive::kSelect && op.inputs.size() == 3 &&
+         (op.inputs[1] == out || op.inputs[2] == out);
+}
+
+// The end of the run of fusable ops from `first`: prim ops the emitter can
+// fuse, and pops whose variables no later op of the run touches (the VM runs
+// them after the segment, which is then the same). Pops at the end of the
+// run are left out of it.
+int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitter& emitter) {
+  const int32_t num_ops = static_cast<int32_t>(block.ops.size());
+  std::vector<VarId> popped;
+  std::vector<VarId> locals;  // the variables of the prims so far
+  int64_t local_bytes = 0;
+  auto chunk_bytes = [&](VarId v) {
+    const TensorType& type = *module.var(v).type;
+    return std::max<int64_t>(type.NumElements(), 1) * DTypeSize(type.dtype) * kFusedChunk;
+  };
+  int32_t end = first, last_prim = first, prims = 0;
+  for (; end < num_ops && prims < kMaxSegmentOps; ++end) {
+    const Op& op = block.ops[static_cast<size_t>(end)];
+    if (const auto* pop = std::get_if<PopOp>(&op)) {
+      popped.insert(popped.end(), pop->vars.begin(), pop->vars.end());
+      continue;
+    }
+    const auto* prim = std::get_if<PrimOp>(&op);
+    if (prim == nullptr || MovesInStorage(module, *prim) || !emitter.Emit(*prim)) break;
+    bool touches_popped = false;
+    for (const std::vector<VarId>& vars : {OpReads(op), OpWrites(op)}) {
+      for (VarId v : vars) {
+        touches_popped = touches_popped ||
+                         std::find(popped.begin(), popped.end(), v) != popped.end();
+      }
+    }
+    if (touches_popped) break;
+    // The bytes this op adds to the segment's locals (emitted ops have typed
+    // operands of at most kMaxFusedElements elements).
+    int64_t added = prim->prim == Primitive::kMatVec ? chunk_bytes(prim->outputs[0]) : 0;
+    std::vector<VarId> fresh;
+    for (const std::vector<VarId>& vars : {OpReads(op), OpWrites(op)}) {
+      for (VarId v : vars) {
+        if (std::find(locals.begin(), locals.end(), v) != locals.end() ||
+            std::find(fresh.begin(), fresh.end(), v) != fresh.end()) {
+          continue;
+        }
+        fresh.push_back(v);
+        added += chunk_bytes(v);
+      }
+    }
+    if (prims > 0 && local_bytes + added > kMaxSegmentLocalBytes) break;
+    local_bytes += added;
+    locals.insert(locals.end(), fresh.begin(), fresh.end());
+    last_prim = end + 1;
+    ++prims;
+  }
+  return last_prim;
+}
+
+std::vector<SegmentPlan> PlanWith(const Program& program, OpEmitter& emitter) {
+  std::vector<SegmentPlan> plans;
+  const Module& module = program.module;
+  for (size_t f = 0; f < module.functions.size(); ++f) {
+    const Function& fn = module.functions[f];
+    for (size_t b = 0; b < fn.blocks.size(); ++b) {
+      const Block& block = fn.blocks[b];
+      const int32_t num_ops = static_cast<int32_t>(block.ops.size());
+      for (int32_t i = 0; i < num_ops;) {
+        if (!std::holds_alternative<PrimOp>(block.ops[static_cast<size_t>(i)])) {
+          ++i;
+          continue;
+        }
+        const int32_t end = RunEnd(module, block, i, emitter);
+        // Constants cost the VM nothing (it fills a constant temporary once),
+        // so a segment pays only with two ops that compute.
+        int32_t computing = 0;
+        for (int32_t k = i; k < end; ++k) {
+          const auto* prim = std::get_if<PrimOp>(&block.ops[static_cast<size_t>(k)]);
+          computing += prim != nullptr && prim->prim != Primitive::kConstant &&
+                       prim->prim != Primitive::kFillLike;
+        }
+        if (computing >= 2) {
+          plans.push_back(Plan(module, FunctionId(static_cast<int32_t>(f)),
+                               BlockId(static_cast<int32_t>(b)), block, i, end));
+        }
+        i = std::max(end, i + 1);
+      }
+    }
+  }
+  return plans;
+}
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+}  // namespace
+
+std::vector<SegmentPlan> PlanFusedSegments(const Program& program) {
+  std::string constants;
+  int next = 0;
+  OpEmitter emitter(program.module, &constants, &next);
+  return PlanWith(program, emitter);
+}
+
+absl::StatusOr<std::string> EmitFusedBlocks(const Program& program,
+                                            std::string_view symbol_view) {
+  const std::string symbol(symbol_view);
+  if (program.stage != Stage::kLowered) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fused blocks are generated from a lowered program; this one is at stage '",
+        std::string(StageName(program.stage)), "': run LowerProgram (passes/pipeline.h) first"));
+  }
+  if (!IsIdentifier(symbol)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", symbol, "' is not a C++ identifier: name the generated function "
+        "with letters, digits and underscores, not starting with a digit"));
+  }
+  const Module& module = program.module;
+  const std::vector<SegmentPlan> plans = PlanFusedSegments(program);
+  std::string constants;
+  int next_constant = 0;
+  OpEmitter emitter(module, &constants, &next_constant);
+  std::string functions;
+  std::string table;
+  for (size_t s = 0; s < plans.size(); ++s) {
+    const SegmentPlan& plan = plans[s];
+    const Function& fn = module.function(plan.function);
+    const Block& block = fn.blocks[static_cast<size_t>(plan.block.value)];
+    absl::StrAppend(&functions, "// ", CommentText(fn.name), " / ", CommentText(block.label),
+                    ", ops ", plan.first_op,
+                    "..", plan.end_op - 1, "\n",
+                    "void Segment", s, "(const autobatch::FusedArgs& args) {\n",
+                    "  const int64_t n = args.n;\n");
+    auto var_list = [&](const std::vector<VarId>& vars, const char* prefix) {
+      std::string list;
+      for (VarId v : vars) absl::StrAppend(&list, list.empty() ? "" : ", ", v.value);
+      if (vars.empty()) return std::string("{}");
+      const std::string name = absl::StrCat(prefix, s);
+      absl::StrAppend(&constants, "constexpr int32_t ", name, "[] = {", list, "};\n");
+      return name;
+    };
+    for (size_t k = 0; k < plan.inputs.size(); ++k) {
+      const std::string st = StoredType(module.var(plan.inputs[k]).type->dtype);
+      absl::StrAppend(&functions, "  const ", st, "* in", k, " = reinterpret_cast<const ", st,
+                      "*>(args.inputs[", k, "]);\n", "  const int64_t* in_lanes", k,
+                      " = args.input_lanes[", k, "];\n");
+    }
+    for (size_t k = 0; k < plan.outputs.size(); ++k) {
+      const std::string st = StoredType(module.var(plan.outputs[k]).type->dtype);
+      absl::StrAppend(&functions, "  ", st, "* out", k, " = reinterpret_cast<", st,
+                      "*>(args.outputs[", k, "]);\n", "  const int64_t* out_lanes", k,
+                      " = args.output_lanes[", k, "];\n");
+    }
+    // The locals: every variable of the segment for a chunk of lanes (element
+    // e of lane k at k * elements + e), zeroed once so that the lanes of a
+    // last, partial chunk hold values (any will do) rather than garbage.
+    std::vector<VarId> locals;
+    for (int32_t i = plan.first_op; i < plan.end_op; ++i) {
+      const Op& op = block.ops[static_cast<size_t>(i)];
+      if (std::holds_alternative<PopOp>(op)) continue;
+      for (VarId v : OpReads(op)) locals.push_back(v);
+      for (VarId v : OpWrites(op)) locals.push_back(v);
+    }
+    std::sort(locals.begin(), locals.end());
+    locals.erase(std::unique(locals.begin(), locals.end()), locals.end());
+    for (VarId v : locals) {
+      const TensorType& type = *module.var(v).type;
+      absl::StrAppend(&functions, "  alignas(64) ", StoredType(type.dtype), " ", Local(v), "[",
+                      std::max<int64_t>(type.NumElements(), 1) * kFusedChunk, "] = {};  // ",
+                      CommentText(module.var(v).name), "\n");
+    }
+    absl::StrAppend(&functions, "  for (int64_t base = 0; base < n; base += K) {\n",
+                    "    const int64_t m = n - base < K ? n - base : K;\n");
+    for (size_t k = 0; k < plan.inputs.size(); ++k) {
+      const int64_t m = module.var(plan.inputs[k]).type->NumElements();
+      absl::StrAppend(&functions, "    for (int64_t k = 0; k < m; ++k) {\n",
+                      "      const int64_t lane = in_lanes", k, "[base + k];\n",
+                      "      for (int64_t e = 0; e < ", m, "; ++e) ", Local(plan.inputs[k]),
+                      "[k * ", m, " + e] = in", k, "[lane * ", m, " + e];\n", "    }\n");
+    }
+    for (int32_t i = plan.first_op; i < plan.end_op; ++i) {
+      const auto* prim = std::get_if<PrimOp>(&block.ops[static_cast<size_t>(i)]);
+      if (prim == nullptr) continue;
+      std::optional<std::string> code = emitter.Emit(*prim);
+      AB_CHECK(code.has_value(), "a planned op is fusable");
+      absl::StrAppend(&functions, *code);
+    }
+    for (size_t k = 0; k < plan.outputs.size(); ++k) {
+      const int64_t m = module.var(plan.outputs[k]).type->NumElements();
+      absl::StrAppend(&functions, "    for (int64_t k = 0; k < m; ++k) {\n",
+                      "      const int64_t lane = out_lanes", k, "[base + k];\n",
+                      "      for (int64_t e = 0; e < ", m, "; ++e) out", k, "[lane * ", m,
+                      " + e] = ", Local(plan.outputs[k]), "[k * ", m, " + e];\n", "    }\n");
+    }
+    absl::StrAppend(&functions, "  }\n}\n\n");
+    const std::string ins = var_list(plan.inputs, "kInputs");
+    const std::string outs = var_list(plan.outputs, "kOutputs");
+    absl::StrAppend(&table, "    {", plan.function.value, ", ", plan.block.value, ", ",
+                    plan.first_op, ", ", plan.end_op, ", ", ins, ", ", outs, ", &Segment", s,
+                    "},\n");
+  }
+  std::string source = absl::StrCat(
+      "// Fused blocks of one lowered program, generated by autobatch (codegen/codegen.h).\n"
+      "// Do not edit: regenerate from the program. Compile with -ffp-contract=off.\n"
+      "#include <array>\n#include <bit>\n#include <cmath>\n#include <cstddef>\n"
+      "#include <cstdint>\n\n"
+      "#include \"backends/element_ops.h\"\n#include \"backends/random.h\"\n"
+      "#include \"vm/fused_blocks.h\"\n\n"
+      "// Every local is written before it is read; the compiler cannot always tell.\n"
+      "#if defined(__GNUC__) && !defined(__clang__)\n"
+      "#pragma GCC diagnostic ignored \"-Wmaybe-uninitialized\"\n"
+      "#endif\n"
+      "#pragma GCC diagnostic ignored \"-Wuninitialized\"\n"
+      "#pragma GCC diagnostic ignored \"-Wunused-variable\"\n"
+      "#pragma GCC diagnostic ignored \"-Wunused-but-set-variable\"\n\n"
+      "namespace {\nnamespace ", symbol, "_impl {\n\nnamespace E = autobatch::element;\n\n",
+      "// Lanes per chunk: each op runs for K lanes at a time (codegen/codegen.h).\n",
+      "constexpr int64_t K = ", kFusedChunk, ";\n\n",
+      constants, "\n", functions);
+  if (plans.empty()) {
+    absl::StrAppend(&source, "}  // namespace ", symbol, "_impl\n}  // namespace\n\n",
+                    "const autobatch::FusedProgram& ", symbol,
+                    "() {\n  static const autobatch::FusedProgram program{",
+                    absl::StrFormat("0x%016xull", ProgramFingerprint(program)), ", {}};\n",
+                    "  return program;\n}\n");
+    return source;
+  }
+  absl::StrAppend(&source, "constexpr autobatch::FusedSegment kSegments[] = {\n", table,
+                  "};\n\n}  // namespace ", symbol, "_impl\n}  // namespace\n\n",
+                  "const autobatch::FusedProgram& ", symbol,
+                  "() {\n  static const autobatch::FusedProgram program{",
+                  absl::StrFormat("0x%016xull", ProgramFingerprint(program)), ", ", symbol,
+                  "_impl::kSegments};\n  return program;\n}\n");
+  return source;
+}
+
+}  // namespace autobatch

@@ -1,0 +1,352 @@
+// Just-in-time fused blocks: emit, compile with the build's compiler, cache,
+// load (codegen/jit.h).
+#include "codegen/jit.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "backends/random.h"
+#include "support/status.h"
+#include "codegen/codegen.h"
+
+extern char** environ;
+
+namespace autobatch {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Bumped when the prelude or the library's entry point changes.
+constexpr int kJitFormat = 1;
+constexpr char kEntry[] = "autobatch_jit_entry";
+constexpr char kHint[] = "; run without fused blocks (omit --fused / CallOptions::jit_fused_blocks)";
+
+// The project headers the generated library includes, copied into
+// AUTOBATCH_JIT_INCLUDE_DIR when this library was built (vm/CMakeLists.txt):
+// the JIT compiles against those copies, so a library always has the layout
+// and the element semantics of the binary that loads it, even once the
+// source tree is edited, moved or deleted. Their contents go into the cache
+// key.
+std::vector<std::string> IncludedHeaders() {
+  return absl::StrSplit(AUTOBATCH_JIT_HEADERS, ',', absl::SkipEmpty());
+}
+
+std::string EnvOr(const char* name, std::string fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::string(value) : fallback;
+}
+
+std::string CacheDir(const JitOptions& options) {
+  if (!options.cache_dir.empty()) return options.cache_dir;
+  if (const char* dir = std::getenv("AUTOBATCH_CACHE_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    return absl::StrCat(xdg, "/autobatch");
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return absl::StrCat(home, "/.cache/autobatch");
+  }
+  return absl::StrCat("/tmp/autobatch-cache-", geteuid());
+}
+
+// The cache holds code this process will run, so it must be ours alone: a
+// directory (or library) that another user owns or may write is refused, and
+// so is a symbolic link (lstat: a link's target could be swapped after the
+// check, e.g. a /tmp/autobatch-cache-<uid> planted by another user).
+absl::Status CheckPrivate(const fs::path& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) {
+    return absl::UnavailableError(absl::StrCat("JIT fused blocks: cannot stat ", path.string(),
+                                               " (", std::strerror(errno), ")", kHint));
+  }
+  if (S_ISLNK(st.st_mode)) {
+    return absl::UnavailableError(absl::StrCat(
+        "JIT fused blocks: ", path.string(),
+        " is a symbolic link, so its code is not run; name the directory it points to "
+        "(AUTOBATCH_CACHE_DIR or JitOptions::cache_dir)", kHint));
+  }
+  if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "JIT fused blocks: ", path.string(),
+        " is writable by other users or not owned by this one, so its code is not run; use a "
+        "private cache directory (AUTOBATCH_CACHE_DIR or JitOptions::cache_dir)", kHint));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> Flags(const JitOptions& options) {
+  std::vector<std::string> flags = {"-std=c++20", "-O3", "-fPIC", "-shared",
+                                    "-ffp-contract=off", "-fno-semantic-interposition", "-fno-plt"};
+#if AUTOBATCH_JIT_MARCH_NATIVE
+  flags.push_back("-march=native");
+#endif
+  flags.push_back(absl::StrCat("-I", AUTOBATCH_JIT_INCLUDE_DIR));
+  flags.insert(flags.end(), options.extra_flags.begin(), options.extra_flags.end());
+  return flags;
+}
+
+// What -march=native compiles for: the CPU's feature flags (x86 "flags",
+// Arm "Features" in /proc/cpuinfo), part of the cache key, so that a cache
+// shared between machines (a home directory over NFS, a restored CI cache)
+// never hands one CPU a library built for another's instructions. Empty
+// when the build is portable or the file says nothing.
+std::string CpuSignature() {
+#if AUTOBATCH_JIT_MARCH_NATIVE
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (absl::StartsWith(line, "flags") || absl::StartsWith(line, "Features")) return line;
+  }
+#endif
+  return "";
+}
+
+// A name no other compile uses at the same time, even from another host or
+// container sharing the cache directory (where process ids repeat).
+std::string UniqueSuffix() {
+  std::random_device random;
+  const uint64_t bits = (uint64_t{random()} << 32) ^ random();
+  return absl::StrFormat(".%d.%016x.tmp", getpid(), bits);
+}
+
+// The generated blocks call these; in the library they forward to the host
+// (codegen/jit.h). Defined in the library, they need no symbol from the
+// executable.
+std::string Prelude() {
+  return R"(
+// JIT glue (codegen/jit.cc): calls into the host through its table.
+#include "codegen/jit.h"
+
+namespace {
+const autobatch::JitHost* jit_host = nullptr;
+}  // namespace
+
+namespace autobatch {
+void RandomLanes(const uint64_t* key, const uint64_t* counter, int64_t lanes, int64_t elements,
+                 bool normal, double* out) {
+  jit_host->random_lanes(key, counter, lanes, elements, normal, out);
+}
+namespace element {
+void EvalTranscendental(Transcendental fn, const double* x, double* y, int64_t n) {
+  jit_host->transcendental_f64(fn, x, y, n);
+}
+void EvalTranscendental(Transcendental fn, const float* x, float* y, int64_t n) {
+  jit_host->transcendental_f32(fn, x, y, n);
+}
+double Pow(double a, double b) { return jit_host->pow(a, b); }
+}  // namespace element
+}  // namespace autobatch
+
+)";
+}
+
+std::string Epilogue() {
+  return absl::StrCat("extern \"C\" const autobatch::FusedProgram* ", kEntry,
+                      "(const autobatch::JitHost* host) {\n  jit_host = host;\n"
+                      "  return &autobatch_jit_blocks();\n}\n");
+}
+
+const JitHost& Host() {
+  static const JitHost host = {
+      &RandomLanes,
+      static_cast<void (*)(element::Transcendental, const double*, double*, int64_t)>(
+          &element::EvalTranscendental),
+      static_cast<void (*)(element::Transcendental, const float*, float*, int64_t)>(
+          &element::EvalTranscendental),
+      &element::Pow,
+  };
+  return host;
+}
+
+absl::Status Unavailable(std::string what) {
+  return absl::UnavailableError(absl::StrCat("JIT fused blocks: ", what, kHint));
+}
+
+absl::StatusOr<std::string> ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Unavailable(absl::StrCat("cannot read ", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+absl::Status WriteFile(const fs::path& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out) return Unavailable(absl::StrCat("cannot write ", path.string()));
+  return absl::OkStatus();
+}
+
+// Runs argv (no shell) with stdout and stderr to `log`; its exit status, or
+// an error if it could not be started or was killed.
+absl::Status RunCompiler(const std::vector<std::string>& argv, const fs::path& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  const std::string command = absl::StrJoin(argv, " ");
+  if (spawned != 0) {
+    return Unavailable(absl::StrCat("cannot run the C++ compiler '", argv[0], "' (",
+                                    std::strerror(spawned),
+                                    "): install it, or name another with "
+                                    "JitOptions::compiler or AUTOBATCH_JIT_CXX"));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return Unavailable(absl::StrCat("lost the compiler: ", command));
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return absl::OkStatus();
+  std::string output = ReadFile(log).value_or("");
+  if (output.size() > 2000) output = absl::StrCat(output.substr(0, 2000), "\n[...]");
+  return Unavailable(absl::StrCat(
+      "the C++ compiler failed (",
+      WIFEXITED(status) ? absl::StrCat("exit status ", WEXITSTATUS(status))
+                        : absl::StrCat("signal ", WTERMSIG(status)),
+      "): ", command, "\n", output, "\n(the whole output is in ", log.string(), ")"));
+}
+
+using EntryFn = const FusedProgram* (*)(const JitHost*);
+
+// dlopen()s `library` and returns its blocks, or the loader's error.
+absl::StatusOr<const FusedProgram*> Load(const fs::path& library) {
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    return Unavailable(absl::StrCat("cannot load ", library.string(), ": ",
+                                    error != nullptr ? error : "unknown error"));
+  }
+  // Never dlclose()d: the program's segments point into the library.
+  auto entry = reinterpret_cast<EntryFn>(dlsym(handle, kEntry));
+  if (entry == nullptr) {
+    return Unavailable(absl::StrCat(library.string(), " has no ", kEntry,
+                                    ": not a JIT library of this version"));
+  }
+  return entry(&Host());
+}
+
+struct Loaded {
+  std::mutex mutex;
+  // By program fingerprint, cache directory, compiler and flags.
+  std::map<std::string, const FusedProgram*> by_program;
+};
+
+Loaded& LoadedLibraries() {
+  static Loaded* loaded = new Loaded;  // never destroyed: libraries stay loaded
+  return *loaded;
+}
+
+}  // namespace
+
+absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
+                                                   const JitOptions& options) {
+  if (program.stage != Stage::kLowered) {
+    return absl::InvalidArgumentError(
+        "JIT fused blocks: the program is not lowered; pass the stack VM's program "
+        "(LowerProgram)");
+  }
+  const std::string compiler =
+      options.compiler.empty() ? EnvOr("AUTOBATCH_JIT_CXX", AUTOBATCH_JIT_CXX) : options.compiler;
+  const std::vector<std::string> flags = Flags(options);
+  const fs::path dir = CacheDir(options);
+  // A program loaded before is found by its fingerprint, without generating
+  // its source again (the VM calls this on every run).
+  const std::string loaded_key =
+      absl::StrCat(absl::StrFormat("%016x", ProgramFingerprint(program)), "\n", dir.string(),
+                   "\n", compiler, "\n", absl::StrJoin(flags, "\n"));
+  Loaded& loaded = LoadedLibraries();
+  std::lock_guard<std::mutex> lock(loaded.mutex);
+  if (auto it = loaded.by_program.find(loaded_key); it != loaded.by_program.end()) {
+    return it->second;
+  }
+
+  AB_ASSIGN_OR_RETURN(std::string blocks, EmitFusedBlocks(program, "autobatch_jit_blocks"));
+  const std::string source = absl::StrCat(Prelude(), blocks, "\n", Epilogue());
+
+  uint64_t key = Fnv1a64(absl::StrCat("autobatch jit ", kJitFormat, "\n", compiler, "\n",
+                                    absl::StrJoin(flags, "\n"), "\n", CpuSignature(), "\n"));
+  for (const std::string& header : IncludedHeaders()) {
+    AB_ASSIGN_OR_RETURN(std::string text,
+                        ReadFile(fs::path(AUTOBATCH_JIT_INCLUDE_DIR) / header));
+    key = Fnv1a64(text, Fnv1a64(header, key));
+  }
+  key = Fnv1a64(source, key);
+
+  const std::string stem = absl::StrFormat("fused_%016x", key);
+  const fs::path library = dir / absl::StrCat(stem, ".so");
+  std::error_code error;
+  if (fs::create_directories(dir, error) && !error) {
+    fs::permissions(dir, fs::perms::owner_all, error);  // new: private to this user
+  }
+  if (error) {
+    return Unavailable(absl::StrCat("cannot create the cache directory ", dir.string(), " (",
+                                    error.message(),
+                                    "): set JitOptions::cache_dir or AUTOBATCH_CACHE_DIR"));
+  }
+  AB_RETURN_IF_ERROR(CheckPrivate(dir));
+  absl::StatusOr<const FusedProgram*> fused = absl::NotFoundError("");
+  if (fs::exists(library, error)) {
+    AB_RETURN_IF_ERROR(CheckPrivate(library));
+    fused = Load(library);
+  }
+  if (!fused.ok()) {  // not cached, or a cached file that does not load
+    const std::string unique = UniqueSuffix();
+    const fs::path src = dir / absl::StrCat(stem, unique, ".cc");
+    const fs::path tmp = dir / absl::StrCat(stem, unique, ".so");
+    const fs::path log = dir / absl::StrCat(stem, unique, ".log");
+    AB_RETURN_IF_ERROR(WriteFile(src, source));
+    std::vector<std::string> argv = {compiler};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"-o", tmp.string(), src.string()});
+    const absl::Status compiled = RunCompiler(argv, log);
+    if (!compiled.ok()) {
+      fs::remove(tmp, error);
+      // The source and the log stay for the user to look at.
+      return absl::Status(compiled.code(), absl::StrCat(compiled.message(), "\n(the source is ",
+                                                        src.string(), ")"));
+    }
+    fs::remove(src, error);
+    fs::remove(log, error);
+    fs::permissions(tmp, fs::perms::owner_all, error);  // whatever the umask
+    fs::rename(tmp, library, error);
+    if (error) {
+      return Unavailable(absl::StrCat("cannot move ", tmp.string(), " to ", library.string(),
+                                      " (", error.message(), ")"));
+    }
+    fused = Load(library);
+  }
+  if (!fused.ok()) return fused.status();
+  AB_RETURN_IF_ERROR(CheckFusedProgram(**fused, program));
+  loaded.by_program[loaded_key] = *fused;
+  return *fused;
+}
+
+}  // namespace autobatch

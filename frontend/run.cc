@@ -1,0 +1,233 @@
+// RunProgram: compile a program as the chosen executor needs and run a batch.
+#include "frontend/run.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "backends/backend.h"
+#include "backends/lane_copy.h"
+#include "backends/run_on_threads.h"
+#include "passes/pipeline.h"
+#include "vm/inputs.h"
+#include "codegen/jit.h"
+#include "vm/reference_interpreter.h"
+#include "vm/stack_vm.h"
+#include "vm/stackless_vm.h"
+
+namespace autobatch {
+namespace {
+
+std::vector<TensorType> TypesOf(const std::vector<Tensor>& inputs) {
+  std::vector<TensorType> types;
+  for (const Tensor& t : inputs) types.push_back(t.type());
+  return types;
+}
+
+ReferenceOptions ToReferenceOptions(const CallOptions& options) {
+  ReferenceOptions ref;
+  ref.max_depth = options.max_stack_depth;
+  ref.max_steps = options.max_steps;
+  ref.max_value_bytes = options.max_value_bytes;
+  if (options.timeout_seconds > 0) {
+    ref.deadline = std::chrono::steady_clock::now() +
+                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                       std::chrono::duration<double>(options.timeout_seconds));
+  }
+  return ref;
+}
+
+// One batched call of a program the chosen VM runs as it is.
+absl::StatusOr<std::vector<Tensor>> RunBatched(const Program& executable,
+                                               std::vector<Tensor> inputs,
+                                               const KernelRegistry* kernels,
+                                               const CallOptions& options, Profile* profile) {
+  AB_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend(options.backend));
+  if (options.vm == Vm::kStackless) {
+    return RunStacklessVm(executable, std::move(inputs), kernels, *backend, options, profile);
+  }
+  return RunStackVm(executable, std::move(inputs), kernels, *backend, options, profile);
+}
+
+// Lanes [begin, end) of every tensor.
+std::vector<Tensor> LaneRange(const std::vector<Tensor>& tensors, int64_t begin, int64_t end) {
+  std::vector<Tensor> out;
+  out.reserve(tensors.size());
+  for (const Tensor& t : tensors) {
+    Tensor part(t.type(), end - begin);
+    CopyBytes(part.bytes(), t.lane_bytes_ptr(begin), part.size_bytes());
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
+// RunBatched on options.shards contiguous lane ranges (vm/options.h,
+// CallOptions::shards): a VM and backend per range, on up to one thread per
+// hardware thread.
+absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
+                                               std::vector<Tensor> inputs,
+                                               const KernelRegistry* kernels,
+                                               const CallOptions& options, Profile* profile) {
+  if (options.tile_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CallOptions::tile_bytes is ", options.tile_bytes,
+        "; use 0 (never tile) or a number of bytes per tile"));
+  }
+  if (options.frame_stack_min_lane_bytes < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CallOptions::frame_stack_min_lane_bytes is ", options.frame_stack_min_lane_bytes,
+        "; use 1 (every Full variable a frame stack) or more bytes per lane"));
+  }
+  if (options.shard_threads < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CallOptions::shard_threads is ", options.shard_threads,
+        "; use 0 (one per shard, up to the hardware threads) or a thread count"));
+  }
+  if (options.shards < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CallOptions::shards is ", options.shards, "; use 1 (no sharding) or more"));
+  }
+  const int64_t batch = inputs.empty() ? 0 : inputs.front().batch();
+  const std::vector<std::pair<int64_t, int64_t>> ranges = ShardRanges(batch, options.shards);
+  const int shards = static_cast<int>(ranges.size());
+  if (shards == 1) return RunBatched(executable, std::move(inputs), kernels, options, profile);
+  for (const auto& [name, signature] : executable.module.kernels) {
+    if (!signature.bit_stable) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shards = ", options.shards, " needs every user kernel to be bit_stable, but '", name,
+          "' is not (its lanes may depend on the batch, and it is not declared safe to call "
+          "from several threads at once): run with shards = 1"));
+    }
+  }
+  AB_RETURN_IF_ERROR(CheckInputs(executable, inputs));
+  AB_RETURN_IF_ERROR(MakeBackend(options.backend).status());
+
+  struct Shard {
+    int64_t begin = 0, end = 0;
+    std::vector<Tensor> inputs;
+    absl::StatusOr<std::vector<Tensor>> result;
+    Profile profile;
+  };
+  std::vector<Shard> parts(static_cast<size_t>(shards));
+  for (size_t s = 0; s < parts.size(); ++s) {
+    std::tie(parts[s].begin, parts[s].end) = ranges[s];
+    parts[s].inputs = LaneRange(inputs, parts[s].begin, parts[s].end);
+  }
+  inputs.clear();
+  // Each thread takes the next shard not yet started until none is left.
+  // The wall-clock budget is the call's: a shard that starts late gets what
+  // is left of it.
+  const auto start = std::chrono::steady_clock::now();
+  std::atomic<int> next{0};
+  auto run_shards = [&] {
+    for (int s = next++; s < shards; s = next++) {
+      Shard& part = parts[static_cast<size_t>(s)];
+      CallOptions shard_options = options;
+      if (options.timeout_seconds > 0) {
+        const double spent =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        // Positive, so that a shard with nothing left fails the VM's own way.
+        shard_options.timeout_seconds = std::max(options.timeout_seconds - spent, 1e-9);
+      }
+      part.result = RunBatched(executable, std::move(part.inputs), kernels, shard_options,
+                               profile == nullptr ? nullptr : &part.profile);
+    }
+  };
+  RunOnThreads(options.shard_threads > 0 ? std::min(shards, options.shard_threads) : shards,
+               run_shards);
+
+  for (int s = 0; s < shards; ++s) {
+    const Shard& part = parts[static_cast<size_t>(s)];
+    if (!part.result.ok()) {
+      return absl::Status(
+          part.result.status().code(),
+          absl::StrCat("shard ", s + 1, " of ", shards, " (lanes ", part.begin, " to ",
+                       part.end - 1, "; a lane number below counts from ", part.begin,
+                       "): ", part.result.status().message()));
+    }
+  }
+  std::vector<Tensor> outputs;
+  const std::vector<Tensor>& first = *parts.front().result;
+  for (size_t k = 0; k < first.size(); ++k) {
+    Tensor out(first[k].type(), batch);
+    for (const Shard& part : parts) {
+      const Tensor& piece = (*part.result)[k];
+      CopyBytes(out.lane_bytes_ptr(part.begin), piece.bytes(), piece.size_bytes());
+    }
+    outputs.push_back(std::move(out));
+  }
+  if (profile != nullptr) {
+    *profile = std::move(parts.front().profile);
+    for (size_t s = 1; s < parts.size(); ++s) profile->Add(parts[s].profile);
+  }
+  return outputs;
+}
+
+}  // namespace
+
+std::vector<std::pair<int64_t, int64_t>> ShardRanges(int64_t batch, int shards) {
+  const int64_t n = std::min<int64_t>(shards, batch);
+  if (n < 2) return {{0, batch}};
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t s = 0; s < n; ++s) ranges.emplace_back(batch * s / n, batch * (s + 1) / n);
+  return ranges;
+}
+
+absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
+                                               std::vector<Tensor> inputs,
+                                               const KernelRegistry* kernels,
+                                               const CallOptions& options,
+                                               Profile* profile) {
+  if (options.max_stack_depth < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CallOptions::max_stack_depth is ", options.max_stack_depth,
+        "; use at least 1 (frames, the entry's included)"));
+  }
+  if (options.max_stack_bytes < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CallOptions::max_stack_bytes is ", options.max_stack_bytes,
+        "; use at least 1 (bytes of all the stack VM's stacks together)"));
+  }
+  if (options.dry_run) {
+    if (program.stage == Stage::kLowered) {
+      return absl::InvalidArgumentError(
+          "dry_run runs unlowered programs; this one is lowered");
+    }
+    if (program.stage == Stage::kUntyped && !inputs.empty() && inputs[0].batch() == 0) {
+      // No lane runs, so only inference can give the outputs their types.
+      AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
+      AB_ASSIGN_OR_RETURN(Program typed, CompileProgram(program, TypesOf(inputs)));
+      return RunReferenceBatch(typed, std::move(inputs), kernels, ToReferenceOptions(options));
+    }
+    return RunReferenceBatch(program, std::move(inputs), kernels,
+                             ToReferenceOptions(options));
+  }
+  if (options.vm == Vm::kStackless) {
+    if (program.stage == Stage::kLowered) {
+      return absl::InvalidArgumentError(
+          "the stackless VM runs unlowered programs; this one is lowered: "
+          "use the stack VM or pass the untyped program");
+    }
+    if (program.stage != Stage::kUntyped) {
+      return RunSharded(program, std::move(inputs), kernels, options, profile);
+    }
+    AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
+    AB_ASSIGN_OR_RETURN(Program compiled, CompileProgram(program, TypesOf(inputs)));
+    return RunSharded(compiled, std::move(inputs), kernels, options, profile);
+  }
+  Program lowered;
+  if (program.stage != Stage::kLowered) {
+    AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
+    AB_ASSIGN_OR_RETURN(lowered, LowerProgram(program, TypesOf(inputs)));
+  }
+  const Program& executable = program.stage == Stage::kLowered ? program : lowered;
+  CallOptions run_options = options;
+  if (options.jit_fused_blocks && options.fused_blocks == nullptr) {
+    AB_ASSIGN_OR_RETURN(run_options.fused_blocks, JitFusedBlocks(executable));
+  }
+  return RunSharded(executable, std::move(inputs), kernels, run_options, profile);
+}
+
+}  // namespace autobatch

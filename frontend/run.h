@@ -1,0 +1,44 @@
+// RunProgram: compile a program as the chosen executor needs and run a batch.
+#ifndef AUTOBATCH_FRONTEND_RUN_H_
+#define AUTOBATCH_FRONTEND_RUN_H_
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "backends/kernel_registry.h"
+#include "backends/tensor.h"
+#include "ir/ir.h"
+#include "vm/options.h"
+#include "vm/profile.h"
+
+namespace autobatch {
+
+// Runs `program` on `inputs` (one batched Tensor per entry parameter) with
+// the executor `options` choose:
+//   dry_run     the reference interpreter, lane by lane (any unlowered stage);
+//   kStackless  the stackless VM on CompileProgram's output (typed programs
+//               run as they are);
+//   kStack      the stack VM on LowerProgram's output (lowered programs run
+//               as they are).
+// Untyped programs are typed for the inputs' types. `profile`, if not null,
+// receives the batched VMs' counters (dry_run leaves it untouched).
+// Errors: the compiler's (naming the pass), the executor's, an unknown
+// backend name (listing the known ones).
+absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
+                                               std::vector<Tensor> inputs,
+                                               const KernelRegistry* kernels,
+                                               const CallOptions& options,
+                                               Profile* profile = nullptr);
+
+// The lane ranges [begin, end) that a call over `batch` lanes with
+// CallOptions::shards = `shards` (>= 1) runs as, in lane order:
+// min(shards, batch) contiguous ranges whose sizes differ by at most one, or
+// the single range [0, batch) if that is fewer than two.
+std::vector<std::pair<int64_t, int64_t>> ShardRanges(int64_t batch, int shards);
+
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_FRONTEND_RUN_H_

@@ -1,0 +1,383 @@
+// BatchedSampler: the chain loop program, input packing, one VM call, and
+// unpacking of the recorded draws.
+#include "mcmc/batched/batched_sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "support/status.h"
+#include "mcmc/batched/batched_hmc.h"
+#include "mcmc/batched/batched_nuts.h"
+#include "mcmc/batched/batched_rwmh.h"
+#include "mcmc/warmup/initialize.h"
+#include "mcmc/batched/model_kernel.h"
+#include "frontend/run.h"
+
+namespace autobatch::mcmc {
+namespace {
+
+// What `chain` returns.
+struct ChainOutputs {
+  ChainPoint state;
+  Value counter;
+  Value leapfrogs;
+  Value gradient_evaluations;
+  Value divergences;
+  Value recorded;
+};
+AUTOBATCH_STRUCT(ChainOutputs, state, counter, leapfrogs, gradient_evaluations, divergences,
+                 recorded)
+
+constexpr int kNumOutputs = 8;  // flattened ChainOutputs
+
+absl::Status ChainError(size_t k, uint64_t chain_id, const std::string& what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("BatchedSampler::Run: chain ", k, " (id ", chain_id, "): ", what));
+}
+
+}  // namespace
+
+BatchFunction DefineChainProgram(Context& ctx, Algorithm algorithm, const Kernel& log_density,
+                                 const Kernel& record_draw, int64_t dimension,
+                                 const SamplerConfig& config,
+                                 std::optional<Kernel> adapt_warmup) {
+  AB_CHECK(config.Validate(dimension).ok(), "DefineChainProgram needs a valid config");
+  // Declared first (the stack VM numbers callers before callees, and runs
+  // the lowest-numbered block first): lanes back in the chain loop start
+  // their next transition at once (free-running) rather than wait until
+  // every lane has left the transition.
+  BatchFunction chain = ctx.Declare("chain", {.param_names = {"state", "key", "counter_in",
+                                                              "step_size", "inv_metric", "slot",
+                                                              "num_draws"}});
+  BatchFunction transition;
+  switch (algorithm) {
+    case Algorithm::kNuts:
+      transition = DefineNutsTransition(ctx, log_density, dimension, config);
+      break;
+    case Algorithm::kHmc:
+      transition = DefineHmcTransition(ctx, log_density, dimension, config);
+      break;
+    case Algorithm::kRwmh:
+      transition = DefineRwmhTransition(ctx, log_density, dimension, config);
+      break;
+  }
+  return ctx.Batch(chain)(
+      [transition, record_draw, adapt_warmup](Builder& b, ChainPoint state, Value key,
+                                              Value counter_in, Value step_size_in,
+                                              Value m_in, Value slot,
+                                              Value num_draws) -> ChainOutputs {
+        // Loop-carried only when warmup adapts them between transitions.
+        Var step_size = b.Local("step_size", step_size_in), m = b.Local("inv_metric", m_in);
+        Var sqrt_m = b.Local("sqrt_inv_metric", sqrt(m_in));
+        Var q = b.Local("q", state.q), logp = b.Local("logp", state.logp),
+            grad = b.Local("grad", state.grad);
+        Var counter = b.Local("counter", counter_in);
+        Var iteration = b.Local("iteration", int64_t{0});
+        Var leapfrogs = b.Local("leapfrogs", int64_t{0});
+        Var gradients = b.Local("gradient_evaluations", int64_t{0});
+        Var divergences = b.Local("divergences", int64_t{0});
+        Var recorded = b.Local("recorded", int64_t{0});
+        b.While([&] { return iteration < num_draws; }).Do([&] {
+          TransitionResult r =
+              transition(ChainPoint{q, logp, grad}, key, counter, step_size, m, sqrt_m);
+          q = r.state.q;
+          logp = r.state.logp;
+          grad = r.state.grad;
+          counter = r.counter;
+          const TransitionStats& s = r.stats;
+          Value stats = concat({s.lp, s.accept_stat, s.stepsize, cast(s.treedepth, DType::kF64),
+                                cast(s.n_leapfrog, DType::kF64), cast(s.divergent, DType::kF64),
+                                s.energy});
+          Value ack = record_draw(slot, iteration, r.state.q, stats);
+          recorded = recorded + ack;
+          if (adapt_warmup) {
+            auto [next_step, next_m, next_counter] =
+                (*adapt_warmup)(slot, iteration, r.state.q, r.state.logp, r.state.grad, key,
+                                r.counter, s.accept_stat)
+                    .Get<3>();
+            step_size = next_step;
+            m = next_m;
+            sqrt_m = sqrt(next_m);
+            counter = next_counter;
+          }
+          leapfrogs = leapfrogs + s.n_leapfrog;
+          gradients = gradients + s.gradient_evaluations;
+          divergences = divergences + cast(s.divergent, DType::kI64);
+          iteration = iteration + 1;
+        });
+        return ChainOutputs{ChainPoint{q, logp, grad}, counter, leapfrogs, gradients,
+                            divergences, recorded};
+      });
+}
+
+BatchedSampler::BatchedSampler(const Model& model, Algorithm algorithm, SamplerConfig config)
+    : model_(model),
+      algorithm_(algorithm),
+      config_(std::move(config)),
+      dimension_(model.dimension()),
+      recorder_(std::max<int64_t>(dimension_, 1)) {}
+
+absl::StatusOr<std::unique_ptr<BatchedSampler>> BatchedSampler::Create(
+    const Model& model, Algorithm algorithm, const SamplerConfig& config,
+    WarmupAdapter* adapter) {
+  AB_RETURN_IF_ERROR(config.Validate(model.dimension()));
+  std::unique_ptr<BatchedSampler> sampler(new BatchedSampler(model, algorithm, config));
+  Context& ctx = sampler->ctx_;
+  Kernel log_density = RegisterModelKernel(ctx, model);
+  Kernel record = sampler->recorder_.Register(ctx);
+  std::optional<Kernel> adapt;
+  if (adapter != nullptr) adapt = adapter->Register(ctx);
+  sampler->entry_ = DefineChainProgram(ctx, algorithm, log_density, record,
+                                       sampler->dimension_, sampler->config_, adapt);
+  AB_ASSIGN_OR_RETURN(sampler->untyped_, ctx.Program(sampler->entry_));
+  return sampler;
+}
+
+std::vector<TensorType> BatchedSampler::InputTypes() const {
+  const TensorType vec = Vector(DType::kF64, dimension_);
+  const TensorType f64 = Scalar(DType::kF64), u64 = Scalar(DType::kU64),
+                   i64 = Scalar(DType::kI64);
+  // q, logp, grad, key, counter, step_size, inv_metric, slot, draws.
+  return {vec, f64, vec, u64, u64, f64, vec, i64, i64};
+}
+
+absl::StatusOr<const Program*> BatchedSampler::ExecutableProgram(bool lowered) {
+  const std::vector<TensorType> types = InputTypes();
+  return lowered ? ctx_.LoweredProgram(entry_, types) : ctx_.CompiledProgram(entry_, types);
+}
+
+absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChain> chains,
+                                                     int64_t num_draws,
+                                                     const CallOptions& options) {
+  const int64_t d = dimension_;
+  const int64_t batch = static_cast<int64_t>(chains.size());
+  if (num_draws < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("BatchedSampler::Run: num_draws is ", num_draws, "; it must be >= 0"));
+  }
+  // The recorder holds every draw: refuse sizes that cannot be allocated
+  // rather than fail inside the allocator.
+  constexpr double kMaxRecorderBytes = 64.0 * (1 << 30);
+  const double recorder_bytes = static_cast<double>(batch) * static_cast<double>(num_draws) *
+                                static_cast<double>(d + kNumDrawStats + 1) * sizeof(double);
+  if (recorder_bytes > kMaxRecorderBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "BatchedSampler::Run: ", batch, " chains x ", num_draws, " draws of dimension ", d,
+        " need ", recorder_bytes / (1 << 30), " GiB of draws (limit 64 GiB); run fewer draws "
+        "per call and continue from the final states"));
+  }
+  // Inputs, lane k = chain k (see the `chain` signature in the header).
+  std::vector<double> q, logp, grad, step_size, inv_metric;
+  std::vector<uint64_t> key, counter;
+  std::vector<int64_t> slot, draws;
+  for (size_t k = 0; k < chains.size(); ++k) {
+    const BatchedChain& c = chains[k];
+    if (static_cast<int64_t>(c.state.q.size()) != d ||
+        static_cast<int64_t>(c.state.grad.size()) != d) {
+      return ChainError(k, c.chain_id,
+                        absl::StrCat("its state has ", c.state.q.size(), " coordinates and ",
+                                     c.state.grad.size(), " gradient entries; the model has ",
+                                     d, " (use MakeChainState)"));
+    }
+    if (!(std::isfinite(c.step_size) && c.step_size > 0)) {
+      return ChainError(k, c.chain_id,
+                        absl::StrCat("step_size = ", c.step_size, "; it must be finite and > 0"));
+    }
+    if (!c.inv_metric.empty() && static_cast<int64_t>(c.inv_metric.size()) != d) {
+      return ChainError(k, c.chain_id,
+                        absl::StrCat("inv_metric has ", c.inv_metric.size(),
+                                     " entries; give ", d, ", or none for the identity"));
+    }
+    for (size_t i = 0; i < c.inv_metric.size(); ++i) {
+      if (!(std::isfinite(c.inv_metric[i]) && c.inv_metric[i] > 0)) {
+        return ChainError(k, c.chain_id,
+                          absl::StrCat("inv_metric[", i, "] = ", c.inv_metric[i],
+                                       "; it must be finite and > 0"));
+      }
+    }
+    q.insert(q.end(), c.state.q.begin(), c.state.q.end());
+    logp.push_back(c.state.logp);
+    grad.insert(grad.end(), c.state.grad.begin(), c.state.grad.end());
+    key.push_back(c.rng.key);
+    counter.push_back(c.rng.counter);
+    step_size.push_back(c.step_size);
+    if (c.inv_metric.empty()) {
+      inv_metric.insert(inv_metric.end(), static_cast<size_t>(d), 1.0);
+    } else {
+      inv_metric.insert(inv_metric.end(), c.inv_metric.begin(), c.inv_metric.end());
+    }
+    slot.push_back(static_cast<int64_t>(k));
+    draws.push_back(num_draws);
+  }
+  const TensorType vec = Vector(DType::kF64, d);
+  std::vector<Tensor> inputs;
+  inputs.emplace_back(vec, batch);
+  std::copy(q.begin(), q.end(), inputs.back().data<double>());
+  inputs.emplace_back(Scalar(DType::kF64), batch);
+  std::copy(logp.begin(), logp.end(), inputs.back().data<double>());
+  inputs.emplace_back(vec, batch);
+  std::copy(grad.begin(), grad.end(), inputs.back().data<double>());
+  inputs.emplace_back(Scalar(DType::kU64), batch);
+  std::copy(key.begin(), key.end(), inputs.back().data<uint64_t>());
+  inputs.emplace_back(Scalar(DType::kU64), batch);
+  std::copy(counter.begin(), counter.end(), inputs.back().data<uint64_t>());
+  inputs.emplace_back(Scalar(DType::kF64), batch);
+  std::copy(step_size.begin(), step_size.end(), inputs.back().data<double>());
+  inputs.emplace_back(vec, batch);
+  std::copy(inv_metric.begin(), inv_metric.end(), inputs.back().data<double>());
+  inputs.emplace_back(Scalar(DType::kI64), batch);
+  std::copy(slot.begin(), slot.end(), inputs.back().data<int64_t>());
+  inputs.emplace_back(Scalar(DType::kI64), batch);
+  std::copy(draws.begin(), draws.end(), inputs.back().data<int64_t>());
+
+  // The stackless VM and the reference interpreter run the compiled
+  // program, the stack VM the lowered one (RunProgram takes either as is).
+  AB_ASSIGN_OR_RETURN(const Program* program,
+                      ExecutableProgram(!options.dry_run && options.vm == Vm::kStack));
+
+  recorder_.Reset(batch, num_draws);
+  BatchedRunResult result;
+  AB_ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                      RunProgram(*program, std::move(inputs), &ctx_.kernels(), options,
+                                 &result.profile));
+  if (out.size() != kNumOutputs) {
+    return absl::InternalError(absl::StrCat("BatchedSampler::Run: the program returned ",
+                                            out.size(), " outputs, expected ", kNumOutputs));
+  }
+  const double* out_q = out[0].data<double>();
+  const double* out_logp = out[1].data<double>();
+  const double* out_grad = out[2].data<double>();
+  const uint64_t* out_counter = out[3].data<uint64_t>();
+  const int64_t* out_leapfrogs = out[4].data<int64_t>();
+  const int64_t* out_gradients = out[5].data<int64_t>();
+  const int64_t* out_divergences = out[6].data<int64_t>();
+  const int64_t* out_recorded = out[7].data<int64_t>();
+
+  BatchUtilization& u = result.utilization;
+  u.batch = batch;
+  std::vector<int64_t> per_chain_gradients;
+  for (int64_t k = 0; k < batch; ++k) {
+    const BatchedChain& c = chains[static_cast<size_t>(k)];
+    if (out_recorded[k] != num_draws || recorder_.count(k) != num_draws) {
+      return absl::InternalError(absl::StrCat(
+          "BatchedSampler::Run: chain ", k, " recorded ", out_recorded[k], " draws (",
+          recorder_.count(k), " in the recorder), expected ", num_draws));
+    }
+    ScalarChainResult chain;
+    chain.chain_id = c.chain_id;
+    chain.dimension = d;
+    chain.draws.resize(static_cast<size_t>(num_draws * d));
+    chain.stats.resize(static_cast<size_t>(num_draws));
+    for (int64_t n = 0; n < num_draws; ++n) {
+      std::span<const double> draw = recorder_.draw(k, n);
+      std::copy(draw.begin(), draw.end(), chain.draws.begin() + n * d);
+      chain.stats[static_cast<size_t>(n)] = recorder_.stats(k, n);
+    }
+    chain.final_state.q.assign(out_q + k * d, out_q + (k + 1) * d);
+    chain.final_state.logp = out_logp[k];
+    chain.final_state.grad.assign(out_grad + k * d, out_grad + (k + 1) * d);
+    chain.final_rng = ChainRng{c.rng.key, out_counter[k]};
+    result.chains.push_back(std::move(chain));
+    result.leapfrogs.push_back(out_leapfrogs[k]);
+    result.divergences.push_back(out_divergences[k]);
+    u.gradients_taken += out_gradients[k];
+    per_chain_gradients.push_back(out_gradients[k]);
+  }
+  // Lock-step bound: per iteration, every chain waits for the one that used
+  // the most model evaluations.
+  const int64_t per_transition_fixed =
+      algorithm_ == Algorithm::kHmc ? config_.num_leapfrog_steps : 1;
+  int64_t lock_step_slots = 0;
+  for (int64_t n = 0; n < num_draws; ++n) {
+    int64_t most = 0;
+    for (const ScalarChainResult& chain : result.chains) {
+      const int64_t used = algorithm_ == Algorithm::kNuts
+                               ? chain.stats[static_cast<size_t>(n)].n_leapfrog
+                               : per_transition_fixed;
+      most = std::max(most, used);
+    }
+    lock_step_slots += most * batch;
+  }
+  // Free-running bound, per shard.
+  int64_t free_running_slots = 0;
+  for (const auto& [first, last] : ShardRanges(batch, options.shards)) {
+    const auto begin = per_chain_gradients.begin() + first;
+    const auto end = per_chain_gradients.begin() + last;
+    if (begin != end) free_running_slots += *std::max_element(begin, end) * (end - begin);
+  }
+  if (free_running_slots > 0) {
+    u.free_running_bound =
+        static_cast<double>(u.gradients_taken) / static_cast<double>(free_running_slots);
+  }
+  if (lock_step_slots > 0) {
+    u.lock_step_utilization =
+        static_cast<double>(u.gradients_taken) / static_cast<double>(lock_step_slots);
+  }
+  auto it = result.profile.kernels.find(kLogDensityKernelName);
+  if (it != result.profile.kernels.end()) {
+    u.kernel_executions = it->second.executions;
+    u.kernel_active_lanes = it->second.active_lanes;
+    u.kernel_lane_slots = it->second.lane_slots;
+  }
+  if (u.kernel_lane_slots > 0) {
+    u.utilization =
+        static_cast<double>(u.gradients_taken) / static_cast<double>(u.kernel_lane_slots);
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<BatchedChain>> MakeBatchedChains(
+    const Model& model, const SamplerConfig& config, uint64_t seed,
+    std::span<const uint64_t> chain_ids, std::span<const std::vector<double>> inits) {
+  if (!inits.empty() && inits.size() != chain_ids.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "MakeBatchedChains: ", inits.size(), " inits for ", chain_ids.size(),
+        " chains; give one starting point per chain, or none to initialize randomly"));
+  }
+  std::vector<BatchedChain> chains(chain_ids.size());
+  for (size_t k = 0; k < chain_ids.size(); ++k) {
+    BatchedChain& c = chains[k];
+    c.chain_id = chain_ids[k];
+    c.rng = MakeChainRng(seed, chain_ids[k]);
+    c.step_size = config.step_size;
+    c.inv_metric = config.inv_metric;
+    auto with_chain = [&](const absl::Status& s) {
+      return absl::Status(s.code(), absl::StrCat("chain ", chain_ids[k], ": ",
+                                                 std::string(s.message())));
+    };
+    if (inits.empty()) {
+      absl::StatusOr<InitialPoint> init = InitializeChain(model, c.rng.key, &c.rng.counter);
+      if (!init.ok()) return with_chain(init.status());
+      c.state.q = std::move(init->q);
+      c.state.logp = init->log_density;
+      c.state.grad = std::move(init->gradient);
+    } else {
+      absl::StatusOr<ChainState> made = MakeChainState(model, inits[k]);
+      if (!made.ok()) return with_chain(made.status());
+      c.state = *std::move(made);
+    }
+  }
+  return chains;
+}
+
+absl::StatusOr<BatchedRunResult> RunBatchedChains(const Model& model,
+                                                  const SamplerConfig& config, uint64_t seed,
+                                                  std::span<const uint64_t> chain_ids,
+                                                  int64_t num_draws,
+                                                  const BatchedRunOptions& options) {
+  AB_RETURN_IF_ERROR(config.Validate(model.dimension()));
+  if (num_draws < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RunBatchedChains: num_draws is ", num_draws, "; it must be >= 0"));
+  }
+  AB_ASSIGN_OR_RETURN(std::vector<BatchedChain> chains,
+                      MakeBatchedChains(model, config, seed, chain_ids, options.inits));
+  AB_ASSIGN_OR_RETURN(std::unique_ptr<BatchedSampler> sampler,
+                      BatchedSampler::Create(model, options.algorithm, config));
+  return sampler->Run(chains, num_draws, options.call);
+}
+
+}  // namespace autobatch::mcmc

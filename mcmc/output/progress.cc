@@ -1,0 +1,67 @@
+// Progress reporting of Sample(): the terminal bar and the plain lines.
+#include "mcmc/output/progress.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+
+namespace autobatch::mcmc {
+
+std::string_view SamplePhaseName(SamplePhase phase) {
+  switch (phase) {
+    case SamplePhase::kWarmup:
+      return "warmup";
+    case SamplePhase::kSampling:
+      return "sampling";
+    case SamplePhase::kDone:
+      return "done";
+  }
+  return "?";
+}
+
+ProgressPrinter::ProgressPrinter(std::FILE* out, bool terminal, double min_redraw_seconds)
+    : out_(out), terminal_(terminal), min_redraw_seconds_(min_redraw_seconds) {}
+
+std::string ProgressPrinter::FormatLine(const SampleProgress& p) {
+  const double percent =
+      p.total_iterations > 0
+          ? 100.0 * static_cast<double>(p.total_iteration) / static_cast<double>(p.total_iterations)
+          : 100.0;
+  const double rate = p.elapsed_seconds > 0
+                          ? static_cast<double>(p.gradient_evaluations) / p.elapsed_seconds
+                          : 0.0;
+  return absl::StrFormat(
+      "%-8s %6d/%d (%3.0f%%)  chains %d  divergences %d  %.3g grad/s  utilization %.1f%%  "
+      "%.1f s",
+      std::string(SamplePhaseName(p.phase)), p.total_iteration, p.total_iterations, percent,
+      p.num_chains, p.divergences, rate, 100.0 * p.utilization, p.elapsed_seconds);
+}
+
+void ProgressPrinter::Report(const SampleProgress& p) {
+  const bool done = p.phase == SamplePhase::kDone;
+  if (terminal_) {
+    if (!done && p.elapsed_seconds - last_redraw_ < min_redraw_seconds_) return;
+    last_redraw_ = p.elapsed_seconds;
+    std::string line = FormatLine(p);
+    const size_t width = line.size();
+    // Blank out what a longer previous line left behind.
+    if (width < last_width_) line.append(last_width_ - width, ' ');
+    last_width_ = width;
+    std::fprintf(out_, "\r%s%s", line.c_str(), done ? "\n" : "");
+    std::fflush(out_);
+    return;
+  }
+  const int tenth = p.total_iterations > 0
+                        ? static_cast<int>(10 * p.total_iteration / p.total_iterations)
+                        : 10;
+  if (!done && tenth <= last_tenth_) return;
+  last_tenth_ = std::max(tenth, last_tenth_);
+  std::fprintf(out_, "%s\n", FormatLine(p).c_str());
+  std::fflush(out_);
+}
+
+ProgressCallback ProgressPrinter::AsCallback() {
+  return [this](const SampleProgress& p) { Report(p); };
+}
+
+}  // namespace autobatch::mcmc

@@ -1,0 +1,74 @@
+// Progress of a Sample() run: the event Sample() reports and a printer that
+// shows it as a redrawn bar on a terminal or as occasional plain lines.
+#ifndef AUTOBATCH_MCMC_OUTPUT_PROGRESS_H_
+#define AUTOBATCH_MCMC_OUTPUT_PROGRESS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace autobatch::mcmc {
+
+enum class SamplePhase : uint8_t { kWarmup, kSampling, kDone };
+std::string_view SamplePhaseName(SamplePhase phase);  // "warmup", "sampling", "done"
+
+// Where a run stands. Between VM calls every chain has done `iteration`
+// iterations of the phase; while a call runs (reports from a helper thread,
+// SampleOptions::progress_interval_seconds) chains progress unevenly and
+// `iteration` is the draws recorded so far divided by the number of chains.
+struct SampleProgress {
+  SamplePhase phase = SamplePhase::kWarmup;
+  int64_t num_chains = 0;
+  // Iterations done per chain in this phase, and the phase's total.
+  int64_t iteration = 0;
+  int64_t phase_iterations = 0;
+  // Iterations done per chain over the whole run (warmup + sampling), and
+  // the run's total (num_warmup + num_samples).
+  int64_t total_iteration = 0;
+  int64_t total_iterations = 0;
+  // Divergent transitions so far, over all chains (warmup and sampling).
+  int64_t divergences = 0;
+  // Model gradient evaluations so far, over all chains (leapfrogs and
+  // step-size heuristic trials).
+  int64_t gradient_evaluations = 0;
+  // Batch utilization of the model kernel so far in this phase (leapfrogs
+  // taken / leapfrogs computed); 1 before the kernel has run.
+  double utilization = 1.0;
+  // Wall time since Sample() started.
+  double elapsed_seconds = 0;
+};
+
+// Called by Sample() after each VM call, while a long call runs (from a
+// helper thread while Sample()'s thread waits in the VM: calls never
+// overlap), and once with phase kDone. Must not throw.
+using ProgressCallback = std::function<void(const SampleProgress&)>;
+
+// Prints SampleProgress to a stream (stderr in the CLI). Terminal mode:
+// one line redrawn with '\r' at most every `min_redraw_seconds`, ended with
+// '\n' at kDone. Plain mode: one line each time the run passes another
+// tenth of its iterations, and one at kDone. Not thread-safe.
+class ProgressPrinter {
+ public:
+  ProgressPrinter(std::FILE* out, bool terminal, double min_redraw_seconds = 0.1);
+  void Report(const SampleProgress& progress);
+  // The text of one progress line (no '\r' or '\n'), e.g.
+  // "sampling  1200/2000 (60%)  chains 1024  divergences 3  2.1e+06 grad/s
+  //  utilization 87.5%  12.3 s".
+  static std::string FormatLine(const SampleProgress& progress);
+  ProgressCallback AsCallback();
+
+ private:
+  std::FILE* out_;
+  bool terminal_;
+  double min_redraw_seconds_;
+  double last_redraw_ = -1e300;
+  int last_tenth_ = -1;
+  size_t last_width_ = 0;
+};
+
+}  // namespace autobatch::mcmc
+
+#endif  // AUTOBATCH_MCMC_OUTPUT_PROGRESS_H_

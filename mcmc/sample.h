@@ -1,0 +1,266 @@
+// Sample(): a whole CmdStan-style run of many chains on the batched VM —
+// initialization, adaptive warmup, sampling — and its outputs: per-chain
+// draws with Stan's columns, diagnostics, Stan CSV files, the summary table
+// and its JSON form.
+//
+// Chains are ids 0 .. num_chains-1 with streams MakeChainRng(seed, id),
+// initialized as MakeBatchedChains does (Stan style, InitializeChain).
+//
+// WARMUP is FREE-RUNNING: after the first step-size heuristic (on the host,
+// per chain), all warmup iterations run in one VM call whose program calls
+// the WarmupAdapter kernel (warmup_adapter.h) after each transition: each
+// chain's own DualAveraging, WelfordVariance, (shared, identical)
+// WindowSchedule and, at window ends, the step-size heuristic with the
+// chain's own stream — exactly RunScalarWarmup's steps in its order
+// (scalar_warmup.h), between that chain's transitions, while other chains
+// run on. So for a batch-bit-stable model a chain's adapted step size and
+// inverse metric, and its state and stream after warmup, are bit for bit
+// RunScalarWarmup's for the same chain, whatever num_chains, and no chain
+// waits for another. Without adaptation (adapt off, or rwmh) warmup is plain
+// burn-in, in num_chunks calls.
+//
+// SAMPLING is free-running too: num_samples transitions in `num_chunks` VM
+// calls (one by default; each chain loops over its own transitions within a
+// call). Splitting into chunks does not change any bit: a chain continues
+// from its state and stream. Progress is reported while a call runs.
+#ifndef AUTOBATCH_MCMC_SAMPLE_H_
+#define AUTOBATCH_MCMC_SAMPLE_H_
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "mcmc/output/diagnostics.h"
+#include "mcmc/model/model.h"
+#include "mcmc/output/progress.h"
+#include "mcmc/sampler_config.h"
+#include "mcmc/scalar/scalar_warmup.h"
+#include "mcmc/output/stan_csv.h"
+#include "vm/options.h"
+
+namespace autobatch::mcmc {
+
+// Warmup adaptation (CmdStan's "adapt" arguments).
+struct AdaptationOptions {
+  // false: no adaptation at all (CmdStan adapt engaged=0): warmup is burn-in
+  // with SampleOptions::sampler's step size and metric.
+  bool engaged = true;
+  double delta = 0.8;
+  double gamma = 0.05;
+  double kappa = 0.75;
+  double t0 = 10;
+  int64_t init_buffer = 75;
+  int64_t term_buffer = 50;
+  int64_t window = 25;
+  // Either can be turned off alone (a fixed step size or a fixed metric).
+  bool adapt_step_size = true;
+  bool adapt_metric = true;
+  StepSizeHeuristicOptions heuristic;
+  // A file written by SaveAdaptation (scalar_warmup.h). Non-empty: its step
+  // size and inverse metric replace sampler.step_size and
+  // sampler.inv_metric as the starting values of every chain (adaptation,
+  // if engaged, starts from them; with engaged = false they are used as is).
+  std::string load_path;
+};
+
+struct SampleOptions {
+  Algorithm algorithm = Algorithm::kNuts;
+  int64_t num_chains = 4;      // >= 1
+  int64_t num_warmup = 1000;   // >= 0; 0 requires adaptation off
+  int64_t num_samples = 1000;  // >= 1
+  uint64_t seed = 1;
+  // max_depth, max_delta_h, jitter, num_leapfrog_steps as configured; the
+  // step size and inverse metric are the starting (or, without adaptation,
+  // fixed) values of every chain.
+  SamplerConfig sampler;
+  AdaptationOptions adaptation;
+  // Which VM and backend run the batch, and their limits. The stack VM's
+  // block policy defaults to most-lanes here: a sampler program is many
+  // cheap blocks around one model kernel (docs/BENCHMARKS.md, "Block policy").
+  CallOptions call{.vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes};
+  // Sampling (and adaptation-free warmup) is split into at most this many
+  // VM calls. >= 1. Each chunk boundary makes every chain wait for the
+  // slowest one, so more chunks cost utilization; progress does not need
+  // them (see progress_interval_seconds).
+  int64_t num_chunks = 1;
+  // Optional; see progress.h.
+  ProgressCallback progress;
+  // While a VM call of more than one iteration runs, `progress` is called
+  // about this often, from a helper thread (Sample()'s own thread waits in
+  // the VM meanwhile, so calls never overlap). <= 0: only between VM calls.
+  double progress_interval_seconds = 0.25;
+};
+
+// Per-chain outcome.
+struct ChainSummary {
+  uint64_t chain_id = 0;
+  double step_size = 0;            // adapted (or fixed) step size
+  std::vector<double> inv_metric;  // adapted (or fixed) inverse metric
+  int64_t warmup_divergences = 0;
+  int64_t sampling_divergences = 0;
+  // Sampling transitions whose treedepth__ reached max_depth (NUTS only).
+  int64_t max_depth_hits = 0;
+  double ebfmi = 0;  // of the sampling energies; NaN when undefined
+  int64_t heuristic_trials = 0;
+};
+
+struct SampleResult {
+  std::string model_name;
+  SampleOptions options;  // as given (the progress callback dropped)
+  // kDrawStatNames, then OutputColumnNames(model): constrained parameters,
+  // then generated quantities.
+  std::vector<std::string> column_names;
+  // One per chain (chain ids 0..M-1 in order): num_samples x columns.
+  std::vector<Eigen::MatrixXd> draws;
+  std::vector<ChainSummary> chains;
+  // One row per column: Summarize over all chains' draws of that column.
+  // MCSE, ESS and R-hat are NaN (not computed) for the sampler statistics
+  // accept_stat__, stepsize__, treedepth__, n_leapfrog__ and divergent__ —
+  // they differ between chains because each chain has its own step size and
+  // metric, which is not a convergence failure — and for any column in which
+  // every chain is constant. lp__ and energy__ get every column.
+  std::vector<SummaryRow> summary;
+  // Run figures. Gradient evaluations: leapfrogs (one per model
+  // evaluation) plus step-size heuristic trials, over all chains.
+  int64_t warmup_gradient_evaluations = 0;
+  int64_t sampling_gradient_evaluations = 0;
+  int64_t gradient_evaluations = 0;  // the sum of the two
+  // Model evaluations the chains used ("taken") and the lanes the batched
+  // kernel ran ("computed" = kernel executions x batch), per phase.
+  int64_t warmup_leapfrogs_taken = 0;
+  int64_t warmup_leapfrogs_computed = 0;
+  int64_t sampling_leapfrogs_taken = 0;
+  int64_t sampling_leapfrogs_computed = 0;
+  // taken / computed (1 when nothing was computed).
+  double warmup_utilization = 1.0;
+  double sampling_utilization = 1.0;
+  // Wall time of each phase; the first VM call compiles the program, so
+  // warmup_seconds includes compilation.
+  double warmup_seconds = 0;
+  double sampling_seconds = 0;
+  int64_t vm_calls = 0;
+
+  Eigen::Index ColumnIndex(std::string_view name) const;  // -1 if absent
+  // Column `col` of every chain: num_samples x num_chains.
+  Eigen::MatrixXd Column(Eigen::Index col) const;
+  int64_t total_divergences() const;
+  int64_t total_max_depth_hits() const;
+};
+
+// A shard count (CallOptions::shards) for `num_chains` chains of a model of
+// `dimension` coordinates on `threads` hardware threads: at least one shard
+// per thread, and shards of at most max(32, 6400 / dimension) chains. The
+// sampler's working set is a few dozen d-vectors per chain plus their
+// stacks, and a batch whose working set leaves the L2 cache runs slower per
+// chain, while every shard pays the per-block costs again; the bound fits
+// the measurements on the 2-core development machine (d = 100: 16 shards of
+// 64 chains ran 1024 chains 1.7x faster than 2 shards; d = 10: 2 shards of
+// 512 beat 4 of 256 on the full README demo; docs/BENCHMARKS.md, session 4).
+// Draws do not depend on it.
+int DefaultShards(int64_t num_chains, int64_t dimension, int threads);
+
+// The most memory a run may need by SampleMemoryBytes, whatever its options:
+// 16 GiB. Sample() refuses a bigger run before any work rather than fail in
+// the allocator part way (std::bad_alloc is not an error a user can read).
+inline constexpr double kMaxSampleMemoryBytes = 16.0 * (int64_t{1} << 30);
+
+// Sample(model, options)'s peak memory in bytes, estimated in floating point
+// (so no product can overflow) from the three big buffers of a run:
+//   - the draws it returns, SampleResult::draws: num_chains x num_samples x
+//     (kNumDrawStats + dimension + generated quantities) doubles;
+//   - its largest VM call (the adaptive warmup is one call of num_warmup
+//     transitions; burn-in and sampling are num_chunks calls), which
+//     records, then unpacks, every draw (BatchedSampler::Run): per chain and
+//     transition 2 x dimension + kNumDrawStats doubles, a byte and a
+//     DrawStats;
+//   - the summary's working set: about 12 doubles per draw of one column
+//     (its copies, splits, sort order and FFT), on each of
+//     min(call.shards, columns) threads.
+// No warmup draws are kept (Stan's save_warmup = 0). Requires
+// options.num_chains, num_warmup, num_samples and num_chunks to be in the
+// ranges Sample() accepts.
+double SampleMemoryBytes(const Model& model, const SampleOptions& options);
+
+// OK if SampleMemoryBytes(model, options) <= kMaxSampleMemoryBytes, else
+// ResourceExhausted saying how much the run needs and what to lower (Sample()
+// checks this first; a caller may check it before other preparations).
+absl::Status CheckSampleMemory(const Model& model, const SampleOptions& options);
+
+// Runs the chains as described at the top.
+// Errors: InvalidArgument for bad options (naming the field and its value),
+// a bad sampler config (SamplerConfig::Validate), or a loaded adaptation
+// file of the wrong dimension; ResourceExhausted, before any work, for a run
+// too big for memory (CheckSampleMemory); NotFound / InvalidArgument from
+// LoadAdaptation; initialization errors prefixed with the chain id;
+// FailedPrecondition naming the chain and the warmup iteration when its
+// adaptation fails (step-size heuristic, non-finite metric or step size);
+// the VM's errors (e.g. CallOptions::max_steps) otherwise.
+absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& options);
+
+// ---------------------------------------------------------------------------
+// Outputs.
+
+// Chain `chain`'s Stan CSV contents: CmdStan's config echo (model, method,
+// num_samples, num_warmup, adapt settings, algorithm, max_depth, metric,
+// stepsize, id = chain id + 1, seed, plus the VM and backend), the header
+// (result.column_names), the adaptation block (step size and inverse
+// metric; present also without adaptation, as the values used), the draws
+// and the elapsed-time block (the run's warmup and sampling wall time —
+// chains run together, so every chain reports the same times).
+// Requires chain < result.chains.size() (checked).
+StanCsv MakeChainCsv(const SampleResult& result, size_t chain);
+
+// Where chain `chain_id`'s Stan CSV file goes in `dir`:
+// `<dir>/output_<chain_id + 1>.csv` (CmdStan's naming of multi-chain runs).
+std::string ChainCsvPath(const std::string& dir, uint64_t chain_id);
+
+// Checks, before a run, that WriteChainCsvFiles can write the files of
+// chains 0 .. num_chains - 1 (Sample()'s chain ids) in `dir`: creates `dir`
+// if needed (as the writer would), and checks that it can be written in and
+// that no chain's path (ChainCsvPath) is a directory, another non-file (a
+// pipe would block the writer) or a file that cannot be written.
+// FailedPrecondition naming the directory or the first bad path, its chain
+// and what to do. (The checks cannot see the future: a disk that fills up
+// still fails the writer.)
+absl::Status CheckChainCsvFiles(const std::string& dir, int64_t num_chains);
+
+// Writes one file per chain at ChainCsvPath(dir, chain id), creating `dir`
+// if needed, on `threads` threads (0: one per hardware thread). Returns the
+// paths, in chain order. FailedPrecondition naming the directory if it
+// cannot be created or the first chain whose file cannot be written.
+absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(
+    const SampleResult& result, const std::string& dir,
+    int sig_figs = kStanCsvDefaultSigFigs, int threads = 0);
+
+// The summary as CmdStan's stansummary prints it: one row per column with
+// Mean, MCSE, StdDev, MAD, 5%, 50%, 95%, ESS_bulk, ESS_tail, R_hat, then
+// lines for divergences (warmup and sampling, chains affected), max tree
+// depth hits, chains with E-BFMI below 0.3, gradient evaluations, ESS per
+// second (bulk ESS of lp__ / sampling wall time) and per sampling gradient
+// evaluation, and batch utilization.
+std::string FormatSummary(const SampleResult& result);
+
+// The same as JSON:
+//   {"model", "algorithm", "num_chains", "num_warmup", "num_samples", "seed",
+//    "columns": [{"name", "mean", "mcse", "stddev", "mad", "q5", "q50",
+//                 "q95", "ess_bulk", "ess_tail", "rhat"}, ...],
+//    "chains": [{"chain_id", "step_size", "inv_metric", "warmup_divergences",
+//                "sampling_divergences", "max_depth_hits", "ebfmi"}, ...],
+//    "divergences", "max_depth_hits", "low_ebfmi_chains",
+//    "gradient_evaluations", "warmup_gradient_evaluations",
+//    "sampling_gradient_evaluations", "leapfrogs_taken", "leapfrogs_computed"
+//    ({"warmup", "sampling"} each), "utilization" ({"warmup", "sampling"}),
+//    "warmup_seconds", "sampling_seconds", "ess_bulk_lp_per_second",
+//    "ess_bulk_lp_per_gradient"}
+// Non-finite numbers are the strings "nan", "inf", "-inf".
+nlohmann::json SummaryJson(const SampleResult& result);
+
+}  // namespace autobatch::mcmc
+
+#endif  // AUTOBATCH_MCMC_SAMPLE_H_

@@ -1,0 +1,26 @@
+// Definedness check: no variable may be read where it may be unassigned.
+#ifndef AUTOBATCH_PASSES_ANALYSIS_DEFINEDNESS_H_
+#define AUTOBATCH_PASSES_ANALYSIS_DEFINEDNESS_H_
+
+#include "absl/status/status.h"
+#include "ir/ir.h"
+
+namespace autobatch {
+
+// Checks, for every function, that each read (an op's inputs or args, a
+// Branch condition, the results read by Return / IndirectGoto / the entry's
+// Halt) happens where the variable has been assigned on EVERY path from the
+// function's start (its params count as assigned there). Reads in
+// unreachable blocks are not checked. Equivalently: no variable is live
+// where it may be unassigned, which is what the stack discipline of
+// lower_calls relies on (a live Full variable holds exactly one frame).
+//
+// Requires: an unlowered program whose indices are in range (the verifier's
+// R1-R4). Returns InvalidArgument naming, for each offending variable (at
+// most 10, in function, block, op order), the function, the variable, the
+// block and the source line of the read, and what to do.
+absl::Status CheckDefinedBeforeUse(const Program& program);
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_PASSES_ANALYSIS_DEFINEDNESS_H_
