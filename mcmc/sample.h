@@ -161,7 +161,8 @@ struct SampleResult {
 // chain, while every shard pays the per-block costs again; the bound fits
 // the measurements on the 2-core development machine (d = 100: 16 shards of
 // 64 chains ran 1024 chains 1.7x faster than 2 shards; d = 10: 2 shards of
-// 512 beat 4 of 256 on the full README demo; docs/BENCHMARKS.md, session 4).
+// 512 beat 4 of 256 on the full README demo; docs/BENCHMARKS.md, "Shards per
+// run").
 // Draws do not depend on it.
 int DefaultShards(int64_t num_chains, int64_t dimension, int threads);
 

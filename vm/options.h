@@ -63,7 +63,7 @@ struct CallOptions {
   // call. Sharding parallelizes everything a VM does (scheduling, stacks and
   // kernels), where the threaded backend splits single ops; more shards than
   // threads also keep each batch's working set in cache (measured in
-  // docs/BENCHMARKS.md, session 4). Requires every
+  // docs/BENCHMARKS.md, "Shards per run"). Requires every
   // user kernel of the program to be bit_stable (the promise that lets the
   // threaded backend call it from several threads on disjoint lanes), else
   // InvalidArgument naming the kernel. Clamped to the batch; the step budget
@@ -92,8 +92,8 @@ struct CallOptions {
   double timeout_seconds = 0;
   // A block runs COMPACT (gather the active lanes, run, scatter back) when
   // fewer than dense_fraction * batch lanes are active, else DENSE (run all
-  // lanes, keep the active results). Measured by bench/dense_compact_bench;
-  // see docs/BENCHMARKS.md. Both modes give identical bits.
+  // lanes, keep the active results). Measured by bench/dense_compact_bench
+  // (docs/BENCHMARKS.md, "Dense or compact"). Both modes give identical bits.
   double dense_fraction = 0.5;
   // The same for blocks that run an expensive kernel (a matrix product or a
   // user kernel): gathering pays off for them up to a much larger share of
@@ -104,7 +104,7 @@ struct CallOptions {
   // times the batch) exceed this: dense, each of its ops streams the whole
   // batch through the caches, where compact tiles (tile_bytes) stay in them.
   // The default was measured against 0, 1 MiB and 16 MiB with
-  // bench/nuts_bench (docs/BENCHMARKS.md, session 7). <= 0: never.
+  // bench/nuts_bench (docs/BENCHMARKS.md, "Wide blocks"). <= 0: never.
   int64_t dense_max_bytes = int64_t{4} << 20;
   // The stack VM decides between compact and dense for a block that at
   // least a quarter of the batch, but not all of it, runs by timing both
@@ -127,7 +127,7 @@ struct CallOptions {
   // Results do not depend on it (of a run that fails at several places, the
   // error reported first may). 0 = never tile; must be >= 0. The default,
   // the L2 cache of one core of the reference machine, was measured with
-  // bench/nuts_bench (docs/BENCHMARKS.md, session 7).
+  // bench/nuts_bench (docs/BENCHMARKS.md, "Lane tiles").
   int64_t tile_bytes = int64_t{512} << 10;
   // The stack VM keeps a Full variable with at least this many bytes per
   // lane as a frame stack: every frame in place, the current one at the
@@ -136,8 +136,8 @@ struct CallOptions {
   // write goes to frames scattered over the lanes' depths. Results do not
   // depend on it. The default was measured with `autobatch sample` on AR(1)
   // of dimension 16 to 100 and on eight schools (docs/BENCHMARKS.md,
-  // session 9): frame stacks win from about 64 doubles per lane. Must be
-  // >= 1.
+  // "Frame stacks"): frame stacks win from about 64 doubles per lane. Must
+  // be >= 1.
   int64_t frame_stack_min_lane_bytes = 512;
   // Time every primitive execution (Profile::primitives[...].nanoseconds).
   bool profile_timing = false;

@@ -12,8 +12,9 @@
 //   results kept where the mask is set): the fixed share of the batch at
 //   which dense wins (CallOptions::dense_fraction) was measured on small
 //   values, and depends on the block's ops and values' widths.
-// Which is faster depends on the block, its values and its lanes (docs/
-// BENCHMARKS.md, sessions 13 and 14), so each block measures both ways and
+// Which is faster depends on the block, its values and its lanes
+// (docs/BENCHMARKS.md, "Fused blocks" and "Dense or compact, chosen by
+// time"), so each block measures both ways and
 // keeps the faster, trying the other again now and then in case the
 // program's phase has changed (warmup, then sampling).
 #ifndef AUTOBATCH_VM_TIMED_CHOICE_H_
