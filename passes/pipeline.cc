@@ -24,13 +24,16 @@ struct ListedStep {
 // The tidy passes, which clean up the frontend's statement-by-statement
 // output: each rewrite can enable another (a removed copy empties a block,
 // whose jumps are then threaded, which lets blocks merge, which puts copies
-// and their uses in one block), so the group repeats until a round changes
-// nothing. compact_variables then drops the variables they orphaned.
-constexpr ListedStep kTidy[] = {
-    {"remove_unreachable_blocks"},
-    {"repeat(thread_jumps,fold_branches,merge_blocks,fold_copies,propagate_copies,"
-     "remove_dead_ops)"},
-    {"compact_variables"},
+// and their uses in one block), so this round repeats until it changes
+// nothing; remove_unreachable_blocks runs before it and compact_variables,
+// which drops the variables it orphaned, after it.
+constexpr ListedStep kTidyRound[] = {
+    {"thread_jumps", &PipelineOptions::thread_jumps},
+    {"fold_branches"},
+    {"merge_blocks"},
+    {"fold_copies"},
+    {"propagate_copies"},
+    {"remove_dead_ops"},
 };
 
 // CompileProgram after the tidy passes.
@@ -241,22 +244,20 @@ std::string PipelineText(const Pipeline& pipeline) {
   return absl::StrJoin(steps, ",");
 }
 
-std::string TidyPipelineText() {
-  std::string text;
-  AppendSteps(text, kTidy, {});
-  return text;
+std::string TidyPipelineText(const PipelineOptions& options) {
+  std::string round;
+  AppendSteps(round, kTidyRound, options);
+  return absl::StrCat("remove_unreachable_blocks,repeat(", round, "),compact_variables");
 }
 
 std::string CompilePipelineText(const PipelineOptions& options) {
-  std::string text;
-  AppendSteps(text, kTidy, options);
+  std::string text = TidyPipelineText(options);
   AppendSteps(text, kCompile, options);
   return text;
 }
 
 std::string LowerPipelineText(const PipelineOptions& options) {
-  std::string text;
-  AppendSteps(text, kTidy, options);
+  std::string text = TidyPipelineText(options);
   AppendSteps(text, kLower, options);
   return text;
 }

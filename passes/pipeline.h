@@ -45,7 +45,7 @@ struct PipelineOptions {
   bool show_ir_on_error = true;
   // Optional optimizations of LowerProgram (the tidy passes always run).
   bool inline_calls = true;
-  bool thread_jumps = true;  // both pipelines (twice in LowerProgram)
+  bool thread_jumps = true;  // both pipelines (also in the tidy round)
   bool fuse_pop_push = true;
   bool coalesce_copies = true;
   bool coalesce_registers = true;
@@ -70,8 +70,9 @@ absl::StatusOr<Pipeline> ParsePipeline(std::string_view text);
 std::string PipelineText(const Pipeline& pipeline);
 
 // The pipelines' lists, with `options`' switches applied; TidyPipelineText
-// is the tidy passes both start with.
-std::string TidyPipelineText();
+// is the tidy passes both start with (options.thread_jumps also drops
+// thread_jumps from the tidy round).
+std::string TidyPipelineText(const PipelineOptions& options = {});
 std::string CompilePipelineText(const PipelineOptions& options = {});
 std::string LowerPipelineText(const PipelineOptions& options = {});
 

@@ -199,8 +199,10 @@ TEST(PipelineTest, ThePipelinesAreListsOfRegisteredPasses) {
   PipelineOptions bare;
   bare.inline_calls = bare.thread_jumps = bare.fuse_pop_push = bare.coalesce_copies =
       bare.coalesce_registers = bare.order_blocks = false;
-  EXPECT_EQ(LowerPipelineText(bare), TidyPipelineText() +
-                                         ",infer_types,allocate_variables,lower_calls");
+  EXPECT_EQ(LowerPipelineText(bare),
+            "remove_unreachable_blocks,repeat(fold_branches,merge_blocks,fold_copies,"
+            "propagate_copies,remove_dead_ops),compact_variables,infer_types,"
+            "allocate_variables,lower_calls");
   for (const std::string& text : {CompilePipelineText(), LowerPipelineText(), std::string()}) {
     absl::StatusOr<Pipeline> pipeline = ParsePipeline(text);
     ASSERT_TRUE(pipeline.ok()) << pipeline.status();
