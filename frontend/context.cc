@@ -12,7 +12,6 @@
 #include "frontend/body.h"
 #include "passes/pipeline.h"
 #include "frontend/run.h"
-#include "frontend/tidy.h"
 #include "support/status.h"
 #include "vm/inputs.h"
 
@@ -37,7 +36,9 @@ void RemapVars(Function& f, int32_t offset) {
 
 // Drops variables nothing refers to and renumbers generated names (t0, t1,
 // ... and l0, l1, ... per function, in order of first appearance), so the
-// printed IR does not show the gaps tidying leaves.
+// printed IR does not show the gaps of dropped bodies' variables. Only
+// generated names look like t<N> or l<N> after this, besides names the user
+// chose so: the tidy passes tell temporaries apart by that.
 void CompactAndRename(Module& module, const std::vector<VarKind>& kinds) {
   const int32_t n = static_cast<int32_t>(module.variables.size());
   std::vector<int32_t> remap(n, -1);
@@ -207,11 +208,9 @@ absl::StatusOr<autobatch::Module> ContextImpl::Assemble(const std::vector<int>& 
     }
     module.functions.push_back(std::move(f));
   }
-  if (options_.tidy) {
-    std::vector<bool> named(kinds.size());
-    for (size_t v = 0; v < kinds.size(); ++v) named[v] = kinds[v] == VarKind::kNamedLocal;
-    TidyModule(module, named);
-  }
+  // The module is left as emitted: the pipelines start with the tidy passes
+  // (passes/pipeline.h). Their propagate_copies keeps the locals the user
+  // named, and compact_variables renumbers what this names t<N> and l<N>.
   CompactAndRename(module, kinds);
   return module;
 }

@@ -41,8 +41,9 @@
 // parameters as given in FunctionOptions::param_names (else p0, p1, ...;
 // struct fields as `name.field`), results r0.. (or result_names), locals as
 // given to Builder::Local (else l0..), temporaries t0... Every op carries
-// the user's source location. By default the IR is tidied (frontend/tidy.h)
-// so assignments do not leave needless copies.
+// the user's source location. The IR is as emitted, statement by statement;
+// the compiler's pipelines start with the tidy passes (passes/pipeline.h),
+// which remove the copies and trivial blocks that leaves.
 //
 // Threads. A Context may be used from several threads at once: every
 // member function, and every handle's Run / operator() / name(), may be
@@ -196,11 +197,8 @@ struct FunctionOptions {
   std::optional<Signature> signature = std::nullopt;
 };
 
-struct ContextOptions {
-  // Remove the copies and trivial blocks the frontend's emission leaves
-  // (frontend/tidy.h). Off: the IR is exactly as emitted.
-  bool tidy = true;
-};
+// Options of a Context; none at present.
+struct ContextOptions {};
 
 // A handle to a registered batched function.
 class BatchFunction {

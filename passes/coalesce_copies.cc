@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "passes/analysis/use_counts.h"
 
 namespace autobatch {
 namespace {
@@ -18,14 +19,8 @@ bool Contains(const std::vector<VarId>& vars, VarId v) {
 bool Reads(const Op& op, VarId v) { return Contains(OpReads(op), v); }
 bool Writes(const Op& op, VarId v) { return Contains(OpWrites(op), v); }  // pops too
 
-bool TerminatorReads(const Block& block, VarId v) {
-  const auto* branch = std::get_if<Branch>(&block.terminator);
-  return branch != nullptr && branch->cond == v;
-}
-
-const PrimOp* AsCopy(const Op& op) {
-  const auto* prim = std::get_if<PrimOp>(&op);
-  return prim != nullptr && prim->prim == Primitive::kCopy ? prim : nullptr;
+bool ReadByTerminator(const Block& block, VarId v) {
+  return Contains(TerminatorReads(block.terminator), v);
 }
 
 class BlockCoalescer {
@@ -44,7 +39,7 @@ class BlockCoalescer {
   }
 
   int CountReads(VarId v) const {
-    int n = TerminatorReads(block_, v) ? 1 : 0;
+    int n = ReadByTerminator(block_, v) ? 1 : 0;
     for (const Op& op : block_.ops) {
       for (VarId r : OpReads(op)) n += r == v ? 1 : 0;
     }
@@ -85,7 +80,7 @@ class BlockCoalescer {
       for (size_t k = c + 1; k < ops.size(); ++k) {
         if (Reads(ops[k], t)) last_read = k;
       }
-      if (TerminatorReads(block_, t)) last_read = ops.size();
+      if (ReadByTerminator(block_, t)) last_read = ops.size();
       const bool other_reads = CountReads(t) > 1;  // besides the copy
       if (other_reads && (forward_ == ForwardCopies::kOnlyRead ||
                           module_.var(x).storage == StorageClass::kNull)) {
@@ -101,14 +96,8 @@ class BlockCoalescer {
         std::sort(def->in_place.begin(), def->in_place.end());
       }
       ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(c));
-      for (size_t k = d + 1; k < ops.size(); ++k) {
-        if (auto* prim = std::get_if<PrimOp>(&ops[k])) {
-          std::replace(prim->inputs.begin(), prim->inputs.end(), t, x);
-        }
-      }
-      if (auto* branch = std::get_if<Branch>(&block_.terminator); branch && branch->cond == t) {
-        branch->cond = x;
-      }
+      for (size_t k = d + 1; k < ops.size(); ++k) ReplaceOpReads(ops[k], t, x);
+      ReplaceTerminatorReads(block_.terminator, t, x);
       return true;
     }
     return false;
@@ -133,17 +122,11 @@ class BlockCoalescer {
         }
       }
       if (!ok) continue;
-      if (TerminatorReads(block_, t)) last_read = ops.size();
+      if (ReadByTerminator(block_, t)) last_read = ops.size();
       for (size_t k = c + 1; k < last_read && ok; ++k) ok = !Writes(ops[k], x);
       if (!ok) continue;
-      for (size_t k = c + 1; k < ops.size(); ++k) {
-        if (auto* prim = std::get_if<PrimOp>(&ops[k])) {
-          std::replace(prim->inputs.begin(), prim->inputs.end(), t, x);
-        }
-      }
-      if (auto* branch = std::get_if<Branch>(&block_.terminator); branch && branch->cond == t) {
-        branch->cond = x;
-      }
+      for (size_t k = c + 1; k < ops.size(); ++k) ReplaceOpReads(ops[k], t, x);
+      ReplaceTerminatorReads(block_.terminator, t, x);
       ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(c));
       return true;
     }

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "passes/analysis/liveness.h"
+#include "support/overloaded.h"
 
 namespace autobatch {
 namespace {
@@ -67,13 +68,18 @@ class Coalescer {
       const FunctionId f(blocks_[gid].first);
       const Terminator& term = BlockAt(static_cast<int32_t>(gid)).terminator;
       std::vector<int32_t>& succ = successors_[gid];
-      if (const auto* call = std::get_if<PushGoto>(&term)) {
-        succ.push_back(Gid(call->callee, BlockId(0)));
-      } else if (std::holds_alternative<IndirectGoto>(term)) {
-        succ = return_sites[f.value];
-      } else {
+      auto local = [&] {
         for (BlockId b : Successors(term)) succ.push_back(Gid(f, b));
-      }
+      };
+      std::visit(Overloaded{
+                     [&](const PushGoto& call) { succ.push_back(Gid(call.callee, BlockId(0))); },
+                     [&](const IndirectGoto&) { succ = return_sites[f.value]; },
+                     [&](const Branch&) { local(); },
+                     [&](const Goto&) { local(); },
+                     [&](const Return&) { local(); },
+                     [&](const Halt&) { local(); },
+                 },
+                 term);
     }
   }
 
@@ -84,13 +90,15 @@ class Coalescer {
     VarSet reads(num_vars_);
     const Function& fn = module_.functions[blocks_[gid].first];
     const Terminator& term = BlockAt(gid).terminator;
-    if (const auto* branch = std::get_if<Branch>(&term)) {
-      reads.insert(branch->cond);
-    } else if (std::holds_alternative<IndirectGoto>(term)) {
-      reads.insert_all(fn.results);
-    } else if (std::holds_alternative<Halt>(term)) {
-      reads.insert_all(program_.entry_function().results);
-    }
+    std::visit(Overloaded{
+                   [&](const Branch& branch) { reads.insert(branch.cond); },
+                   [&](const IndirectGoto&) { reads.insert_all(fn.results); },
+                   [&](const Halt&) { reads.insert_all(program_.entry_function().results); },
+                   [](const Goto&) {},
+                   [](const Return&) {},  // not in lowered programs
+                   [](const PushGoto&) {},
+               },
+               term);
     return reads;
   }
 

@@ -286,26 +286,36 @@ class TypeInference {
       const FunctionId fid(static_cast<int32_t>(f));
       for (const Block& block : m_.functions[f].blocks) {
         for (const Op& op : block.ops) {
-          if (const auto* prim = std::get_if<PrimOp>(&op)) {
-            for (VarId v : prim->outputs) {
-              writers[v.value].push_back({Writer::kPrim, fid, prim->loc, prim, VarId(), {}});
-            }
-          } else if (const auto* call = std::get_if<CallOp>(&op)) {
-            const Function& callee = F(call->callee);
-            for (size_t j = 0; j < call->results.size(); ++j) {
-              writers[call->results[j].value].push_back(
-                  {Writer::kCallResult, fid, call->loc, nullptr, callee.results[j],
-                   call->callee});
-            }
-            for (size_t i = 0; i < call->args.size(); ++i) {
-              writers[callee.params[i].value].push_back(
-                  {Writer::kParam, fid, call->loc, nullptr, call->args[i], call->callee});
-            }
-          }
+          std::visit(Overloaded{
+                         [&](const PrimOp& prim) {
+                           for (VarId v : prim.outputs) {
+                             writers[v.value].push_back(
+                                 {Writer::kPrim, fid, prim.loc, &prim, VarId(), {}});
+                           }
+                         },
+                         [&](const CallOp& call) { AddCallWriters(writers, fid, call); },
+                         [](const PopOp&) {},  // not in unlowered programs
+                     },
+                     op);
         }
       }
     }
     return writers;
+  }
+
+  // A call writes its results (from the callee's results) and the callee's
+  // parameters (from its arguments).
+  void AddCallWriters(std::vector<std::vector<Writer>>& writers, FunctionId fid,
+                      const CallOp& call) const {
+    const Function& callee = F(call.callee);
+    for (size_t j = 0; j < call.results.size(); ++j) {
+      writers[call.results[j].value].push_back(
+          {Writer::kCallResult, fid, call.loc, nullptr, callee.results[j], call.callee});
+    }
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      writers[callee.params[i].value].push_back(
+          {Writer::kParam, fid, call.loc, nullptr, call.args[i], call.callee});
+    }
   }
 
   // The first op or branch reading `v`, for "read at ..." messages.

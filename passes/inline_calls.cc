@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "support/status.h"
 #include "passes/analysis/call_graph.h"
 #include "passes/analysis/cfg.h"
+#include "support/overloaded.h"
+#include "support/status.h"
 
 namespace autobatch {
 namespace {
@@ -255,15 +256,18 @@ class Inliner {
     Block out = block;
     out.label = absl::StrCat(prefix, ".", block.label);
     for (Op& op : out.ops) RenameVariables(op, [&](VarId v) { return Rename(v, f); });
-    if (std::holds_alternative<Return>(out.terminator)) {
-      out.terminator = Goto{after};
-      return out;
-    }
-    AB_CHECK(!std::holds_alternative<PushGoto>(out.terminator) &&
-                 !std::holds_alternative<IndirectGoto>(out.terminator),
-             "inline_calls runs before lowering");
-    if (auto* branch = std::get_if<Branch>(&out.terminator)) branch->cond = Rename(branch->cond, f);
-    out.terminator = RemapBlocks(out.terminator, cloned_index);
+    bool returns = false;
+    std::visit(Overloaded{
+                   [&](Return&) { returns = true; },
+                   [&](Branch& branch) { branch.cond = Rename(branch.cond, f); },
+                   [](Goto&) {},
+                   [](Halt&) {},
+                   [](PushGoto&) { AB_CHECK(false, "inline_calls runs before lowering"); },
+                   [](IndirectGoto&) { AB_CHECK(false, "inline_calls runs before lowering"); },
+               },
+               out.terminator);
+    out.terminator =
+        returns ? Terminator{Goto{after}} : RemapBlocks(out.terminator, cloned_index);
     return out;
   }
 

@@ -1,22 +1,33 @@
-// The compiler pipeline: the passes in order, verified between passes.
+// The compiler pipelines: lists of registered passes (passes/registry.h),
+// run in order and verified between passes.
 //
-//   CompileProgram: verify input -> infer_types -> thread_jumps
+//   tidy:           remove_unreachable_blocks, then repeat(thread_jumps,
+//                   fold_branches, merge_blocks, fold_copies,
+//                   propagate_copies, remove_dead_ops) until a round
+//                   changes nothing, then compact_variables
+//   CompileProgram: tidy -> infer_types -> thread_jumps
 //                   -> allocate_variables
 //                   (for the reference interpreter and the stackless VM)
-//   LowerProgram:   verify input -> infer_types -> inline_calls
-//                   -> thread_jumps -> allocate_variables -> lower_calls
-//                   -> fuse_pop_push -> coalesce_copies
-//                   -> coalesce_registers -> coalesce_copies(any_reads)
-//                   -> thread_jumps -> order_blocks
+//   LowerProgram:   tidy -> infer_types -> inline_calls -> thread_jumps
+//                   -> allocate_variables -> lower_calls -> fuse_pop_push
+//                   -> coalesce_copies -> coalesce_registers
+//                   -> coalesce_copies(any_reads) -> thread_jumps
+//                   -> order_blocks
 //                   (for the stack VM)
+//
+// The lists themselves are in pipeline.cc (CompilePipelineText,
+// LowerPipelineText), written as `autobatch opt --passes` reads them.
 #ifndef AUTOBATCH_PASSES_PIPELINE_H_
 #define AUTOBATCH_PASSES_PIPELINE_H_
 
 #include <ostream>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "ir/ir.h"
+#include "passes/registry.h"
 
 namespace autobatch {
 
@@ -26,27 +37,62 @@ struct PipelineOptions {
   // on in tests; turning it off only saves compile time.
   bool verify = true;
   // If set, the IR after every pass is written here, under a header
-  // "=== after <pass> ===", or "(unchanged)" when the pass changed nothing.
+  // "=== after <pass> ===" ("=== after <pass> (round N) ===" for the second
+  // and later rounds of a repeated group), or "(unchanged)" when the pass
+  // changed nothing.
   std::ostream* print_ir_after_each_pass = nullptr;
   // On a pass's error, append the IR the pass received to the message.
   bool show_ir_on_error = true;
-  // Optional optimizations of LowerProgram.
+  // Optional optimizations of LowerProgram (the tidy passes always run).
   bool inline_calls = true;
-  bool thread_jumps = true;  // both pipelines (twice in LowerProgram)
+  bool thread_jumps = true;  // both pipelines (also in the tidy round)
   bool fuse_pop_push = true;
   bool coalesce_copies = true;
   bool coalesce_registers = true;
   bool order_blocks = true;
 };
 
+// A list of passes to run: each step one pass, or a group run round after
+// round until a round leaves the program unchanged.
+struct PipelineStep {
+  std::vector<const PassInfo*> passes;  // one, unless `repeat`
+  bool repeat = false;
+};
+using Pipeline = std::vector<PipelineStep>;
+
+// Reads a pass list: registered pass names separated by commas, and
+// `repeat(name,name,...)` for a group repeated until a round changes
+// nothing (groups do not nest). Spaces are ignored. An unknown name is
+// NotFound listing every pass; a malformed list (an empty name, unbalanced
+// parentheses, a nested repeat) is InvalidArgument saying what is wrong.
+absl::StatusOr<Pipeline> ParsePipeline(std::string_view text);
+// The text ParsePipeline reads back to `pipeline`.
+std::string PipelineText(const Pipeline& pipeline);
+
+// The pipelines' lists, with `options`' switches applied; TidyPipelineText
+// is the tidy passes both start with (options.thread_jumps also drops
+// thread_jumps from the tidy round).
+std::string TidyPipelineText(const PipelineOptions& options = {});
+std::string CompilePipelineText(const PipelineOptions& options = {});
+std::string LowerPipelineText(const PipelineOptions& options = {});
+
+// Runs `pipeline` on `program`: verifies the input (a malformed input keeps
+// the verifier's code and says so), runs each pass with `context`, and
+// verifies after each (options.verify). A pass's error is returned with its
+// code (InvalidArgument for the user's type error or for a program at a stage
+// the pass does not take), prefixed "pass <name> failed: "; a pass's output
+// that does not verify is Internal (a bug of autobatch) naming the pass.
+// With options.show_ir_on_error the message ends with the IR the pass
+// received.
+absl::StatusOr<Program> RunPipeline(Program program, const Pipeline& pipeline,
+                                    const PassContext& context,
+                                    const PipelineOptions& options = {});
+
 // Types and allocates `untyped` (stage kUntyped, kTyped, or kAllocated,
 // whose storage classes are then chosen again) for the entry's input types:
-// infer_types, thread_jumps (unless disabled in `options`), then
-// allocate_variables. The result (stage kAllocated) runs on the
-// reference interpreter and the stackless VM.
-// Errors name the failing pass, carry its message (user errors keep their
-// code, e.g. InvalidArgument for a type error) and, if
-// options.show_ir_on_error, the IR that pass received.
+// the tidy passes, infer_types, thread_jumps (unless disabled in `options`),
+// then allocate_variables. The result (stage kAllocated) runs on the
+// reference interpreter and the stackless VM. Errors as RunPipeline.
 absl::StatusOr<Program> CompileProgram(Program untyped,
                                        std::vector<TensorType> input_types,
                                        const PipelineOptions& options = {});
@@ -56,7 +102,7 @@ absl::StatusOr<Program> CompileProgram(Program untyped,
 // ForwardCopies::kAnyReads (both runs under options.coalesce_copies),
 // thread_jumps again (coalescing empties join blocks) and order_blocks
 // (each optimization unless disabled in `options`). The result (stage
-// kLowered) runs on the stack VM. Errors as CompileProgram.
+// kLowered) runs on the stack VM. Errors as RunPipeline.
 absl::StatusOr<Program> LowerProgram(Program untyped,
                                      std::vector<TensorType> input_types,
                                      const PipelineOptions& options = {});

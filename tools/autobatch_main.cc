@@ -11,6 +11,8 @@
 //   autobatch compile <program.json|sample> [--types ...] [--symbol NAME]
 //                 [-o FILE]
 //   autobatch sample --target NAME [...]   (tools/sample_command.h)
+//   autobatch opt <program.json|sample> --passes a,b,c [...]
+//                 (tools/opt_command.h)
 //
 // Errors print one clear message and exit with status 1 (2 for bad usage,
 // such as a number out of its option's range); never a signal.
@@ -41,6 +43,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
+#include "tools/opt_command.h"
 #include "tools/sample_command.h"
 #include "tools/sample_programs.h"
 #include "tools/tensor_json.h"
@@ -497,6 +500,9 @@ int Main(int argc, char** argv) {
   SampleArgs sample;
   CLI::App* sample_cmd = AddSampleCommand(app, sample);
 
+  OptArgs opt;
+  CLI::App* opt_cmd = AddOptCommand(app, opt);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -505,6 +511,7 @@ int Main(int argc, char** argv) {
   if (*ir_cmd) return RunIr(ir);
   if (*compile_cmd) return RunCompile(compile);
   if (*sample_cmd) return RunSampleCommand(sample);
+  if (*opt_cmd) return RunOptCommand(opt, {.load = LoadProgram, .parse_types = ParseTypes});
   return RunRun(run);
 }
 

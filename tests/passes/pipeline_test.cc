@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "ir/json.h"
 #include "ir/printer.h"
 #include "ir/testing/fib_program.h"
@@ -182,6 +183,122 @@ TEST(PipelineTest, VerificationCanBeTurnedOff) {
                    {Scalar(DType::kI64), Scalar(DType::kI64), Scalar(DType::kI64)});
   ASSERT_TRUE(verified.ok());
   EXPECT_EQ(*lowered, *verified);
+}
+
+TEST(PipelineTest, ThePipelinesAreListsOfRegisteredPasses) {
+  EXPECT_EQ(TidyPipelineText(),
+            "remove_unreachable_blocks,repeat(thread_jumps,fold_branches,merge_blocks,"
+            "fold_copies,propagate_copies,remove_dead_ops),compact_variables");
+  EXPECT_EQ(CompilePipelineText(),
+            TidyPipelineText() + ",infer_types,thread_jumps,allocate_variables");
+  EXPECT_EQ(LowerPipelineText(),
+            TidyPipelineText() +
+                ",infer_types,inline_calls,thread_jumps,allocate_variables,lower_calls,"
+                "fuse_pop_push,coalesce_copies,coalesce_registers,coalesce_copies(any_reads),"
+                "thread_jumps,order_blocks");
+  PipelineOptions bare;
+  bare.inline_calls = bare.thread_jumps = bare.fuse_pop_push = bare.coalesce_copies =
+      bare.coalesce_registers = bare.order_blocks = false;
+  EXPECT_EQ(LowerPipelineText(bare),
+            "remove_unreachable_blocks,repeat(fold_branches,merge_blocks,fold_copies,"
+            "propagate_copies,remove_dead_ops),compact_variables,infer_types,"
+            "allocate_variables,lower_calls");
+  for (const std::string& text : {CompilePipelineText(), LowerPipelineText(), std::string()}) {
+    absl::StatusOr<Pipeline> pipeline = ParsePipeline(text);
+    ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+    EXPECT_EQ(PipelineText(*pipeline), text);
+  }
+}
+
+TEST(PipelineTest, ParsePipelineSaysWhatIsWrongWithAList) {
+  struct Bad {
+    std::string text;
+    absl::StatusCode code;
+    std::string message;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {"infer_types,thread_jump", absl::StatusCode::kNotFound,
+            "no pass is called 'thread_jump'; the passes are: remove_unreachable_blocks, "},
+           {"infer_types,,order_blocks", absl::StatusCode::kInvalidArgument,
+            "has an empty name"},
+           {"repeat(thread_jumps", absl::StatusCode::kInvalidArgument, "unbalanced parentheses"},
+           {"thread_jumps)", absl::StatusCode::kInvalidArgument, "unbalanced parentheses"},
+           {"repeat(repeat(thread_jumps))", absl::StatusCode::kInvalidArgument, "do not nest"},
+           {"repeat(thread_jumps)merge_blocks", absl::StatusCode::kInvalidArgument,
+            "put a comma after the ')'"},
+       }) {
+    absl::StatusOr<Pipeline> pipeline = ParsePipeline(bad.text);
+    ASSERT_FALSE(pipeline.ok()) << bad.text;
+    EXPECT_EQ(pipeline.status().code(), bad.code) << bad.text;
+    EXPECT_THAT(std::string(pipeline.status().message()), ::testing::HasSubstr(bad.message))
+        << bad.text;
+  }
+}
+
+TEST(PipelineTest, ARepeatedGroupRunsUntilARoundChangesNothing) {
+  // ^0: t0 = copy x; goto ^1   ^1: r = neg t0; return
+  // Round 1 merges ^1 into ^0, which puts the copy and its read in one
+  // block, and propagates the copy; round 2 changes nothing.
+  Program program;
+  testing::FunctionBuilder fn(program, "f", "f.cc", 1);
+  program.entry = fn.id();
+  VarId x = fn.Param("x"), t = fn.Var("t0"), r = fn.Result("r");
+  BlockId entry = fn.Block("entry");
+  BlockId next = fn.Block("next");
+  fn.Prim(entry, 2, Primitive::kCopy, {x}, t);
+  fn.Goto(entry, 3, next);
+  fn.Prim(next, 4, Primitive::kNeg, {t}, r);
+  fn.Return(next, 5);
+  std::ostringstream out;
+  PipelineOptions options;
+  options.print_ir_after_each_pass = &out;
+  absl::StatusOr<Pipeline> pipeline = ParsePipeline(TidyPipelineText());
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  absl::StatusOr<Program> tidied = RunPipeline(program, *pipeline, {}, options);
+  ASSERT_TRUE(tidied.ok()) << tidied.status();
+  EXPECT_EQ(testing::BlockText(*tidied, "f", 0),
+            (std::vector<std::string>{"%r: ? full = neg %x", "return"}));
+  const std::string text = out.str();
+  const size_t round2 = text.find("=== after thread_jumps (round 2) ===\n");
+  const size_t compact = text.find("=== after compact_variables ===\n");
+  ASSERT_NE(round2, std::string::npos) << text;
+  ASSERT_NE(compact, std::string::npos) << text;
+  EXPECT_EQ(text.find("(round 3)"), std::string::npos) << text;
+  const std::string last_round = text.substr(round2, compact - round2);
+  for (const char* pass : {"thread_jumps", "fold_branches", "merge_blocks", "fold_copies",
+                           "propagate_copies", "remove_dead_ops"}) {
+    EXPECT_THAT(last_round, ::testing::HasSubstr(absl::StrCat("=== after ", pass,
+                                                              " (round 2) ===\n(unchanged)\n")));
+  }
+}
+
+// A pass whose output does not verify is our bug: Internal, naming the pass.
+absl::StatusOr<Program> BreakTheProgram(Program program, const PassContext&) {
+  program.module.functions[0].blocks[0].terminator = Goto{BlockId(99)};
+  return program;
+}
+
+TEST(PipelineTest, APassProducingAnInvalidProgramIsAnInternalError) {
+  const PassInfo broken{"broken", "breaks every program", BreakTheProgram};
+  absl::StatusOr<Program> result =
+      RunPipeline(autobatch::testing::MakeCollatzProgram(), Pipeline{{{&broken}}}, {});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(result.status().message()),
+              ::testing::StartsWith("pass broken produced an invalid program (a bug in "
+                                    "autobatch; please report it):\n"));
+}
+
+TEST(PipelineTest, APassGivenTheWrongStageSaysSo) {
+  absl::StatusOr<Pipeline> pipeline = ParsePipeline("lower_calls");
+  ASSERT_TRUE(pipeline.ok());
+  absl::StatusOr<Program> result =
+      RunPipeline(autobatch::testing::MakeCollatzProgram(), *pipeline, {});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(result.status().message()),
+              ::testing::StartsWith("pass lower_calls failed: lower_calls needs an allocated "
+                                    "program"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The `autobatch` command line: printing, dumping, running, and clear errors
-// (non-zero exit, a message, never a signal) on bad input.
+// (non-zero exit, a message, never a signal) on bad input; `opt` running any
+// list of passes.
 #include <sys/wait.h>
 
 #include <array>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -387,6 +389,101 @@ TEST(CliTest, NeverHaltingProgramHitsTheStepBudget) {
   Result r = RunCli("run collatz --inputs " + inputs + " --max-steps 20");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("step budget exhausted"));
+}
+
+// The lists `autobatch opt --list-passes` prints under "pipelines".
+std::string ListedPipeline(const std::string& listing, const std::string& label) {
+  const size_t at = listing.find(label);
+  if (at == std::string::npos) return "";
+  const size_t begin = listing.find_first_not_of(' ', at + label.size());
+  return listing.substr(begin, listing.find('\n', begin) - begin);
+}
+
+TEST(CliTest, OptListsEveryPassAndThePipelines) {
+  Result r = RunCli("opt --list-passes");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* line :
+       {"  thread_jumps                jumps through blocks that hold no ops go straight on\n",
+        "  coalesce_copies(any_reads)  coalesce_copies, forwarding temporaries with other reads "
+        "too\n",
+        "  merge_blocks ", "  fold_copies ", "  propagate_copies ", "  remove_dead_ops ",
+        "  remove_unreachable_blocks ", "  fold_branches ", "  compact_variables ",
+        "  infer_types ", "  lower_calls ", "  order_blocks "}) {
+    EXPECT_THAT(r.out, HasSubstr(line));
+  }
+  EXPECT_THAT(ListedPipeline(r.out, "lowered (LowerProgram):"),
+              ::testing::StartsWith("remove_unreachable_blocks,repeat(thread_jumps,"));
+}
+
+// Running LowerProgram's list with opt gives what `ir --stage lowered` prints.
+TEST(CliTest, OptRunsAnyListOfPassesAndMatchesThePipelines) {
+  const std::string listing = RunCli("opt --list-passes").out;
+  for (const char* sample : {"fibonacci", "collatz", "peanuts"}) {
+    for (const auto& [stage, label] :
+         {std::pair{"lowered", "lowered (LowerProgram):"}, std::pair{"typed", "typed (CompileProgram):"}}) {
+      const std::string passes = ListedPipeline(listing, label);
+      ASSERT_FALSE(passes.empty()) << listing;
+      Result opt = RunCli(std::string("opt ") + sample + " --json --passes '" + passes + "'");
+      Result ir = RunCli(std::string("ir ") + sample + " --json --stage " + stage);
+      ASSERT_EQ(opt.exit_code, 0) << opt.out;
+      ASSERT_EQ(ir.exit_code, 0) << ir.out;
+      EXPECT_EQ(opt.out, ir.out) << sample << " " << stage;
+    }
+  }
+  Result some = RunCli("opt collatz --passes 'infer_types, thread_jumps,allocate_variables'");
+  ASSERT_EQ(some.exit_code, 0) << some.out;
+  EXPECT_THAT(some.out, HasSubstr("program stage=allocated entry=@collatz"));
+  Result none = RunCli("opt collatz --passes remove_unreachable_blocks");
+  ASSERT_EQ(none.exit_code, 0) << none.out;
+  EXPECT_THAT(none.out, HasSubstr("program stage=untyped entry=@collatz"));
+}
+
+TEST(CliTest, OptPrintsTheIrAfterEveryPass) {
+  Result r = RunCli("opt fibonacci --passes 'repeat(thread_jumps,merge_blocks),infer_types' "
+                    "--print-after-all");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("=== after thread_jumps ===\n"));
+  EXPECT_THAT(r.out, HasSubstr("=== after merge_blocks ===\n"));
+  EXPECT_THAT(r.out, HasSubstr("=== after infer_types ===\nprogram stage=typed"));
+}
+
+TEST(CliTest, OptErrorsNameTheProblem) {
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"opt fibonacci --passes thread_jumps,nope",
+            "autobatch: error: no pass is called 'nope'; the passes are: "
+            "remove_unreachable_blocks, thread_jumps, "},
+           {"opt fibonacci --passes lower_calls",
+            "autobatch: error: pass lower_calls failed: lower_calls needs an allocated program"},
+           {"opt fibonacci --passes infer_types,coalesce_registers",
+            "autobatch: error: pass coalesce_registers failed: coalesce_registers needs a "
+            "lowered program"},
+           {"opt fibonacci --passes 'repeat(thread_jumps'", "unbalanced parentheses"},
+           {"opt fibonacci --passes thread_jumps,,merge_blocks", "has an empty name"},
+           {"opt fibonacci", "autobatch: error: opt needs --passes, e.g. --passes "},
+           {"opt --passes thread_jumps", "autobatch: error: opt needs a program"},
+           {"opt no_such_sample --passes thread_jumps", "is neither a .json program file"},
+           {"opt fibonacci --passes infer_types --types i64,i64",
+            "takes 1 input(s) but 2 input type(s) were given"},
+           {"opt fibonacci --passes infer_types --types int", "--types: cannot read 'int'"},
+       }) {
+    Result r = RunCli(c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
+  }
+  // A program file without types needs --types for infer_types.
+  Result dump = RunCli("ir collatz --json");
+  ASSERT_EQ(dump.exit_code, 0) << dump.out;
+  const std::string program = WriteFile("opt_collatz.json", dump.out);
+  Result untyped = RunCli("opt " + program + " --passes infer_types");
+  EXPECT_EQ(untyped.exit_code, 1) << untyped.out;
+  EXPECT_THAT(untyped.out, HasSubstr("--passes runs infer_types, which needs the entry's input "
+                                     "types: pass --types (e.g. --types i64)"));
+  Result typed = RunCli("opt " + program + " --passes infer_types --types i64");
+  EXPECT_EQ(typed.exit_code, 0) << typed.out;
 }
 
 }  // namespace

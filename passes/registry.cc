@@ -1,0 +1,99 @@
+// The pass registry: every pass by name, with a one-line description.
+#include "passes/registry.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "passes/allocate_variables.h"
+#include "passes/coalesce_copies.h"
+#include "passes/coalesce_registers.h"
+#include "passes/compact_variables.h"
+#include "passes/fold_branches.h"
+#include "passes/fold_copies.h"
+#include "passes/fuse_pop_push.h"
+#include "passes/infer_types.h"
+#include "passes/inline_calls.h"
+#include "passes/lower_calls.h"
+#include "passes/merge_blocks.h"
+#include "passes/order_blocks.h"
+#include "passes/propagate_copies.h"
+#include "passes/remove_dead_ops.h"
+#include "passes/remove_unreachable_blocks.h"
+#include "passes/thread_jumps.h"
+
+namespace autobatch {
+namespace {
+
+// A pass that needs nothing but the program.
+template <absl::StatusOr<Program> (*pass)(Program)>
+absl::StatusOr<Program> ProgramOnly(Program program, const PassContext&) {
+  return pass(std::move(program));
+}
+
+absl::StatusOr<Program> RunInferTypes(Program program, const PassContext& context) {
+  return InferTypes(std::move(program), context.input_types);
+}
+
+template <ForwardCopies forward>
+absl::StatusOr<Program> RunCoalesceCopies(Program program, const PassContext&) {
+  return CoalesceCopies(std::move(program), forward);
+}
+
+absl::StatusOr<Program> RunRemoveUnreachableBlocks(Program program, const PassContext&) {
+  return RemoveUnreachableBlocks(std::move(program));
+}
+
+constexpr PassInfo kPasses[] = {
+    {"remove_unreachable_blocks", "drops the blocks no path from the entry reaches",
+     RunRemoveUnreachableBlocks},
+    {"thread_jumps", "jumps through blocks that hold no ops go straight on",
+     ProgramOnly<ThreadJumps>},
+    {"fold_branches", "a Branch whose two targets are one block becomes a Goto",
+     ProgramOnly<FoldBranches>},
+    {"merge_blocks", "a block only one Goto reaches joins the block that jumps to it",
+     ProgramOnly<MergeBlocks>},
+    {"fold_copies", "`t = f(...); x = copy t` becomes `x = f(...)` when t has no other use",
+     ProgramOnly<FoldCopies>},
+    {"propagate_copies", "reads of a generated `t = copy x` in its own block read x instead",
+     ProgramOnly<PropagateCopies>},
+    {"remove_dead_ops", "built-in ops whose outputs nothing reads are removed (one sweep)",
+     ProgramOnly<RemoveDeadOps>},
+    {"compact_variables",
+     "drops unnamed variables, numbers the rest (and generated names) by first appearance",
+     ProgramOnly<CompactVariables>},
+    {"infer_types", "gives every variable its type from the entry's input types (--types)",
+     RunInferTypes},
+    {"inline_calls", "inlines calls of non-recursive functions (one call site, or small)",
+     ProgramOnly<InlineCalls>},
+    {"allocate_variables", "picks each variable's storage class from liveness",
+     ProgramOnly<AllocateVariables>},
+    {"lower_calls", "turns calls into pushes of the return block and jumps, with pops",
+     ProgramOnly<LowerCalls>},
+    {"fuse_pop_push", "a pop followed by a write of the same variable becomes an in-place write",
+     ProgramOnly<FusePopPush>},
+    {"coalesce_copies", "removes copies around block-local temporaries (forward: one read only)",
+     RunCoalesceCopies<ForwardCopies::kOnlyRead>},
+    {"coalesce_registers", "merges Register variables joined by copies when they never interfere",
+     ProgramOnly<CoalesceRegisters>},
+    {"coalesce_copies(any_reads)", "coalesce_copies, forwarding temporaries with other reads too",
+     RunCoalesceCopies<ForwardCopies::kAnyReads>},
+    {"order_blocks", "orders blocks for the stack VM: call paths first, expensive kernels last",
+     ProgramOnly<OrderBlocks>},
+};
+
+}  // namespace
+
+std::span<const PassInfo> AllPasses() { return kPasses; }
+
+absl::StatusOr<const PassInfo*> FindPass(std::string_view name) {
+  std::string names;
+  for (const PassInfo& pass : kPasses) {
+    if (pass.name == name) return &pass;
+    absl::StrAppend(&names, names.empty() ? "" : ", ", std::string(pass.name));
+  }
+  return absl::NotFoundError(absl::StrCat("no pass is called '", std::string(name),
+                                          "'; the passes are: ", names));
+}
+
+}  // namespace autobatch

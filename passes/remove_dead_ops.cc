@@ -1,0 +1,47 @@
+// remove_dead_ops: built-in ops whose results nobody reads are removed.
+#include "passes/remove_dead_ops.h"
+
+#include <algorithm>
+
+#include "passes/analysis/use_counts.h"
+#include "passes/require_stage.h"
+#include "support/overloaded.h"
+#include "support/status.h"
+
+namespace autobatch {
+namespace {
+
+bool Dead(const Function& function, const UseCounts& counts, const Op& op) {
+  return std::visit(
+      Overloaded{
+          [&](const PrimOp& o) {
+            if (o.prim == Primitive::kUserKernel) return false;
+            if (const PrimOp* copy = AsCopy(op);
+                copy != nullptr && copy->inputs[0] == copy->outputs[0]) {
+              return true;
+            }
+            return std::none_of(o.outputs.begin(), o.outputs.end(), [&](VarId out) {
+              return IsParamOrResult(function, out) || counts.Reads(out) > 0;
+            });
+          },
+          [](const CallOp&) { return false; },
+          [](const PopOp&) { return false; },
+      },
+      op);
+}
+
+}  // namespace
+
+absl::StatusOr<Program> RemoveDeadOps(Program program) {
+  AB_RETURN_IF_ERROR(RequireStage(program, "remove_dead_ops", {Stage::kUntyped, Stage::kTyped},
+                                  "it runs before allocate_variables"));
+  for (Function& function : program.module.functions) {
+    const UseCounts counts(function, program.module.variables.size());
+    for (Block& block : function.blocks) {
+      std::erase_if(block.ops, [&](const Op& op) { return Dead(function, counts, op); });
+    }
+  }
+  return program;
+}
+
+}  // namespace autobatch
