@@ -104,8 +104,18 @@ TEST(ParserTest, FuzzCorpusProgramsRoundTrip) {
 
 TEST(ParserTest, PassGoldensRoundTrip) {
   int count = 0;
-  for (const auto& path : FilesIn("tests/passes/golden", ".txt")) {
-    ExpectTextRoundTrips(ReadFile(path), path.filename().string());
+  // Pass tests (tests/passes/text_test.cc): a `// RUN:` line, the input,
+  // a separator line, the expected output.
+  const std::string separator = "// ----- expected output -----\n";
+  for (const auto& path : FilesIn("tests/passes/text", ".ir")) {
+    const std::string text = ReadFile(path);
+    const size_t input_start = text.find('\n') + 1;
+    const size_t split = text.find(separator);
+    ASSERT_NE(split, std::string::npos) << path;
+    ExpectTextRoundTrips(text.substr(input_start, split - input_start),
+                         path.filename().string() + " input");
+    ExpectTextRoundTrips(text.substr(split + separator.size()),
+                         path.filename().string() + " expected output");
     ++count;
   }
   for (const auto& path : FilesIn("tests/ir/golden", ".txt")) {
