@@ -207,14 +207,20 @@ class Cursor {
   size_t i_ = 0;
 };
 
+// "expected <what>, found <word>" at `at`, where `word` was read there (the
+// next token when it is empty).
+absl::Status ExpectedAt(Cursor& c, Pos at, std::string_view what, std::string_view word) {
+  return ErrorAt(at, absl::StrCat("expected ", std::string(what), ", found ",
+                                  word.empty() ? c.Found() : QuotedExcerpt(word, 24)));
+}
+
 absl::StatusOr<int64_t> ReadInt(Cursor& c, std::string_view what) {
   Pos at = (c.SkipSpaces(), c.pos());
   std::string_view word = c.Word();
   int64_t value = 0;
   auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
   if (word.empty() || end != word.data() + word.size()) {
-    return ErrorAt(at, absl::StrCat("expected ", std::string(what), ", found ",
-                                    word.empty() ? c.Found() : QuotedExcerpt(word, 24)));
+    return ExpectedAt(c, at, what, word);
   }
   if (ec != std::errc()) {
     return ErrorAt(at, absl::StrCat(std::string(what), " ", QuotedExcerpt(word, 24),
@@ -242,8 +248,7 @@ absl::StatusOr<double> ReadDouble(Cursor& c) {
   double value = 0;
   auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
   if (word.empty() || end != word.data() + word.size()) {
-    return ErrorAt(at, absl::StrCat("expected a number (or nan, inf, -inf), found ",
-                                    word.empty() ? c.Found() : QuotedExcerpt(word, 24)));
+    return ExpectedAt(c, at, "a number (or nan, inf, -inf)", word);
   }
   if (ec != std::errc()) {
     return ErrorAt(at, absl::StrCat("number ", QuotedExcerpt(word, 24),
@@ -352,9 +357,9 @@ absl::StatusOr<TensorType> ReadTensorType(Cursor& c) {
   std::string_view word = c.Word();
   std::optional<DType> dtype = DTypeFromName(word);
   if (!dtype) {
-    return ErrorAt(at, absl::StrCat("expected a type such as f64 or i64[3] (dtypes: f64, f32, "
-                                    "i64, i32, bool, u64), found ",
-                                    word.empty() ? c.Found() : QuotedExcerpt(word, 24)));
+    return ExpectedAt(c, at,
+                      "a type such as f64 or i64[3] (dtypes: f64, f32, i64, i32, bool, u64)",
+                      word);
   }
   TensorType type{*dtype, {}};
   if (c.PeekRaw('[')) {
@@ -446,8 +451,7 @@ absl::Status ReadLiteralValue(Cursor& c, DType dtype, Literal& literal) {
     uint64_t value = 0;
     auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
     if (word.empty() || end != word.data() + word.size() || ec != std::errc()) {
-      return ErrorAt(at, absl::StrCat("expected an integer in [0, 2^64) for a u64 literal, found ",
-                                      word.empty() ? c.Found() : QuotedExcerpt(word, 24)));
+      return ExpectedAt(c, at, "an integer in [0, 2^64) for a u64 literal", word);
     }
     literal.ints.push_back(static_cast<int64_t>(value));
     return absl::OkStatus();
@@ -533,9 +537,7 @@ absl::StatusOr<Attributes> ReadAttributes(Cursor& c) {
       std::string_view word = c.Word();
       attrs.dtype = DTypeFromName(word);
       if (!attrs.dtype) {
-        return ErrorAt(dtype_at, absl::StrCat("expected a dtype (f64, f32, i64, i32, bool, u64), "
-                                              "found ",
-                                              word.empty() ? c.Found() : QuotedExcerpt(word, 24)));
+        return ExpectedAt(c, dtype_at, "a dtype (f64, f32, i64, i32, bool, u64)", word);
       }
     } else if (key == "ints") {
       AB_ASSIGN_OR_RETURN(attrs.ints, ReadList<int64_t>(c, "[", "]", "ints", [](Cursor& c) {
@@ -641,9 +643,7 @@ class LineReader {
     std::string_view stage = c.Word();
     std::optional<Stage> s = StageFromName(stage);
     if (!s) {
-      return ErrorAt(at, absl::StrCat("expected a stage (untyped, typed, allocated or "
-                                      "lowered), found ",
-                                      stage.empty() ? c.Found() : QuotedExcerpt(stage, 24)));
+      return ExpectedAt(c, at, "a stage (untyped, typed, allocated or lowered)", stage);
     }
     program_.stage = *s;
     AB_RETURN_IF_ERROR(c.Expect("entry=", "'entry='"));
@@ -859,11 +859,10 @@ class LineReader {
     } else if (std::optional<Primitive> p = PrimitiveFromName(word)) {
       prim.prim = *p;
     } else {
-      return ErrorAt(at, absl::StrCat(
-                             "expected an op (a primitive of ir/primitives.def, 'kernel', "
-                             "'call' or 'pop') or a terminator (branch, goto, return, push_goto, "
-                             "indirect_goto, halt), found ",
-                             word.empty() ? c.Found() : QuotedExcerpt(word, 24)));
+      return ExpectedAt(c, at,
+                        "an op (a primitive of ir/primitives.def, 'kernel', 'call' or 'pop') or "
+                        "a terminator (branch, goto, return, push_goto, indirect_goto, halt)",
+                        word);
     }
     if (c.Peek() == '%') {
       do {
