@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -14,9 +16,6 @@
 
 namespace autobatch {
 namespace {
-
-// Larger matrices print as a hash so one op stays on one readable line.
-constexpr size_t kMaxPrintedMatrixEntries = 16;
 
 bool IsPlainName(std::string_view name) {
   if (name.empty()) return false;
@@ -89,7 +88,10 @@ std::string PrintMatrix(const DenseMatrix& m) {
   bool consistent = m.rows >= 0 && m.cols >= 0 &&
                     static_cast<uint64_t>(m.rows) * static_cast<uint64_t>(m.cols) ==
                         m.data.size();
-  if (consistent && m.data.size() <= kMaxPrintedMatrixEntries) {
+  // `[]` would read back as 0x0: the column count of an empty matrix needs
+  // its own form.
+  if (consistent && m.rows == 0 && m.cols > 0) return absl::StrCat("matrix<0x", m.cols, ">");
+  if (consistent) {
     std::string out = "[";
     for (int64_t r = 0; r < m.rows; ++r) {
       if (r > 0) out += ", ";
@@ -147,10 +149,52 @@ std::string PrintAttributes(const Attributes& attrs) {
   return out + "}";
 }
 
+// A location's file as its comment shows it: as is, unless the parser could
+// not read it back (a control byte would break the line, a leading quote
+// would read as a quoted name).
+std::string LocFile(std::string_view file) {
+  bool plain = file.empty() || file.front() != '"';
+  for (char c : file) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) plain = false;
+  }
+  return plain ? std::string(file) : Quoted(file);
+}
+
 std::string LocComment(const PrintOptions& options, const SourceLoc& loc) {
   if (!options.locations || !loc.known()) return "";
-  return "  // " + loc.ToString();
+  return absl::StrCat("  // ", LocFile(loc.file), ":", loc.line);
 }
+
+// Calls `visit` on every variable the text of `f`'s blocks names, in the
+// order the text names them (an op's outputs, inputs, in_place; a call's
+// results, args; a pop's vars; a branch's condition).
+template <typename Visit>
+void ForEachMention(const Function& f, Visit&& visit) {
+  for (const Block& block : f.blocks) {
+    for (const Op& op : block.ops) {
+      std::visit(Overloaded{
+                     [&](const PrimOp& o) {
+                       for (VarId v : o.outputs) visit(v);
+                       for (VarId v : o.inputs) visit(v);
+                       for (VarId v : o.in_place) visit(v);
+                     },
+                     [&](const CallOp& o) {
+                       for (VarId v : o.results) visit(v);
+                       for (VarId v : o.args) visit(v);
+                     },
+                     [&](const PopOp& o) {
+                       for (VarId v : o.vars) visit(v);
+                     },
+                 },
+                 op);
+    }
+    if (const auto* branch = std::get_if<Branch>(&block.terminator)) visit(branch->cond);
+  }
+}
+
+// A `vars` line is cut after this many characters.
+constexpr size_t kVarsLineWidth = 100;
 
 // Prints ops and terminators with names computed once for the whole module.
 class Printer {
@@ -161,8 +205,7 @@ class Printer {
     var_names_.reserve(module.variables.size());
     for (size_t i = 0; i < module.variables.size(); ++i) {
       const Variable& v = module.variables[i];
-      var_names_.push_back(
-          "%" + vars.Name(v.function.value, v.name, static_cast<int32_t>(i)));
+      var_names_.push_back(vars.Name(v.function.value, v.name, static_cast<int32_t>(i)));
     }
     Disambiguator functions;
     for (size_t i = 0; i < module.functions.size(); ++i) {
@@ -171,17 +214,33 @@ class Printer {
     }
   }
 
+  // Prepares FunctionText: which plain names resolve to which variable, and
+  // whether `vars` lines are needed.
+  void PrepareFunctions() {
+    BuildScopes();
+    declared_ = DeclaredVariables();
+    table_ = !TableFollowsFromText();
+  }
+
+  // `%name`, never qualified.
   std::string Var(VarId id) const {
-    if (id.value < 0 || static_cast<size_t>(id.value) >= var_names_.size()) {
-      return "%" + Bad(id.value);
+    if (!ValidVar(id)) return "%" + Bad(id.value);
+    return "%" + var_names_[id.value];
+  }
+
+  // `%name` as the text of the function being printed names the variable:
+  // qualified by its function (`%n@fib`) when the plain name would read
+  // back as another variable (see Resolve).
+  std::string Ref(VarId id) const {
+    if (current_ < 0 || !ValidVar(id) || !ValidFunction(module_.var(id).function)) {
+      return Var(id);
     }
-    return var_names_[id.value];
+    if (Resolve(current_, var_names_[id.value]) == id) return Var(id);
+    return Var(id) + Function(module_.var(id).function);
   }
 
   std::string Function(FunctionId id) const {
-    if (id.value < 0 || static_cast<size_t>(id.value) >= function_names_.size()) {
-      return "@" + Bad(id.value);
-    }
+    if (!ValidFunction(id)) return "@" + Bad(id.value);
     return function_names_[id.value];
   }
 
@@ -193,25 +252,26 @@ class Printer {
     return absl::StrCat("^", id.value);
   }
 
-  // `%x: f64` (plus ` full` when storage classes are shown).
-  std::string Decl(VarId id) const {
-    std::string out = Var(id);
-    if (id.value < 0 || static_cast<size_t>(id.value) >= module_.variables.size()) {
-      return out;
-    }
-    const Variable& v = module_.variables[id.value];
-    absl::StrAppend(&out, ": ", PrintType(v.type));
+  // `: f64` (plus ` full` when storage classes are shown).
+  std::string TypeSuffix(const Variable& v) const {
+    std::string out = ": " + PrintType(v.type);
     if (options_.storage_classes) {
       absl::StrAppend(&out, " ", std::string(StorageClassName(v.storage)));
     }
     return out;
   }
 
+  // `%x: f64` (plus ` full` when storage classes are shown).
+  std::string Decl(VarId id) const {
+    if (!ValidVar(id)) return Ref(id);
+    return Ref(id) + TypeSuffix(module_.var(id));
+  }
+
   std::string VarList(const std::vector<VarId>& ids) const {
     std::string out;
     for (size_t i = 0; i < ids.size(); ++i) {
       if (i > 0) out += ", ";
-      out += Var(ids[i]);
+      out += Ref(ids[i]);
     }
     return out;
   }
@@ -254,7 +314,7 @@ class Printer {
     return std::visit(
         Overloaded{
             [&](const Branch& b) {
-              return absl::StrCat("branch ", Var(b.cond), ", ",
+              return absl::StrCat("branch ", Ref(b.cond), ", ",
                                   Block(b.then_block, num_blocks), ", ",
                                   Block(b.else_block, num_blocks));
             },
@@ -272,18 +332,20 @@ class Printer {
         t);
   }
 
-  std::string FunctionText(FunctionId id) const {
-    if (id.value < 0 || static_cast<size_t>(id.value) >= module_.functions.size()) {
-      return absl::StrCat("func @", Bad(id.value), "\n");
-    }
+  std::string FunctionText(FunctionId id) {
+    if (!ValidFunction(id)) return absl::StrCat("func @", Bad(id.value), "\n");
     const autobatch::Function& f = module_.functions[id.value];
+    // The header names the function's own params and results: never
+    // qualified (the parser reads them as the function's own).
     std::string out = absl::StrCat("func ", Function(id), "(", DeclList(f.params),
                                    ") -> (", DeclList(f.results), ") {",
                                    LocComment(options_, f.loc), "\n");
+    current_ = id.value;
     if (f.signature) {
       absl::StrAppend(&out, "  signature ", TypeList(f.signature->params), " -> ",
                       TypeList(f.signature->results), "\n");
     }
+    if (table_) out += VarsLines(id);
     const auto num_blocks = static_cast<int64_t>(f.blocks.size());
     for (int64_t b = 0; b < num_blocks; ++b) {
       const autobatch::Block& block = f.blocks[b];
@@ -296,6 +358,7 @@ class Printer {
       absl::StrAppend(&out, "  ", Terminator(block.terminator, num_blocks),
                       LocComment(options_, block.loc), "\n");
     }
+    current_ = -1;
     return out + "}\n";
   }
 
@@ -309,15 +372,167 @@ class Printer {
   }
 
  private:
+  // What a function's text can name without qualification.
+  struct Scope {
+    std::map<std::string, VarId> own;   // its variables by display name
+    std::set<std::string> header;       // display names of its own params and results
+    std::vector<FunctionId> callees;    // other functions it PushGotos to
+  };
+
+  bool ValidVar(VarId id) const {
+    return id.value >= 0 && static_cast<size_t>(id.value) < module_.variables.size();
+  }
+  bool ValidFunction(FunctionId id) const {
+    return id.value >= 0 && static_cast<size_t>(id.value) < module_.functions.size();
+  }
+  bool Owns(int32_t function, VarId id) const {
+    return ValidVar(id) && module_.var(id).function.value == function;
+  }
+
+  void BuildScopes() {
+    scopes_.resize(module_.functions.size());
+    for (size_t i = 0; i < module_.variables.size(); ++i) {
+      FunctionId f = module_.variables[i].function;
+      if (ValidFunction(f)) {
+        scopes_[f.value].own.emplace(var_names_[i], VarId(static_cast<int32_t>(i)));
+      }
+    }
+    for (size_t f = 0; f < module_.functions.size(); ++f) {
+      const autobatch::Function& fn = module_.functions[f];
+      Scope& scope = scopes_[f];
+      for (const auto* list : {&fn.params, &fn.results}) {
+        for (VarId v : *list) {
+          if (Owns(static_cast<int32_t>(f), v)) scope.header.insert(var_names_[v.value]);
+        }
+      }
+      std::set<int32_t> callees;
+      for (const autobatch::Block& block : fn.blocks) {
+        if (const auto* push = std::get_if<PushGoto>(&block.terminator)) {
+          if (ValidFunction(push->callee) && push->callee.value != static_cast<int32_t>(f)) {
+            callees.insert(push->callee.value);
+          }
+        }
+      }
+      for (int32_t c : callees) scope.callees.push_back(FunctionId(c));
+    }
+  }
+
+  // The variable a plain `%name` in function `function`'s text stands for
+  // (ir/parser.h states the same rule): the function's own param or result
+  // of that name (any own variable when `vars` lines are printed), else the
+  // param or result of that name of the one function it PushGotos to that
+  // has one, else (without `vars` lines) its own variable of that name.
+  std::optional<VarId> Resolve(int32_t function, const std::string& name) const {
+    const Scope& scope = scopes_[function];
+    auto own = scope.own.find(name);
+    if (own != scope.own.end() && (table_ || scope.header.contains(name))) return own->second;
+    std::optional<VarId> callee_var;
+    int holders = 0;
+    for (FunctionId callee : scope.callees) {
+      if (scopes_[callee.value].header.contains(name)) {
+        callee_var = scopes_[callee.value].own.at(name);
+        ++holders;
+      }
+    }
+    if (holders == 1) return callee_var;
+    if (!table_ && own != scope.own.end()) return own->second;
+    return std::nullopt;
+  }
+
+  // Whether the parser's default numbering of variables (ir/parser.h)
+  // rebuilds the variable table: each function's own params, then its own
+  // variables in the order its blocks first name them, then its own
+  // results, function after function; every variable named so, and each
+  // one's type and storage class shown where it is written.
+  // Which variables the text declares (with their type): params, results,
+  // op outputs and call results.
+  std::vector<bool> DeclaredVariables() const {
+    std::vector<bool> declared(module_.variables.size(), false);
+    auto declare = [&](VarId v) {
+      if (ValidVar(v)) declared[v.value] = true;
+    };
+    for (const autobatch::Function& f : module_.functions) {
+      for (VarId v : f.params) declare(v);
+      for (VarId v : f.results) declare(v);
+      for (const autobatch::Block& block : f.blocks) {
+        for (const autobatch::Op& op : block.ops) {
+          if (const auto* prim = std::get_if<PrimOp>(&op)) {
+            for (VarId v : prim->outputs) declare(v);
+          } else if (const auto* call = std::get_if<CallOp>(&op)) {
+            for (VarId v : call->results) declare(v);
+          }
+        }
+      }
+    }
+    return declared;
+  }
+
+  bool TableFollowsFromText() const {
+    const size_t n = module_.variables.size();
+    for (size_t i = 0; i < n; ++i) {
+      const Variable& v = module_.variables[i];
+      if (!ValidFunction(v.function)) return false;
+      if (!declared_[i] && (v.type || v.storage != StorageClass::kFull)) return false;
+    }
+    int32_t next = 0;
+    std::vector<bool> placed(n, false);
+    bool in_order = true;
+    for (size_t f = 0; f < module_.functions.size() && in_order; ++f) {
+      auto place = [&](VarId v) {
+        if (!Owns(static_cast<int32_t>(f), v) || placed[v.value]) return;
+        placed[v.value] = true;
+        if (v.value != next++) in_order = false;
+      };
+      const autobatch::Function& fn = module_.functions[f];
+      for (VarId v : fn.params) place(v);
+      ForEachMention(fn, place);
+      for (VarId v : fn.results) place(v);
+    }
+    return in_order && static_cast<size_t>(next) == n;
+  }
+
+  // `  vars #4: %a, %b: f64 full` lines listing the function's variables in
+  // index order, one run of consecutive indices per line (long runs are cut
+  // into several lines). Variables no text writes show their type here.
+  std::string VarsLines(FunctionId id) const {
+    std::string out;
+    std::string line;
+    int32_t previous = -2;
+    for (size_t i = 0; i < module_.variables.size(); ++i) {
+      const auto index = static_cast<int32_t>(i);
+      if (module_.variables[i].function != id) continue;
+      std::string entry = Var(VarId(index));
+      if (!declared_[i]) entry += TypeSuffix(module_.variables[i]);
+      if (index != previous + 1 || line.size() + entry.size() + 2 > kVarsLineWidth) {
+        if (!line.empty()) out += line + "\n";
+        line = absl::StrCat("  vars #", index, ": ", entry);
+      } else {
+        absl::StrAppend(&line, ", ", entry);
+      }
+      previous = index;
+    }
+    if (!line.empty()) out += line + "\n";
+    return out;
+  }
+
   const Module& module_;
   const PrintOptions& options_;
-  std::vector<std::string> var_names_;
+  std::vector<std::string> var_names_;  // display names, without the `%`
   std::vector<std::string> function_names_;
+  std::vector<Scope> scopes_;
+  std::vector<bool> declared_;          // written by an op or a param/result
+  bool table_ = false;                  // print `vars` lines
+  int32_t current_ = -1;                // the function being printed, if any
 };
 
-PrintOptions WithStage(PrintOptions options, Stage stage) {
-  if (stage == Stage::kAllocated || stage == Stage::kLowered) {
+// Storage classes are shown from stage allocated on, and at any stage when
+// a variable's class is not the default (so the text keeps it).
+PrintOptions WithStage(PrintOptions options, const Program& program) {
+  if (program.stage == Stage::kAllocated || program.stage == Stage::kLowered) {
     options.storage_classes = true;
+  }
+  for (const Variable& v : program.module.variables) {
+    if (v.storage != StorageClass::kFull) options.storage_classes = true;
   }
   return options;
 }
@@ -369,17 +584,20 @@ std::string PrintTerminator(const Module& module, const Terminator& terminator,
 
 std::string PrintFunction(const Module& module, FunctionId function,
                           const PrintOptions& options) {
-  return Printer(module, options).FunctionText(function);
+  Printer printer(module, options);
+  printer.PrepareFunctions();
+  return printer.FunctionText(function);
 }
 
 std::string PrintFunction(const Program& program, FunctionId function,
                           const PrintOptions& options) {
-  return PrintFunction(program.module, function, WithStage(options, program.stage));
+  return PrintFunction(program.module, function, WithStage(options, program));
 }
 
 std::string PrintProgram(const Program& program, const PrintOptions& options) {
-  PrintOptions effective = WithStage(options, program.stage);
+  PrintOptions effective = WithStage(options, program);
   Printer printer(program.module, effective);
+  printer.PrepareFunctions();
   std::string out = absl::StrCat("program stage=", std::string(StageName(program.stage)),
                                  " entry=", printer.Function(program.entry), "\n");
   if (!program.module.kernels.empty()) out += "\n";

@@ -1,8 +1,9 @@
 // The deterministic text form of the IR, for humans, golden tests and errors.
 //
 // The text is a pure function of the IR (and the options): printing the same
-// or an equal Program twice gives the same bytes. It is not parsed back; the
-// exchange format is JSON (ir/json.h). Example:
+// or an equal Program twice gives the same bytes. ParseProgram (ir/parser.h)
+// reads PrintProgram's text back into an equal Program (NaN payloads aside),
+// so the text is an exchange format like JSON (ir/json.h). Example:
 //
 //   program stage=untyped entry=@main
 //
@@ -25,23 +26,45 @@
 //   (`%n#7`, or `%#7` when the name is empty) when an earlier variable of the
 //   same function has the same name. The name depends only on the Module and
 //   the VarId, so PrintOp agrees with PrintFunction.
+// * Inside PrintFunction / PrintProgram a variable of another function is
+//   qualified, `%n@fib`, where the plain name would read back as another
+//   variable (the rule is in ir/parser.h: a plain name is the function's own
+//   param or result, else a param or result of the one function it
+//   push_gotos to that has it, else its own variable). A lowered caller's
+//   `%n: i64 full = copy %n` thus reads `%n@fib: i64 full = copy %n` when
+//   the caller has its own %n. PrintOp and PrintTerminator, which have no
+//   enclosing function, never qualify. Header params and results never do.
+// * `vars` lines (`  vars #9: %n, %r, %dead: f64 null`) follow a function's
+//   signature when the variable table does not follow from the text (ir/
+//   parser.h gives the default numbering: per function, params, then
+//   variables as its blocks first name them, then results). Each lists a run
+//   of the function's variables with consecutive indices from #9, cut into
+//   lines of about 100 characters; a variable that no op writes and that is
+//   not a param or result shows its type (and storage class) there. When
+//   one function needs them, every function has them.
 // * Every written variable shows its type, `?` when it has none; when
 //   storage classes are shown, the class follows the type (`%x: f64 full`).
-//   Storage classes are shown for programs at stage allocated or lowered.
+//   Storage classes are shown for programs at stage allocated or lowered,
+//   and by PrintProgram whenever a variable's class is not full.
 // * Attributes follow the operands in braces: `{literal = f64[2] [1, nan]}`,
-//   `{dtype = i64}`, `{ints = [0, 2]}`, `{matrix = [[1, 2], [3, 4]]}` or, for
-//   more than 16 entries, `{matrix = matrix<8x8 #0123456789abcdef>}` (a hash
-//   of rows, cols and every bit of the data), `{kernel = "name"}`. Outputs
-//   written in place (PrimOp::in_place) follow: `%b: f64 full = mul %a, %c
-//   in_place(%b)`.
+//   `{dtype = i64}`, `{ints = [0, 2]}`, `{matrix = [[1, 2], [3, 4]]}` (in
+//   full whatever the size; `matrix<0x3>` when there are no rows but
+//   columns; only a matrix whose data does not match rows * cols, which is
+//   not valid IR, prints as `matrix<2x2 #hash, 3 values>`), `{kernel =
+//   "name"}`. Outputs written in place (PrimOp::in_place) follow: `%b: f64
+//   full = mul %a, %c in_place(%b)`.
 // * Doubles print in the shortest form that reads back to the same double
 //   (std::to_chars), plus `nan`, `inf`, `-inf` and `-0`; NaN sign and
 //   payload are not shown. u64 literals print unsigned, bool as true/false.
 // * Source locations are printed as a trailing `  // file.cc:12` comment only
 //   when PrintOptions::locations is set, so goldens do not depend on paths.
+//   A file name with a control byte (or a leading `"`) is quoted. Unknown
+//   locations (line 0) print nothing, so a file without a line is lost.
 // * Printing never fails or crashes, even on an IR that violates the
 //   invariants of ir/ir.h (e.g. for the verifier's messages): an index that is
-//   out of range prints as `%<bad:12>`, `^<bad:3>` or `@<bad:5>`.
+//   out of range prints as `%<bad:12>`, `^<bad:3>` or `@<bad:5>`. Such text
+//   (and that of programs breaking F2 or V1 of ir/verifier.h) does not read
+//   back.
 #ifndef AUTOBATCH_IR_PRINTER_H_
 #define AUTOBATCH_IR_PRINTER_H_
 

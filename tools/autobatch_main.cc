@@ -1,14 +1,17 @@
 // The `autobatch` command-line tool: print, dump and run programs.
 //
-//   autobatch ir  <program.json|sample> [--stage untyped|typed|lowered]
+// A program is a file (.json, .ir or .txt: JSON if it starts with '{', else
+// the IR's text form) or a sample name (tools/program_loader.h).
+//
+//   autobatch ir  <program|sample> [--stage untyped|typed|lowered]
 //                 [--json] [--types i64,f64[3]] [--print-after-all]
-//   autobatch run <program.json|sample> --inputs inputs.json
+//   autobatch run <program|sample> --inputs inputs.json
 //                 [--vm stack|stackless|reference] [--backend eigen|...]
 //                 [--block-policy lowest-index|most-lanes] [--shards N]
 //                 [--max-steps N] [--timeout S] [--max-stack-depth N]
 //                 [--tile-bytes N] [--fused]
 //                 [--profile]
-//   autobatch compile <program.json|sample> [--types ...] [--symbol NAME]
+//   autobatch compile <program|sample> [--types ...] [--symbol NAME]
 //                 [-o FILE]
 //   autobatch sample --target NAME [...]   (tools/sample_command.h)
 //   autobatch opt <program.json|sample> --passes a,b,c [...]
@@ -44,6 +47,7 @@
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
 #include "tools/opt_command.h"
+#include "tools/program_loader.h"
 #include "tools/sample_command.h"
 #include "tools/sample_programs.h"
 #include "tools/tensor_json.h"
@@ -56,11 +60,6 @@ namespace {
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "autobatch: error: %s\n", std::string(status.message()).c_str());
   return 1;
-}
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 bool IsDirectory(const std::string& path) {
@@ -166,42 +165,6 @@ absl::Status CheckSymbol(const std::string& symbol) {
   return absl::OkStatus();
 }
 
-// A .json path is loaded and verified; anything else names a sample.
-absl::StatusOr<NamedProgram> LoadProgram(const std::string& what, Context& ctx) {
-  if (!EndsWith(what, ".json")) return LoadSampleProgram(what, ctx);
-  if (IsDirectory(what)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", what, "' is a directory, not a program file: give the path of a JSON program "
-        "(`autobatch ir SAMPLE --json` writes one)"));
-  }
-  std::ifstream in(what);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot open program file '", what, "'"));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<Program> program = LoadProgramJson(text.str());
-  if (!program.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": ", program.status().message()));
-  }
-  absl::Status verified = VerifyProgram(*program);
-  if (!verified.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": the program is not valid IR:\n", verified.message()));
-  }
-  NamedProgram named{std::move(*program), {}};
-  for (VarId p : named.program.entry_function().params) {
-    const Variable& var = named.program.module.var(p);
-    if (!var.type) break;
-    named.default_types.push_back(*var.type);
-  }
-  if (named.default_types.size() != named.program.entry_function().params.size()) {
-    named.default_types.clear();
-  }
-  return named;
-}
-
 absl::StatusOr<std::vector<TensorType>> ParseTypes(const std::string& text) {
   std::vector<TensorType> types;
   // Split on commas outside brackets: "f64[2,3],i64".
@@ -241,7 +204,7 @@ struct IrArgs {
 
 int RunIr(const IrArgs& args) {
   Context ctx;
-  absl::StatusOr<NamedProgram> named = LoadProgram(args.program, ctx);
+  absl::StatusOr<NamedProgram> named = LoadProgramFile(args.program, ctx);
   if (!named.ok()) return Fail(named.status());
   std::vector<TensorType> types = named->default_types;
   if (!args.types.empty()) {
@@ -260,7 +223,12 @@ int RunIr(const IrArgs& args) {
         "'", args.program, "' is already lowered, and --stage typed cannot undo that: drop "
         "--stage (or pass --stage lowered) to print it as it is")));
   }
-  if (args.stage != "untyped" && program.stage != Stage::kLowered) {
+  // A program already at the stage asked for (a typed or allocated file with
+  // --stage typed) is printed as it is, like a lowered one: printing a
+  // parsed text at its own stage gives the text back.
+  const bool at_stage = program.stage == Stage::kLowered ||
+                        (args.stage == "typed" && program.stage != Stage::kUntyped);
+  if (args.stage != "untyped" && !at_stage) {
     if (types.empty() && !program.entry_function().params.empty()) {
       return Fail(absl::InvalidArgumentError(
           "--stage typed/lowered needs the input types: pass --types (e.g. --types i64)"));
@@ -292,7 +260,7 @@ int RunCompile(const CompileArgs& args) {
         "write")));
   }
   Context ctx;
-  absl::StatusOr<NamedProgram> named = LoadProgram(args.program, ctx);
+  absl::StatusOr<NamedProgram> named = LoadProgramFile(args.program, ctx);
   if (!named.ok()) return Fail(named.status());
   Program program = named->program;
   if (program.stage != Stage::kLowered) {
@@ -379,7 +347,7 @@ void PrintProfileTable(const Profile& profile) {
 
 int RunRun(const RunArgs& args) {
   Context ctx;
-  absl::StatusOr<NamedProgram> named = LoadProgram(args.program, ctx);
+  absl::StatusOr<NamedProgram> named = LoadProgramFile(args.program, ctx);
   if (!named.ok()) return Fail(named.status());
   const Program& program = named->program;
   absl::Status bound = ctx.kernels().CheckBound(program.module);
@@ -434,13 +402,18 @@ int RunRun(const RunArgs& args) {
   return 0;
 }
 
+// The program argument of ir, run and compile (tools/program_loader.h).
+constexpr char kProgramHelp[] =
+    "a program file (.json, .ir or .txt; JSON if it starts with '{', else the IR text that "
+    "`autobatch ir` prints) or a sample name";
+
 int Main(int argc, char** argv) {
   CLI::App app{"autobatch: auto-batching compiler and VM"};
   app.require_subcommand(1);
 
   IrArgs ir;
   CLI::App* ir_cmd = app.add_subcommand("ir", "print or dump a program's IR");
-  ir_cmd->add_option("program", ir.program, "program.json or a sample name")->required();
+  ir_cmd->add_option("program", ir.program, kProgramHelp)->required();
   ir_cmd->add_option("--stage", ir.stage, "untyped, typed or lowered")
       ->check(CLI::IsMember({"untyped", "typed", "lowered"}));
   ir_cmd->add_flag("--json", ir.json, "dump JSON instead of text");
@@ -452,7 +425,7 @@ int Main(int argc, char** argv) {
 
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "run a program on JSON inputs");
-  run_cmd->add_option("program", run.program, "program.json or a sample name")->required();
+  run_cmd->add_option("program", run.program, kProgramHelp)->required();
   run_cmd->add_option("--inputs", run.inputs, "JSON file: {\"inputs\": [...]}")->required();
   run_cmd->add_option("--vm", run.vm, "stack, stackless or reference")
       ->check(CLI::IsMember({"stack", "stackless", "reference"}));
@@ -489,7 +462,7 @@ int Main(int argc, char** argv) {
   CompileArgs compile;
   CLI::App* compile_cmd = app.add_subcommand(
       "compile", "write the program's fused blocks as C++ (pass them to CallOptions::fused_blocks)");
-  compile_cmd->add_option("program", compile.program, "program.json or a sample name")
+  compile_cmd->add_option("program", compile.program, kProgramHelp)
       ->required();
   compile_cmd->add_option("--types", compile.types, "entry input types, e.g. i64,f64[3]");
   compile_cmd->add_option("--symbol", compile.symbol,

@@ -7,14 +7,12 @@
 #include "ir/printer.h"
 #include "ir/testing/fib_program.h"
 #include "ir/verifier.h"
-#include "tests/passes/golden.h"
 #include "tests/passes/test_programs.h"
 #include "tests/passes/test_util.h"
 
 namespace autobatch {
 namespace {
 
-using testing::MatchesGolden;
 using testing::StorageOf;
 
 const TensorType kI64 = Scalar(DType::kI64);
@@ -44,7 +42,7 @@ std::vector<std::string> FullVariables(const Program& p) {
 
 TEST(AllocateVariablesTest, Fibonacci) {
   Program p = Allocate(testing::MakeFibonacciProgram(), {kI64});
-  EXPECT_TRUE(MatchesGolden(PrintProgram(p), "allocate_variables_fib"));
+  // The whole text: tests/passes/text/allocate_variables_fib.ir (text_test.cc).
   // n is needed after the first recursive call (for n - 2), which may write
   // n; f1 is needed after the second call, which may write f1.
   EXPECT_EQ(StorageOf(p, "fibonacci", "n"), kFull);
@@ -66,7 +64,7 @@ TEST(AllocateVariablesTest, Fibonacci) {
 
 TEST(AllocateVariablesTest, CollatzHasNoCallsSoNothingIsFull) {
   Program p = Allocate(testing::MakeCollatzProgram(), {kI64});
-  EXPECT_TRUE(MatchesGolden(PrintProgram(p), "allocate_variables_collatz"));
+  // The whole text: tests/passes/text/allocate_variables_collatz.ir (text_test.cc).
   EXPECT_TRUE(FullVariables(p).empty());
   // Loop-carried: registers. Used inside one block: temporaries.
   EXPECT_EQ(StorageOf(p, "collatz", "x"), kRegister);
@@ -82,7 +80,7 @@ TEST(AllocateVariablesTest, CollatzHasNoCallsSoNothingIsFull) {
 // does not make anything Full.
 TEST(AllocateVariablesTest, TailMutualRecursionNeedsNoStacks) {
   Program p = Allocate(testing::MakeEvenOddProgram(), {kI64});
-  EXPECT_TRUE(MatchesGolden(PrintProgram(p), "allocate_variables_even_odd"));
+  // The whole text: tests/passes/text/allocate_variables_even_odd.ir (text_test.cc).
   EXPECT_TRUE(FullVariables(p).empty());
   EXPECT_EQ(StorageOf(p, "is_even", "n"), kRegister);
   EXPECT_EQ(StorageOf(p, "is_odd", "n"), kRegister);

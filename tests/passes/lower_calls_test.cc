@@ -8,7 +8,6 @@
 #include "ir/printer.h"
 #include "ir/testing/fib_program.h"
 #include "ir/verifier.h"
-#include "tests/passes/golden.h"
 #include "tests/passes/machine.h"
 #include "tests/passes/test_programs.h"
 #include "tests/passes/test_util.h"
@@ -20,7 +19,6 @@ using Lines = std::vector<std::string>;
 using testing::AgreesWithReference;
 using testing::BlockText;
 using testing::FindBlock;
-using testing::MatchesGolden;
 using testing::Values;
 
 const TensorType kI64 = Scalar(DType::kI64);
@@ -49,7 +47,7 @@ std::vector<Values> Range(int from, int to) {
 TEST(LowerCallsTest, Fibonacci) {
   Program allocated = testing::Allocated(testing::MakeFibonacciProgram(), {kI64});
   Program p = Lower(allocated);
-  EXPECT_TRUE(MatchesGolden(PrintProgram(p), "lower_calls_fib"));
+  // The whole text: tests/passes/text/lower_calls_fib.ir (text_test.cc).
 
   const Function& fib = testing::FindFunction(p, "fibonacci");
   const int recurse = FindBlock(p, "fibonacci", "recurse");
@@ -95,7 +93,7 @@ TEST(LowerCallsTest, MutualRecursion) {
     EXPECT_TRUE(AgreesWithReference(allocated, p, Range(0, 15)));
   }
   Program p = Lower(testing::Allocated(testing::MakeEvenOddNonTailProgram(), {kI64}));
-  EXPECT_TRUE(MatchesGolden(PrintProgram(p), "lower_calls_even_odd_non_tail"));
+  // The whole text: tests/passes/text/lower_calls_even_odd_non_tail.ir (text_test.cc).
   // is_even.n is Full: pushed by is_odd's call, popped in is_even where it
   // dies: at the start of the base case, after the last read otherwise.
   EXPECT_EQ(BlockText(p, "is_even", FindBlock(p, "is_even", "base"))[0], "pop %n");
@@ -119,7 +117,7 @@ TEST(LowerCallsTest, LoopsWithoutCallsOnlyChangeTheReturn) {
 TEST(LowerCallsTest, SelfCallIsAParallelAssignment) {
   Program allocated = testing::Allocated(testing::MakeSwapProgram(), {kI64, kI64, kI64});
   Program p = Lower(allocated);
-  EXPECT_TRUE(MatchesGolden(PrintProgram(p), "lower_calls_swap"));
+  // The whole text: tests/passes/text/lower_calls_swap.ir (text_test.cc).
   // swap(b, a, n1) inside swap(a, b, n): both arguments are saved before
   // either param is overwritten.
   EXPECT_THAT(BlockText(p, "swap", FindBlock(p, "swap", "recurse")),
@@ -139,7 +137,7 @@ TEST(LowerCallsTest, SelfCallIsAParallelAssignment) {
 TEST(LowerCallsTest, OpReadingAndWritingAFullVariable) {
   Program allocated = testing::Allocated(testing::MakeAccumulateProgram(), {kI64, kI64});
   Program p = Lower(allocated);
-  EXPECT_TRUE(MatchesGolden(PrintProgram(p), "lower_calls_accumulate"));
+  // The whole text: tests/passes/text/lower_calls_accumulate.ir (text_test.cc).
   // x = add(x, y) with x Full: compute into a temporary, pop the old frame,
   // push the new value.
   EXPECT_EQ(BlockText(p, "accumulate", FindBlock(p, "accumulate", "recurse.ret1")),
@@ -176,7 +174,7 @@ TEST(LowerCallsTest, ParamPassedThroughARecursiveCallIsNotCopied) {
 TEST(LowerCallsTest, PopOnAnEdgeGetsItsOwnBlock) {
   Program allocated = testing::Allocated(testing::MakeEdgeProgram(), {kI64});
   Program p = Lower(allocated);
-  EXPECT_TRUE(MatchesGolden(PrintProgram(p), "lower_calls_edge"));
+  // The whole text: tests/passes/text/lower_calls_edge.ir (text_test.cc).
   // v is live from rec.ret1 into big but not into small, whose other
   // predecessor (entry) has no frame of v: the pop needs a block of its own.
   const int edge = FindBlock(p, "edge", "rec.to.small");
@@ -197,7 +195,7 @@ TEST(LowerCallsTest, PopOnAnEdgeGetsItsOwnBlock) {
 TEST(LowerCallsTest, DeadParamPoppedInANewEntryBlockWhenBlockZeroIsALoopHeader) {
   Program allocated = testing::Allocated(testing::MakeLoopToEntryProgram(), {kI64, kI64});
   Program p = Lower(allocated);
-  EXPECT_TRUE(MatchesGolden(PrintProgram(p), "lower_calls_loop0"));
+  // The whole text: tests/passes/text/lower_calls_loop0.ir (text_test.cc).
   EXPECT_EQ(BlockText(p, "loop", 0),
             (Lines{"pop %p", absl::StrCat("goto ^", FindBlock(p, "loop", "head"))}));
   EXPECT_EQ(testing::FindFunction(p, "loop").blocks[0].label, "entry.pops");

@@ -3,7 +3,7 @@
 // The typed program (what the stackless VM and the reference interpreter
 // run) and the lowered program (what the stack VM runs) of each are reduced
 // to the size and a 64-bit FNV-1a hash of their JSON (ir/json.h) and
-// compared with tests/passes/golden/pinned_programs.txt. A change of the
+// compared with tests/passes/pinned/pinned_programs.txt. A change of the
 // pipeline that changes any of them, even a variable's name, fails here:
 // execution bits and benchmark figures follow these programs. When a change
 // is meant, regenerate with AUTOBATCH_UPDATE_GOLDENS=1 and say why in the
@@ -24,7 +24,7 @@
 #include "mcmc/sampler_config.h"
 #include "mcmc/warmup/warmup_adapter.h"
 #include "passes/pipeline.h"
-#include "tests/passes/golden.h"
+#include "tests/testing/golden.h"
 #include "tools/sample_programs.h"
 
 namespace autobatch {
@@ -79,7 +79,7 @@ TEST(PinnedProgramsTest, SamplesAndSamplersCompileToThePinnedPrograms) {
       }
     }
   }
-  EXPECT_TRUE(testing::MatchesGolden(summary, "pinned_programs"));
+  EXPECT_TRUE(testing::MatchesGoldenFile(summary, "tests/passes/pinned", "pinned_programs"));
 }
 
 }  // namespace
