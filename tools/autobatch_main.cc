@@ -484,7 +484,7 @@ int Main(int argc, char** argv) {
   if (*ir_cmd) return RunIr(ir);
   if (*compile_cmd) return RunCompile(compile);
   if (*sample_cmd) return RunSampleCommand(sample);
-  if (*opt_cmd) return RunOptCommand(opt, {.load = LoadProgram, .parse_types = ParseTypes});
+  if (*opt_cmd) return RunOptCommand(opt, {.load = LoadProgramFile, .parse_types = ParseTypes});
   return RunRun(run);
 }
 

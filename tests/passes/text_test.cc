@@ -14,9 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <functional>
-#include <map>
-#include <span>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,42 +23,13 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
-#include "passes/allocate_variables.h"
-#include "passes/coalesce_copies.h"
-#include "passes/coalesce_registers.h"
-#include "passes/fuse_pop_push.h"
-#include "passes/infer_types.h"
-#include "passes/inline_calls.h"
-#include "passes/lower_calls.h"
-#include "passes/order_blocks.h"
-#include "passes/thread_jumps.h"
+#include "passes/registry.h"
 
 namespace autobatch {
 namespace {
 
 constexpr char kRunPrefix[] = "// RUN: ";
 constexpr char kSeparator[] = "// ----- expected output -----\n";
-
-using Pass = std::function<absl::StatusOr<Program>(Program, std::span<const TensorType>)>;
-
-// The passes by name. (To be replaced by the pass registry, passes/registry.h,
-// once it exists.)
-const std::map<std::string, Pass>& Passes() {
-  static const auto* passes = new std::map<std::string, Pass>{
-      {"allocate_variables", [](Program p, auto) { return AllocateVariables(std::move(p)); }},
-      {"coalesce_copies", [](Program p, auto) { return CoalesceCopies(std::move(p)); }},
-      {"coalesce_registers", [](Program p, auto) { return CoalesceRegisters(std::move(p)); }},
-      {"fuse_pop_push", [](Program p, auto) { return FusePopPush(std::move(p)); }},
-      {"infer_types", [](Program p, std::span<const TensorType> types) {
-         return InferTypes(std::move(p), types);
-       }},
-      {"inline_calls", [](Program p, auto) { return InlineCalls(std::move(p)); }},
-      {"lower_calls", [](Program p, auto) { return LowerCalls(std::move(p)); }},
-      {"order_blocks", [](Program p, auto) { return OrderBlocks(std::move(p)); }},
-      {"thread_jumps", [](Program p, auto) { return ThreadJumps(std::move(p)); }},
-  };
-  return *passes;
-}
 
 std::string TextDir() { return std::string(AUTOBATCH_SOURCE_DIR) + "/tests/passes/text"; }
 
@@ -118,8 +87,8 @@ TEST_P(PassTextTest, MatchesExpectedOutput) {
     ASSERT_TRUE(error.empty()) << path << ": " << error;
     pass_name = pass_name.substr(0, flag);
   }
-  auto pass = Passes().find(pass_name);
-  ASSERT_NE(pass, Passes().end()) << path << ": unknown pass '" << pass_name << "'";
+  absl::StatusOr<const PassInfo*> pass = FindPass(pass_name);
+  ASSERT_TRUE(pass.ok()) << path << ": " << pass.status();
 
   const size_t separator = text.find(kSeparator);
   const std::string input = text.substr(0, separator);
@@ -127,7 +96,8 @@ TEST_P(PassTextTest, MatchesExpectedOutput) {
   ASSERT_TRUE(program.ok()) << path << ": " << program.status();
   ASSERT_TRUE(VerifyProgram(*program).ok()) << path << ": the input does not verify:\n"
                                             << VerifyProgram(*program);
-  absl::StatusOr<Program> output = pass->second(*std::move(program), types);
+  absl::StatusOr<Program> output =
+      (*pass)->run(*std::move(program), PassContext{.input_types = types});
   ASSERT_TRUE(output.ok()) << path << ": " << pass_name << " failed: " << output.status();
   ASSERT_TRUE(VerifyProgram(*output).ok()) << path << ": the output does not verify:\n"
                                            << VerifyProgram(*output);
