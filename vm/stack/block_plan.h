@@ -31,11 +31,12 @@
 //    does before it runs (expensive blocks last).
 //  - kMostLanes breaks ties by the lowest index and defers expensive blocks
 //    by their flag (BlockFacts::heavy), not by their place.
-//  - The batched NUTS program (mcmc/batched/batched_nuts.cc) makes the leaf,
-//    its only model evaluation, a function called only by build_tree: by
-//    half 1 the leaf's blocks come after every block of the transition and
-//    build_tree, so each model-kernel execution serves every unfinished
-//    chain.
+//  - The batched NUTS program (mcmc/batched/batched_nuts.cc) evaluates the
+//    model only in its leaf, called only by build_tree (the pipeline
+//    inlines it there): build_tree comes after the chain's functions by half
+//    1, and the leaf's block, build_tree's one expensive block, last in
+//    build_tree by half 2, so it has the highest global index and each
+//    model-kernel execution serves every unfinished chain.
 // CheckBlockOrder checks both halves; tests/vm/block_plan_test.cc runs it on
 // the samples and the NUTS program as the pipeline orders them.
 #ifndef AUTOBATCH_VM_STACK_BLOCK_PLAN_H_
