@@ -423,7 +423,7 @@ SegmentPlan Plan(const Module& module, FunctionId fn, BlockId b, const Block& bl
 }
 
 // Whether the stack VM moves `op`'s lanes storage to storage when it runs
-// it unfused (stack_vm.cc, CopiesStorageToStorage and SelectsInStorage): a
+// it unfused (StoragePeephole, vm/stack/block_plan.h): a
 // copy or a keep-or-replace select of a value wider than 8 bytes into a
 // variable that outlives its block. Unfused, it moves only the lanes that
 // change; in a segment, it would load and store every lane.

@@ -13,7 +13,7 @@
 // touches, which the VM runs after the segment. Copies and keep-or-replace
 // selects of values wider than 8 bytes into variables that outlive the
 // block are left to the VM, which moves only the lanes that change
-// (stack_vm.cc); they end a segment.
+// (vm/stack/compact.cc); they end a segment.
 //
 // Usage: generate once per lowered program (`autobatch compile`, or
 // EmitFusedBlocks from a build step), compile the source with the project's

@@ -20,6 +20,7 @@
 #include "backends/kernel_registry.h"
 #include "frontend/context.h"
 #include "ir/ir.h"
+#include "vm/stack/block_plan.h"
 
 namespace autobatch::frontend_internal {
 
@@ -245,6 +246,10 @@ class ContextImpl {
   // `input_types`, cached per (entry, signature) until the next registration.
   absl::StatusOr<std::shared_ptr<const autobatch::Program>> CachedCompiled(
       int entry, const std::vector<TensorType>& input_types, bool lowered);
+  // The stack VM's plan of CachedCompiled(entry, input_types, lowered =
+  // true), built once and cached beside it; it keeps its program alive.
+  absl::StatusOr<std::shared_ptr<const BlockPlan>> CachedPlan(
+      int entry, const std::vector<TensorType>& input_types);
   // The name of the body with this id, if it belongs to this context.
   std::optional<std::string> BodyName(uint64_t id) const;
 
@@ -263,6 +268,9 @@ class ContextImpl {
   std::map<int, CachedEntry> program_cache_;
   // (entry, lowered, signature) -> (generation, program).
   std::map<std::tuple<int, bool, std::string>, CachedEntry> compiled_cache_;
+  // The lowered entries' block plans, keyed by the program they plan.
+  std::map<const autobatch::Program*, std::pair<int64_t, std::shared_ptr<const BlockPlan>>>
+      plan_cache_;
 };
 
 }  // namespace autobatch::frontend_internal

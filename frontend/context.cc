@@ -247,6 +247,25 @@ absl::StatusOr<std::shared_ptr<const autobatch::Program>> ContextImpl::CachedCom
   return shared;
 }
 
+absl::StatusOr<std::shared_ptr<const BlockPlan>> ContextImpl::CachedPlan(
+    int entry, const std::vector<TensorType>& input_types) {
+  AB_ASSIGN_OR_RETURN(std::shared_ptr<const autobatch::Program> program,
+                      CachedCompiled(entry, input_types, /*lowered=*/true));
+  auto it = plan_cache_.find(program.get());
+  if (it != plan_cache_.end() && it->second.first == generation_) return it->second.second;
+  AB_ASSIGN_OR_RETURN(BlockPlan plan, BlockPlan::Build(*program));
+  // The plan points into its program: one allocation holds both.
+  struct Planned {
+    std::shared_ptr<const autobatch::Program> program;
+    BlockPlan plan;
+  };
+  auto planned = std::make_shared<const Planned>(Planned{std::move(program), std::move(plan)});
+  std::shared_ptr<const BlockPlan> shared(planned, &planned->plan);
+  std::erase_if(plan_cache_, [&](const auto& e) { return e.second.first != generation_; });
+  plan_cache_[planned->program.get()] = {generation_, shared};
+  return shared;
+}
+
 }  // namespace frontend_internal
 
 absl::StatusOr<const autobatch::Program*> Context::CompiledProgram(
@@ -436,6 +455,7 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
   // Compiling needs the lock; the run does not (it only reads the shared
   // program and registry snapshot), so runs on several threads overlap.
   std::shared_ptr<const autobatch::Program> program, compiled;
+  std::shared_ptr<const BlockPlan> plan;  // the stack VM's
   std::shared_ptr<const KernelRegistry> kernels;
   {
     std::lock_guard lock(ctx_->impl_->mu());
@@ -444,12 +464,16 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
     if (!options.dry_run) {
       std::vector<TensorType> types;
       for (const Tensor& t : inputs) types.push_back(t.type());
-      AB_ASSIGN_OR_RETURN(compiled,
-                          ctx_->impl_->CachedCompiled(index_, types,
-                                                      /*lowered=*/options.vm == Vm::kStack));
+      if (options.vm == Vm::kStack) {
+        AB_ASSIGN_OR_RETURN(plan, ctx_->impl_->CachedPlan(index_, types));
+      } else {
+        AB_ASSIGN_OR_RETURN(compiled,
+                            ctx_->impl_->CachedCompiled(index_, types, /*lowered=*/false));
+      }
     }
     kernels = ctx_->impl_->RegistrySnapshot();
   }
+  if (plan != nullptr) return RunProgram(*plan, std::move(inputs), kernels.get(), options);
   // dry_run: RunProgram runs the untyped program on the reference
   // interpreter, one lane at a time.
   return RunProgram(options.dry_run ? *program : *compiled, std::move(inputs), kernels.get(),

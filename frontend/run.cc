@@ -14,7 +14,7 @@
 #include "vm/inputs.h"
 #include "codegen/jit.h"
 #include "vm/reference_interpreter.h"
-#include "vm/stack_vm.h"
+#include "vm/stack/stack_vm.h"
 #include "vm/stackless_vm.h"
 
 namespace autobatch {
@@ -39,8 +39,9 @@ ReferenceOptions ToReferenceOptions(const CallOptions& options) {
   return ref;
 }
 
-// One batched call of a program the chosen VM runs as it is.
-absl::StatusOr<std::vector<Tensor>> RunBatched(const Program& executable,
+// One batched call of a program the chosen VM runs as it is (the stack VM:
+// `plan`'s program).
+absl::StatusOr<std::vector<Tensor>> RunBatched(const Program& executable, const BlockPlan* plan,
                                                std::vector<Tensor> inputs,
                                                const KernelRegistry* kernels,
                                                const CallOptions& options, Profile* profile) {
@@ -48,7 +49,8 @@ absl::StatusOr<std::vector<Tensor>> RunBatched(const Program& executable,
   if (options.vm == Vm::kStackless) {
     return RunStacklessVm(executable, std::move(inputs), kernels, *backend, options, profile);
   }
-  return RunStackVm(executable, std::move(inputs), kernels, *backend, options, profile);
+  AB_CHECK(plan != nullptr, "the stack VM runs a lowered program's plan");
+  return RunStackVm(*plan, std::move(inputs), kernels, *backend, options, profile);
 }
 
 // Lanes [begin, end) of every tensor.
@@ -67,6 +69,7 @@ std::vector<Tensor> LaneRange(const std::vector<Tensor>& tensors, int64_t begin,
 // CallOptions::shards): a VM and backend per range, on up to one thread per
 // hardware thread.
 absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
+                                               const BlockPlan* plan,
                                                std::vector<Tensor> inputs,
                                                const KernelRegistry* kernels,
                                                const CallOptions& options, Profile* profile) {
@@ -92,7 +95,7 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
   const int64_t batch = inputs.empty() ? 0 : inputs.front().batch();
   const std::vector<std::pair<int64_t, int64_t>> ranges = ShardRanges(batch, options.shards);
   const int shards = static_cast<int>(ranges.size());
-  if (shards == 1) return RunBatched(executable, std::move(inputs), kernels, options, profile);
+  if (shards == 1) return RunBatched(executable, plan, std::move(inputs), kernels, options, profile);
   for (const auto& [name, signature] : executable.module.kernels) {
     if (!signature.bit_stable) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -131,7 +134,7 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
         // Positive, so that a shard with nothing left fails the VM's own way.
         shard_options.timeout_seconds = std::max(options.timeout_seconds - spent, 1e-9);
       }
-      part.result = RunBatched(executable, std::move(part.inputs), kernels, shard_options,
+      part.result = RunBatched(executable, plan, std::move(part.inputs), kernels, shard_options,
                                profile == nullptr ? nullptr : &part.profile);
     }
   };
@@ -175,11 +178,9 @@ std::vector<std::pair<int64_t, int64_t>> ShardRanges(int64_t batch, int shards) 
   return ranges;
 }
 
-absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
-                                               std::vector<Tensor> inputs,
-                                               const KernelRegistry* kernels,
-                                               const CallOptions& options,
-                                               Profile* profile) {
+namespace {
+
+absl::Status CheckCallOptions(const CallOptions& options) {
   if (options.max_stack_depth < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "CallOptions::max_stack_depth is ", options.max_stack_depth,
@@ -190,6 +191,29 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
         "CallOptions::max_stack_bytes is ", options.max_stack_bytes,
         "; use at least 1 (bytes of all the stack VM's stacks together)"));
   }
+  return absl::OkStatus();
+}
+
+// The stack VM on plan.program() (a lowered program): fused blocks compiled
+// first if asked, then the shards.
+absl::StatusOr<std::vector<Tensor>> RunPlanned(const BlockPlan& plan, std::vector<Tensor> inputs,
+                                               const KernelRegistry* kernels,
+                                               const CallOptions& options, Profile* profile) {
+  CallOptions run_options = options;
+  if (options.jit_fused_blocks && options.fused_blocks == nullptr) {
+    AB_ASSIGN_OR_RETURN(run_options.fused_blocks, JitFusedBlocks(plan.program()));
+  }
+  return RunSharded(plan.program(), &plan, std::move(inputs), kernels, run_options, profile);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
+                                               std::vector<Tensor> inputs,
+                                               const KernelRegistry* kernels,
+                                               const CallOptions& options,
+                                               Profile* profile) {
+  AB_RETURN_IF_ERROR(CheckCallOptions(options));
   if (options.dry_run) {
     if (program.stage == Stage::kLowered) {
       return absl::InvalidArgumentError(
@@ -211,11 +235,11 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
           "use the stack VM or pass the untyped program");
     }
     if (program.stage != Stage::kUntyped) {
-      return RunSharded(program, std::move(inputs), kernels, options, profile);
+      return RunSharded(program, nullptr, std::move(inputs), kernels, options, profile);
     }
     AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
     AB_ASSIGN_OR_RETURN(Program compiled, CompileProgram(program, TypesOf(inputs)));
-    return RunSharded(compiled, std::move(inputs), kernels, options, profile);
+    return RunSharded(compiled, nullptr, std::move(inputs), kernels, options, profile);
   }
   Program lowered;
   if (program.stage != Stage::kLowered) {
@@ -223,11 +247,20 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
     AB_ASSIGN_OR_RETURN(lowered, LowerProgram(program, TypesOf(inputs)));
   }
   const Program& executable = program.stage == Stage::kLowered ? program : lowered;
-  CallOptions run_options = options;
-  if (options.jit_fused_blocks && options.fused_blocks == nullptr) {
-    AB_ASSIGN_OR_RETURN(run_options.fused_blocks, JitFusedBlocks(executable));
+  AB_ASSIGN_OR_RETURN(const BlockPlan plan, BlockPlan::Build(executable));
+  return RunPlanned(plan, std::move(inputs), kernels, options, profile);
+}
+
+absl::StatusOr<std::vector<Tensor>> RunProgram(const BlockPlan& plan,
+                                               std::vector<Tensor> inputs,
+                                               const KernelRegistry* kernels,
+                                               const CallOptions& options,
+                                               Profile* profile) {
+  if (options.dry_run || options.vm != Vm::kStack) {
+    return RunProgram(plan.program(), std::move(inputs), kernels, options, profile);
   }
-  return RunSharded(executable, std::move(inputs), kernels, run_options, profile);
+  AB_RETURN_IF_ERROR(CheckCallOptions(options));
+  return RunPlanned(plan, std::move(inputs), kernels, options, profile);
 }
 
 }  // namespace autobatch

@@ -12,6 +12,7 @@
 #include "ir/ir.h"
 #include "vm/options.h"
 #include "vm/profile.h"
+#include "vm/stack/block_plan.h"
 
 namespace autobatch {
 
@@ -27,6 +28,18 @@ namespace autobatch {
 // Errors: the compiler's (naming the pass), the executor's, an unknown
 // backend name (listing the known ones).
 absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
+                                               std::vector<Tensor> inputs,
+                                               const KernelRegistry* kernels,
+                                               const CallOptions& options,
+                                               Profile* profile = nullptr);
+
+// RunProgram on plan.program(), a lowered program, whose block plan
+// (vm/stack/block_plan.h) the caller keeps, so that repeated calls (and the
+// shards of each) share it instead of each call building it again: the stack
+// VM uses `plan` as it is; the other executors refuse a lowered program as
+// RunProgram does. Context keeps a plan beside each lowered program it
+// caches (BatchFunction::Run).
+absl::StatusOr<std::vector<Tensor>> RunProgram(const BlockPlan& plan,
                                                std::vector<Tensor> inputs,
                                                const KernelRegistry* kernels,
                                                const CallOptions& options,

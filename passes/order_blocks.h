@@ -33,7 +33,8 @@ namespace autobatch {
 // docs/BENCHMARKS.md.
 //
 // Requires: stage kLowered (after lower_calls).
-// Guarantees: only the order of blocks within functions changes, every
+// Guarantees: half 2 of the block-order contract, stated (with what relies
+// on it) and checked (CheckBlockOrder) in vm/stack/block_plan.h; only the order of blocks within functions changes, every
 // terminator renumbered to match; block 0 stays block 0; applying it twice
 // changes nothing more.
 absl::StatusOr<Program> OrderBlocks(Program program);

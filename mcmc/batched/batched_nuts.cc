@@ -60,9 +60,10 @@ BatchFunction DefineNutsTransition(Context& ctx, const Kernel& log_density, int6
   const int64_t d = dimension;
 
   // The leaf (the only model evaluation) is a function of its own, called
-  // only by build_tree: the stack VM numbers blocks callers first (and
-  // functions in registration order) and runs the lowest-numbered block that
-  // has lanes, so the leaf's block comes LAST. Every lane that is not
+  // only by build_tree: by the block-order contract (vm/stack/block_plan.h,
+  // tested on this program in tests/vm/block_plan_test.cc) the stack VM runs
+  // the lowest-numbered block that has lanes, and the leaf's block comes
+  // LAST. Every lane that is not
   // finished — unwinding a subtree, merging, starting its next doubling or
   // its next transition — therefore reaches the leaf before it runs: each
   // model-kernel execution serves every unfinished chain (the free-running

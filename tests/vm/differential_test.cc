@@ -186,7 +186,7 @@ TEST_P(DifferentialTest, PeaNuts) {
 }
 
 // walk(n, x) recurses n deep and on the way back copies into variables that
-// live across blocks (stack_vm.cc runs such copies storage to storage in
+// live across blocks (vm/stack/compact.cc runs such copies storage to storage in
 // compact blocks), each case of it once (WalkTest checks the lowered IR):
 // * `flag = keep` is flag's first write in the activation, and flag lives
 //   across the second call: the copy pushes a frame; flag is then read and
@@ -444,7 +444,7 @@ TEST_P(DifferentialTest, TreeWithPassedThroughKeyAndInPlaceMerges) {
 // NUTS's merge on vectors: a subtree's point is kept or replaced by the next
 // subtree's, `x = select(c, y, x)` and `x = select(c, x, y)` on f64[3]
 // values that outlive their block, which the stack VM runs in compact blocks
-// by copying only the lanes that take y (stack_vm.cc, SelectsInStorage),
+// by copying only the lanes that take y (StoragePeephole::kSelect, vm/stack),
 // from registers and from stack frames at other depths; after the second
 // select, x is read again in the same block.
 BatchFunction DefineWideTree(Context& ctx) {

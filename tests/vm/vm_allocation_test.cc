@@ -11,7 +11,7 @@
 #include "frontend/context.h"
 #include "gtest/gtest.h"
 #include "samples/fibonacci/fibonacci.h"
-#include "vm/stack_vm.h"
+#include "vm/stack/stack_vm.h"
 
 namespace {
 std::atomic<int64_t> allocations{0};

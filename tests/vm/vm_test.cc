@@ -13,7 +13,7 @@
 #include "samples/fibonacci/fibonacci.h"
 #include "samples/peanuts/peanuts.h"
 #include "frontend/run.h"
-#include "vm/stack_vm.h"
+#include "vm/stack/stack_vm.h"
 
 namespace autobatch {
 namespace {
@@ -381,7 +381,7 @@ TEST(StackVmTest, MostLanesPolicyGivesTheSameResults) {
 }
 
 // Temporaries written only by fill_like / constant ops with one literal are
-// filled once per run (stack_vm.cc, FindConstants): fibonacci's compare and
+// filled once per run (vm/stack/storage.h, HoistConstants): fibonacci's compare and
 // subtract constants cost no op executions, and the results do not change.
 TEST(StackVmTest, ConstantTemporariesAreFilledOnce) {
   Context ctx;
