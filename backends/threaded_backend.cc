@@ -30,7 +30,7 @@ namespace autobatch {
 // few dozen lanes) 8192 made two threads 1.3-1.6x slower than 16384 (AR(1)
 // 8.6-9.0 s against 5.5 s, eight schools 0.228 s against 0.174 s): the
 // memory-bound ops it adds to the split pay more in cross-core traffic than
-// they gain. See docs/BENCHMARKS.md.
+// they gain (docs/BENCHMARKS.md, "Threaded backend split threshold").
 const double ThreadedBackend::kDefaultMinChunkCost = 16384;
 
 namespace {
@@ -67,7 +67,8 @@ int ThreadCount(const ThreadedBackendOptions& options) {
 // `linger` before it returns to the pool: consecutive ops of a VM step then
 // start on a running thread instead of waking a sleeping one, and the
 // calling thread joins by watching a counter instead of sleeping on a
-// barrier (each of those costs microseconds per op; docs/BENCHMARKS.md).
+// barrier (each of those costs microseconds per op; docs/BENCHMARKS.md,
+// "Threaded backend split threshold").
 struct ThreadedBackend::Pool {
   Pool(int workers, std::chrono::nanoseconds linger)
       : workers(workers), linger(linger), pool(workers) {}

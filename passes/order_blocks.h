@@ -29,8 +29,8 @@ namespace autobatch {
 // every time a few lanes trickle through it. Expensive blocks go last so
 // that every lane reaches its next expensive kernel before it runs: on the
 // pea-nuts program (bench/vm_bench, batch 1024) the leaf's utilization went
-// from 20% (below the lock-step bound, 22.5%) to the figure recorded in
-// docs/BENCHMARKS.md.
+// from 20% (below the lock-step bound, 22.5%) to the free-running bound, 36.0%
+// (docs/BENCHMARKS.md, "fibonacci and pea-nuts against native code (vm_bench)").
 //
 // Requires: stage kLowered (after lower_calls).
 // Guarantees: half 2 of the block-order contract, stated (with what relies
