@@ -331,8 +331,9 @@ class LaneRun {
     return absl::OkStatus();
   }
 
-  // --- CallOp: a fresh activation of the callee whose params receive the
-  //     args; it starts at block 0 (Return comes back, see Finish) ---
+  // --- CallOp (ir/control_ops.def): a fresh activation of the callee whose
+  //     params receive the args; it starts at block 0, and its Return comes
+  //     back through ReturnToCaller ---
 
   absl::Status Call(const CallOp& call) {
     const Activation& caller = stack_.back();
@@ -357,7 +358,8 @@ class LaneRun {
     return Enter(0);
   }
 
-  // --- terminators: the program's results when the run ends, else nullopt ---
+  // --- terminators (their semantics: ir/control_ops.def): the program's
+  //     results when the run ends, else nullopt ---
 
   absl::StatusOr<std::optional<std::vector<LaneValue>>> Terminate(const Terminator& terminator) {
     using Results = std::optional<std::vector<LaneValue>>;
