@@ -41,7 +41,7 @@ namespace {
 // development machine, under load, gave exp 8.3 / 16.1 / 10.5, pow 36 / 79 /
 // 52, random_normal 137 / 158 / 106, matvec 8x8 3.1 / 5.5 / 2.8 and 32x32
 // 5.3 / 5.1 / 2.3; these are rounded middles).
-constexpr double kTranscendentalFactor = 10;  // exp, log, log1p, expm1, tanh
+constexpr double kTranscendentalFactor = 10;  // CostClass::kTranscendental
 constexpr double kPowFactor = 50;
 constexpr double kRandomFactor = 130;  // per variate: Philox, log, sqrt, sin/cos
 constexpr double kMatVecFactor = 4;    // per rows * cols
@@ -174,32 +174,25 @@ double ThreadedBackend::LaneCost(const PrimOp& op, std::span<const Tensor* const
   for (const Tensor* t : outputs) out += static_cast<double>(t->lane_elements());
   const double base = in + out;
   double cost = base;
-  using P = Primitive;
-  switch (op.prim) {
-    case P::kConstant: case P::kFillLike: case P::kCopy: case P::kSelect:
-    case P::kCast: case P::kBroadcast: case P::kSlice: case P::kConcat:
-    case P::kAdd: case P::kSub: case P::kMul: case P::kDiv: case P::kMod:
-    case P::kMin: case P::kMax: case P::kNeg: case P::kAbs: case P::kSqrt:
-    case P::kFloor: case P::kLt: case P::kLe: case P::kGt: case P::kGe:
-    case P::kEq: case P::kNe: case P::kAnd: case P::kOr: case P::kNot:
-    case P::kReduceSum: case P::kDot: case P::kSquaredNorm:
+  switch (Info(op.prim).cost) {
+    case CostClass::kLinear:
       break;
-    case P::kExp: case P::kLog: case P::kLog1p: case P::kExpm1: case P::kTanh:
+    case CostClass::kTranscendental:
       cost = base + kTranscendentalFactor * out;
       break;
-    case P::kPow:
+    case CostClass::kPow:
       cost = base + kPowFactor * out;
       break;
-    case P::kRandomUniform: case P::kRandomNormal:
+    case CostClass::kRandom:
       cost = base + kRandomFactor * out;
       break;
-    case P::kMatVec: case P::kMatVecBatched:
+    case CostClass::kMatrix:
       if (op.attrs.matrix != nullptr) {
         cost = base + kMatVecFactor * static_cast<double>(op.attrs.matrix->rows) *
                           static_cast<double>(op.attrs.matrix->cols);
       }
       break;
-    case P::kUserKernel:
+    case CostClass::kUserKernel:
       cost = kUserKernelFactor * base;
       break;
   }

@@ -20,8 +20,8 @@
 // joining it (0.1-1.4 us measured, more if the worker was asleep), so small
 // ops run inline on the calling thread (via an internal
 // EigenBackend). The estimated work of an op is (lanes computed) x
-// LaneCost(op): elements touched, weighted by a per-primitive cost factor
-// (matvec: rows * cols). It is split into k = min(num_threads, lanes,
+// LaneCost(op): elements touched, weighted by a factor per cost class
+// (ir/primitives.def; matvec: rows * cols). It is split into k = min(num_threads, lanes,
 // work / min_chunk_cost) chunks, and run inline if k < 2. The default
 // min_chunk_cost was measured with bench/threaded_bench.cc (see the .cc).
 //

@@ -7,8 +7,10 @@
 #include <optional>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "backends/kernels.h"
 #include "ir/printer.h"
 #include "ir/primitives.h"
@@ -30,25 +32,6 @@ std::string CommentText(std::string_view text) {
     if (u < 0x20 || u > 0x7e || c == '\\') c = '?';
   }
   return out;
-}
-
-bool FusablePrimitive(Primitive p) {
-  using P = Primitive;
-  switch (p) {
-    case P::kConstant: case P::kFillLike: case P::kCopy: case P::kSelect: case P::kCast:
-    case P::kBroadcast: case P::kSlice: case P::kConcat: case P::kAdd: case P::kSub:
-    case P::kMul: case P::kDiv: case P::kMod: case P::kMin: case P::kMax: case P::kNeg:
-    case P::kAbs: case P::kSqrt: case P::kFloor: case P::kPow: case P::kLt: case P::kLe:
-    case P::kGt: case P::kGe: case P::kEq: case P::kNe: case P::kAnd: case P::kOr:
-    case P::kNot: case P::kReduceSum: case P::kDot: case P::kSquaredNorm: case P::kMatVec:
-    case P::kRandomUniform: case P::kRandomNormal: case P::kExp: case P::kLog:
-    case P::kLog1p: case P::kExpm1: case P::kTanh:
-      return true;
-    // Not a function of the lane alone, or not ours.
-    case P::kMatVecBatched: case P::kUserKernel:
-      return false;
-  }
-  return false;
 }
 
 // The C++ type of an element as computed, and as stored (bool: one byte).
@@ -99,7 +82,7 @@ class OpEmitter {
   // if the op is not fusable or does not type-check (the interpreter then
   // runs it and reports the error).
   std::optional<std::string> Emit(const PrimOp& op) {
-    if (!FusablePrimitive(op.prim) || op.outputs.size() != 1) return std::nullopt;
+    if (!Info(op.prim).fusable || op.outputs.size() != 1) return std::nullopt;
     const int arity = Info(op.prim).num_inputs;
     if (arity >= 0 ? op.inputs.size() != static_cast<size_t>(arity) : op.inputs.empty()) {
       return std::nullopt;
@@ -177,7 +160,51 @@ class OpEmitter {
     return name;
   }
 
+  // Whether the operand and result types are those the type rule of an
+  // element-wise primitive (ir/type_rules.h) gives, which its template
+  // assumes. An op that fails this does not type-check: it is not fused, and
+  // the interpreter reports it.
+  bool FitsElementwiseRule(const PrimOp& op) const {
+    const DType od = Dt(op.outputs[0]);
+    const VarId x = op.inputs[0];
+    const bool unary = Dt(x) == od && Elements(x) == Elements(op.outputs[0]);
+    switch (Info(op.prim).rule) {
+      case TypeRule::kArithmetic: return od != DType::kBool && Dt(x) == od && Broadcasts(op);
+      case TypeRule::kFloatBinary: return IsFloat(od) && Dt(x) == od && Broadcasts(op);
+      case TypeRule::kCompare: return od == DType::kBool && Broadcasts(op);
+      case TypeRule::kLogicalBinary:
+        return od == DType::kBool && Dt(x) == DType::kBool && Broadcasts(op);
+      case TypeRule::kNumericUnary: return od != DType::kBool && unary;
+      case TypeRule::kFloatUnary: return IsFloat(od) && unary;
+      case TypeRule::kLogicalNot: return od == DType::kBool && unary;
+      default: return false;  // not element-wise: no template applies
+    }
+  }
+
+  // The code of a primitive with a template in ir/primitives.def (the
+  // column `cxx` documents the placeholders).
+  std::optional<std::string> FromTemplate(const PrimOp& op) const {
+    if (!FitsElementwiseRule(op)) return std::nullopt;
+    const std::string_view text = Info(op.prim).cxx;
+    const absl::string_view cxx(text.data(), text.size());
+    const VarId out = op.outputs[0];
+    const VarId x = op.inputs[0];
+    const int64_t n = Elements(out);
+    if (absl::StrContains(cxx, "$x")) {  // a routine over the chunk
+      return absl::StrCat("      ",
+                          absl::StrReplaceAll(cxx, {{"$x", Local(x)},
+                                                    {"$n", absl::StrCat(n * kFusedChunk)}}),
+                          ";\n");
+    }
+    std::vector<std::pair<std::string, std::string>> values = {
+        {"$t", CType(Dt(out))}, {"$a", CType(Dt(x))}, {"$0", At(x)}};
+    if (op.inputs.size() > 1) values.push_back({"$1", At(op.inputs[1])});
+    return Loop(n, absl::StrReplaceAll(cxx, values));
+  }
+
+  // The code of every other primitive.
   std::optional<std::string> Body(const PrimOp& op) {
+    if (!Info(op.prim).cxx.empty()) return FromTemplate(op);
     using P = Primitive;
     const VarId out = op.outputs[0];
     const DType od = Dt(out);
@@ -250,55 +277,6 @@ class OpEmitter {
         if (offset != n) return std::nullopt;
         return code;
       }
-      case P::kAdd: case P::kSub: case P::kMul: case P::kDiv: case P::kMod: case P::kMin:
-      case P::kMax: {
-        if (od == DType::kBool || Dt(in(0)) != od || !Broadcasts(op)) return std::nullopt;
-        const char* fn = op.prim == P::kAdd   ? "Add"
-                         : op.prim == P::kSub ? "Sub"
-                         : op.prim == P::kMul ? "Mul"
-                         : op.prim == P::kDiv ? "Div"
-                         : op.prim == P::kMod ? "Mod"
-                         : op.prim == P::kMin ? "Min"
-                                              : "Max";
-        return Loop(n, absl::StrFormat("E::Canon(E::%s<%s>(%s, %s))", fn, t, At(in(0)),
-                                       At(in(1))));
-      }
-      case P::kPow:
-        if (!IsFloat(od) || Dt(in(0)) != od || !Broadcasts(op)) return std::nullopt;
-        return Loop(n, absl::StrFormat(
-                           "E::Canon(static_cast<%s>(E::Pow(static_cast<double>(%s), "
-                           "static_cast<double>(%s))))",
-                           t, At(in(0)), At(in(1))));
-      case P::kNeg: case P::kAbs:
-        if (od == DType::kBool || Dt(in(0)) != od || Elements(in(0)) != n) return std::nullopt;
-        return Loop(n, absl::StrFormat("E::Canon(E::%s<%s>(%s))",
-                                       op.prim == P::kNeg ? "Neg" : "Abs", t, At(in(0))));
-      case P::kSqrt: case P::kFloor:
-        if (!IsFloat(od) || Dt(in(0)) != od || Elements(in(0)) != n) return std::nullopt;
-        return Loop(n, absl::StrFormat("E::Canon(std::%s(%s))",
-                                       op.prim == P::kSqrt ? "sqrt" : "floor", At(in(0))));
-      case P::kLt: case P::kLe: case P::kGt: case P::kGe: case P::kEq: case P::kNe: {
-        if (od != DType::kBool || !Broadcasts(op)) return std::nullopt;
-        const char* cmp = op.prim == P::kLt   ? "<"
-                          : op.prim == P::kLe ? "<="
-                          : op.prim == P::kGt ? ">"
-                          : op.prim == P::kGe ? ">="
-                          : op.prim == P::kEq ? "=="
-                                              : "!=";
-        const std::string a = CType(Dt(in(0)));
-        return Loop(n, absl::StrFormat("E::Store<bool>(E::Load<%s>(%s) %s E::Load<%s>(%s))", a,
-                                       At(in(0)), cmp, a, At(in(1))));
-      }
-      case P::kAnd: case P::kOr:
-        if (od != DType::kBool || Dt(in(0)) != DType::kBool || !Broadcasts(op)) {
-          return std::nullopt;
-        }
-        return Loop(n, absl::StrFormat("E::Store<bool>(E::Load<bool>(%s) %s E::Load<bool>(%s))",
-                                       At(in(0)), op.prim == P::kAnd ? "&&" : "||",
-                                       At(in(1))));
-      case P::kNot:
-        if (od != DType::kBool || Dt(in(0)) != od || Elements(in(0)) != n) return std::nullopt;
-        return Loop(n, absl::StrCat("E::Store<bool>(!E::Load<bool>(", At(in(0)), "))"));
       case P::kReduceSum: case P::kSquaredNorm: case P::kDot: {
         const DType d = Dt(in(0));
         const int64_t m = Elements(in(0));
@@ -362,16 +340,6 @@ class OpEmitter {
         return absl::StrCat("      autobatch::RandomLanes(", Local(in(0)), ", ", Local(in(1)),
                             ", K, ", n, ", /*normal=*/",
                             op.prim == P::kRandomNormal ? "true" : "false", ", r);\n");
-      }
-      case P::kExp: case P::kLog: case P::kLog1p: case P::kExpm1: case P::kTanh: {
-        if (!IsFloat(od) || Dt(in(0)) != od || Elements(in(0)) != n) return std::nullopt;
-        const char* fn = op.prim == P::kExp     ? "kExp"
-                         : op.prim == P::kLog   ? "kLog"
-                         : op.prim == P::kLog1p ? "kLog1p"
-                         : op.prim == P::kExpm1 ? "kExpm1"
-                                                : "kTanh";
-        return absl::StrCat("      E::EvalTranscendental(E::Transcendental::", fn, ", ",
-                            Local(in(0)), ", r, ", n * kFusedChunk, ");\n");
       }
       default:
         return std::nullopt;

@@ -165,11 +165,7 @@ std::vector<VarId> ParamsWrittenByCall(const Module& module, const CallOp& call)
 bool RunsExpensiveKernel(const Block& block) {
   for (const Op& op : block.ops) {
     const PrimOp* prim = std::get_if<PrimOp>(&op);
-    if (prim != nullptr && (prim->prim == Primitive::kMatVec ||
-                            prim->prim == Primitive::kMatVecBatched ||
-                            prim->prim == Primitive::kUserKernel)) {
-      return true;
-    }
+    if (prim != nullptr && IsExpensive(prim->prim)) return true;
   }
   return false;
 }

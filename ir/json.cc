@@ -6,9 +6,13 @@
 #include <limits>
 #include <memory>
 #include <set>
+#include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ir/control_ops.h"
 #include "support/json_text.h"
 #include "support/overloaded.h"
 #include "support/status.h"
@@ -17,6 +21,22 @@ namespace autobatch {
 namespace {
 
 using Json = nlohmann::json;
+
+// The spellings of the control ops of `form` (ir/control_ops.def), each
+// between `quote`s, as "a, b or c".
+std::string SpellingList(ControlForm form, std::string_view quote) {
+  std::vector<std::string_view> spellings;
+  for (const ControlOpInfo& info : AllControlOps()) {
+    if (info.form == form) spellings.push_back(info.spelling);
+  }
+  std::string out;
+  for (size_t i = 0; i < spellings.size(); ++i) {
+    const char* separator = i == 0 ? "" : i + 1 == spellings.size() ? " or " : ", ";
+    absl::StrAppend(&out, separator, std::string(quote), std::string(spellings[i]),
+                    std::string(quote));
+  }
+  return out;
+}
 
 // ---------------------------------------------------------------- writing --
 // The writer is a template so that DumpProgramJson can keep the documented
@@ -104,13 +124,13 @@ J OpToJson(const Op& op) {
                    if (!o.in_place.empty()) j["in_place"] = IdsToJson<J>(o.in_place);
                  },
                  [&](const CallOp& o) {
-                   j["kind"] = "call";
+                   j["kind"] = std::string(Info(KindOf(o)).spelling);
                    j["callee"] = o.callee.value;
                    j["args"] = IdsToJson<J>(o.args);
                    j["results"] = IdsToJson<J>(o.results);
                  },
                  [&](const PopOp& o) {
-                   j["kind"] = "pop";
+                   j["kind"] = std::string(Info(KindOf(o)).spelling);
                    j["vars"] = IdsToJson<J>(o.vars);
                  },
              },
@@ -122,25 +142,21 @@ J OpToJson(const Op& op) {
 template <typename J>
 J TerminatorToJson(const Terminator& t) {
   J j = J::object();
+  j["kind"] = std::string(Info(KindOf(t)).spelling);
   std::visit(Overloaded{
                  [&](const Branch& b) {
-                   j["kind"] = "branch";
                    j["cond"] = b.cond.value;
                    j["then"] = b.then_block.value;
                    j["else"] = b.else_block.value;
                  },
-                 [&](const Goto& g) {
-                   j["kind"] = "goto";
-                   j["target"] = g.target.value;
-                 },
-                 [&](const Return&) { j["kind"] = "return"; },
+                 [&](const Goto& g) { j["target"] = g.target.value; },
+                 [](const Return&) {},
                  [&](const PushGoto& p) {
-                   j["kind"] = "push_goto";
                    j["callee"] = p.callee.value;
                    j["return_to"] = p.return_to.value;
                  },
-                 [&](const IndirectGoto&) { j["kind"] = "indirect_goto"; },
-                 [&](const Halt&) { j["kind"] = "halt"; },
+                 [](const IndirectGoto&) {},
+                 [](const Halt&) {},
              },
              t);
   return j;
@@ -660,7 +676,7 @@ class ProgramReader {
     AB_ASSIGN_OR_RETURN(const Json* kind_json, Required(j, path, "kind"));
     AB_ASSIGN_OR_RETURN(std::string kind, ReadString(*kind_json, At(path, "kind")));
     if (kind == "prim") return ReadPrimOp(j, path);
-    if (kind == "call") {
+    if (kind == Info(ControlOp::kCallOp).spelling) {
       CallOp op;
       AB_ASSIGN_OR_RETURN(const Json* callee, Required(j, path, "callee"));
       AB_ASSIGN_OR_RETURN(int32_t f, FunctionIndex(*callee, At(path, "callee")));
@@ -670,14 +686,15 @@ class ProgramReader {
       AB_ASSIGN_OR_RETURN(op.loc, ReadOptionalLoc(j, path));
       return op;
     }
-    if (kind == "pop") {
+    if (kind == Info(ControlOp::kPopOp).spelling) {
       PopOp op;
       AB_ASSIGN_OR_RETURN(op.vars, VarList(j, path, "vars"));
       AB_ASSIGN_OR_RETURN(op.loc, ReadOptionalLoc(j, path));
       return op;
     }
     return Invalid(At(path, "kind"), absl::StrCat("unknown op kind ", QuotedExcerpt(kind),
-                                                  "; expected \"prim\", \"call\" or \"pop\""));
+                                                  "; expected \"prim\", ",
+                                                  SpellingList(ControlForm::kOp, "\"")));
   }
 
   absl::StatusOr<Terminator> ReadTerminator(const Json& j, const std::string& path,
@@ -694,7 +711,7 @@ class ProgramReader {
     };
     AB_ASSIGN_OR_RETURN(const Json* kind_json, Required(j, path, "kind"));
     AB_ASSIGN_OR_RETURN(std::string kind, ReadString(*kind_json, At(path, "kind")));
-    if (kind == "branch") {
+    if (kind == Info(ControlOp::kBranch).spelling) {
       Branch t;
       AB_ASSIGN_OR_RETURN(const Json* cond, Required(j, path, "cond"));
       AB_ASSIGN_OR_RETURN(t.cond, VarIndex(*cond, At(path, "cond")));
@@ -702,13 +719,13 @@ class ProgramReader {
       AB_ASSIGN_OR_RETURN(t.else_block, block("else"));
       return t;
     }
-    if (kind == "goto") {
+    if (kind == Info(ControlOp::kGoto).spelling) {
       Goto t;
       AB_ASSIGN_OR_RETURN(t.target, block("target"));
       return t;
     }
-    if (kind == "return") return Return{};
-    if (kind == "push_goto") {
+    if (kind == Info(ControlOp::kReturn).spelling) return Return{};
+    if (kind == Info(ControlOp::kPushGoto).spelling) {
       PushGoto t;
       AB_ASSIGN_OR_RETURN(const Json* callee, Required(j, path, "callee"));
       AB_ASSIGN_OR_RETURN(int32_t f, FunctionIndex(*callee, At(path, "callee")));
@@ -716,11 +733,11 @@ class ProgramReader {
       AB_ASSIGN_OR_RETURN(t.return_to, block("return_to"));
       return t;
     }
-    if (kind == "indirect_goto") return IndirectGoto{};
-    if (kind == "halt") return Halt{};
+    if (kind == Info(ControlOp::kIndirectGoto).spelling) return IndirectGoto{};
+    if (kind == Info(ControlOp::kHalt).spelling) return Halt{};
     return Invalid(At(path, "kind"), absl::StrCat("unknown terminator kind ", QuotedExcerpt(kind),
-                                                  "; expected branch, goto, return, push_goto, "
-                                                  "indirect_goto or halt"));
+                                                  "; expected ",
+                                                  SpellingList(ControlForm::kTerminator, "")));
   }
 
   absl::Status ReadFunction(const Json& j, const std::string& path) {

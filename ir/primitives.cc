@@ -5,14 +5,14 @@ namespace autobatch {
 namespace {
 
 constexpr PrimitiveInfo kInfos[] = {
-#define PRIMITIVE(Enum, name, num_inputs, rule, bit_stable, doc) \
-  {name, num_inputs, TypeRule::rule, bit_stable, doc},
+#define PRIMITIVE(Enum, name, num_inputs, rule, bit_stable, fusable, cost, op, cxx, doc) \
+  {name, num_inputs, TypeRule::rule, bit_stable, fusable, CostClass::cost, op, cxx, doc},
 #include "ir/primitives.def"
 #undef PRIMITIVE
 };
 
 constexpr PrimitiveInfo kUserKernelInfo = {
-    "kernel", -1, TypeRule::kSame, false,
+    "kernel", -1, TypeRule::kSame, false, false, CostClass::kUserKernel, "", "",
     "a registered user kernel; its signature gives the types"};
 
 }  // namespace

@@ -32,18 +32,35 @@ enum class TypeRule {
   kRandom,         // key u64 scalar, counter u64 scalar; out = f64 of attr shape
 };
 
+// What a primitive costs per lane, in units of one element read or written;
+// the threaded backend (backends/threaded_backend.h) weighs each class with
+// a measured factor to choose how many threads an op gets.
+enum class CostClass {
+  kLinear,          // the elements read and written
+  kTranscendental,  // plus a transcendental function per result element
+  kPow,             // plus pow per result element
+  kRandom,          // plus a Philox draw (and a transform) per variate
+  kMatrix,          // plus one multiply-add per entry of the attr matrix
+  kUserKernel,      // unknown: a multiple of the elements read and written
+};
+
 enum class Primitive : int {
-#define PRIMITIVE(Enum, name, num_inputs, rule, bit_stable, doc) Enum,
+#define PRIMITIVE(Enum, name, num_inputs, rule, bit_stable, fusable, cost, op, cxx, doc) Enum,
 #include "ir/primitives.def"
 #undef PRIMITIVE
   kUserKernel,  // a registered user kernel, named by the op's attributes
 };
 
+// One row of ir/primitives.def (its header explains the columns).
 struct PrimitiveInfo {
   std::string_view name;
   int num_inputs;  // -1 = one or more
   TypeRule rule;
   bool bit_stable;
+  bool fusable;
+  CostClass cost;
+  std::string_view op;   // the frontend's C++ operator, or empty
+  std::string_view cxx;  // the generated C++ where generic, or empty
   std::string_view doc;
 };
 
@@ -54,6 +71,12 @@ inline std::string_view PrimitiveName(Primitive p) { return Info(p).name; }
 std::optional<Primitive> PrimitiveFromName(std::string_view name);
 inline int NumBuiltinPrimitives() {
   return static_cast<int>(Primitive::kUserKernel);
+}
+// Whether an op of `prim` is an expensive kernel (a matrix product or a user
+// kernel): RunsExpensiveKernel (ir/ir.h).
+inline bool IsExpensive(Primitive prim) {
+  const CostClass cost = Info(prim).cost;
+  return cost == CostClass::kMatrix || cost == CostClass::kUserKernel;
 }
 
 }  // namespace autobatch

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ir/control_ops.h"
 #include "support/overloaded.h"
 #include "support/status.h"
 
@@ -289,6 +290,12 @@ class Printer {
     return outputs.empty() ? "" : DeclList(outputs) + " = ";
   }
 
+  // The text keyword of a control op (ir/control_ops.def).
+  template <typename ControlOpStruct>
+  static std::string Keyword(const ControlOpStruct& op) {
+    return std::string(Info(KindOf(op)).spelling);
+  }
+
   std::string Op(const autobatch::Op& op) const {
     return std::visit(
         Overloaded{
@@ -300,34 +307,35 @@ class Printer {
               return out;
             },
             [&](const CallOp& o) {
-              return absl::StrCat(Defs(o.results), "call ", Function(o.callee),
+              return absl::StrCat(Defs(o.results), Keyword(o), " ", Function(o.callee),
                                   "(", VarList(o.args), ")");
             },
             [&](const PopOp& o) {
-              return o.vars.empty() ? std::string("pop") : "pop " + VarList(o.vars);
+              return o.vars.empty() ? Keyword(o) : Keyword(o) + " " + VarList(o.vars);
             },
         },
         op);
   }
 
   std::string Terminator(const autobatch::Terminator& t, int64_t num_blocks) const {
+    const std::string keyword(Info(KindOf(t)).spelling);
     return std::visit(
         Overloaded{
             [&](const Branch& b) {
-              return absl::StrCat("branch ", Ref(b.cond), ", ",
+              return absl::StrCat(keyword, " ", Ref(b.cond), ", ",
                                   Block(b.then_block, num_blocks), ", ",
                                   Block(b.else_block, num_blocks));
             },
             [&](const Goto& g) {
-              return absl::StrCat("goto ", Block(g.target, num_blocks));
+              return absl::StrCat(keyword, " ", Block(g.target, num_blocks));
             },
-            [&](const Return&) { return std::string("return"); },
+            [&](const Return&) { return keyword; },
             [&](const PushGoto& p) {
-              return absl::StrCat("push_goto ", Function(p.callee), ", ",
+              return absl::StrCat(keyword, " ", Function(p.callee), ", ",
                                   Block(p.return_to, num_blocks));
             },
-            [&](const IndirectGoto&) { return std::string("indirect_goto"); },
-            [&](const Halt&) { return std::string("halt"); },
+            [&](const IndirectGoto&) { return keyword; },
+            [&](const Halt&) { return keyword; },
         },
         t);
   }

@@ -8,10 +8,12 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/control_ops.h"
 #include "support/overloaded.h"
 #include "ir/type_rules.h"
 
@@ -409,20 +411,26 @@ class Verifier {
     compare(fn.results, sig.results, "result");
   }
 
+  // --- S1: the stages a control op may appear at (ir/control_ops.def) ----------
+  // `detail` follows the op's name in the error ("CallOp to 'f'").
+  void CheckStage(Where w, ControlOp kind, std::string_view detail, const SourceLoc& loc) {
+    if (AllowedAt(kind, p_.stage)) return;
+    const ControlOpInfo& info = Info(kind);
+    const std::string stage =
+        Lowered() ? std::string(" in a lowered program")
+                  : absl::StrCat(" in an unlowered (", std::string(StageName(p_.stage)),
+                                 ") program");
+    Report(w, absl::StrCat(std::string(info.type_name), std::string(detail), stage,
+                           AtLoc(loc), "; ", std::string(info.misplaced)));
+  }
+
   // --- O1-O4, S1, T2, T4 --------------------------------------------------------
   void CheckOp(Where w, const Op& op) {
     std::visit(Overloaded{
                    [&](const PrimOp& o) { CheckPrimOp(w, o); },
                    [&](const CallOp& o) { CheckCallOp(w, o); },
                    [&](const PopOp& o) {
-                     if (!Lowered()) {
-                       Report(w, absl::StrCat(
-                                     "PopOp in an unlowered (",
-                                     std::string(StageName(p_.stage)), ") program",
-                                     AtLoc(o.loc),
-                                     "; pops appear only in lowered programs "
-                                     "(lower_calls inserts them)"));
-                     }
+                     CheckStage(w, KindOf(o), "", o.loc);
                      for (size_t i = 0; i < o.vars.size(); ++i) {
                        CheckVarRef(w, o.vars[i], absl::StrCat("popped variable ", i),
                                    o.loc, /*allow_callee_vars=*/true);
@@ -512,12 +520,7 @@ class Verifier {
   }
 
   void CheckCallOp(Where w, const CallOp& op) {
-    if (Lowered()) {
-      Report(w, absl::StrCat("CallOp to ", FunctionDesc(op.callee),
-                             " in a lowered program", AtLoc(op.loc),
-                             "; lowered programs call with PushGoto (run "
-                             "lower_calls, or fix the stage)"));
-    }
+    CheckStage(w, KindOf(op), absl::StrCat(" to ", FunctionDesc(op.callee)), op.loc);
     bool ok = CheckFunctionRef(w, op.callee, "callee", op.loc);
     for (size_t i = 0; i < op.args.size(); ++i) {
       ok &= CheckVarRef(w, op.args[i], absl::StrCat("argument ", i), op.loc,
@@ -563,14 +566,7 @@ class Verifier {
 
   // --- R1-R4, S1, T3 for terminators ----------------------------------------------
   void CheckTerminator(Where w, const Function& fn, const Block& block) {
-    const std::string stage(StageName(p_.stage));
-    auto lowered_only = [&](const std::string& what) {
-      if (Lowered()) return;
-      Report(w, absl::StrCat(what, " in an unlowered (", stage, ") program",
-                             AtLoc(block.loc),
-                             "; it appears only in lowered programs (run "
-                             "lower_calls, or fix the stage)"));
-    };
+    CheckStage(w, KindOf(block.terminator), "", block.loc);
     std::visit(
         Overloaded{
             [&](const Branch& t) {
@@ -590,21 +586,13 @@ class Verifier {
               CheckBlockRef(w, fn, t.else_block, "else target");
             },
             [&](const Goto& t) { CheckBlockRef(w, fn, t.target, "goto target"); },
-            [&](const Return&) {
-              if (Lowered()) {
-                Report(w, absl::StrCat("Return in a lowered program",
-                                       AtLoc(block.loc),
-                                       "; lowered functions return with "
-                                       "IndirectGoto"));
-              }
-            },
+            [](const Return&) {},
             [&](const PushGoto& t) {
-              lowered_only("PushGoto");
               CheckFunctionRef(w, t.callee, "PushGoto callee", block.loc);
               CheckBlockRef(w, fn, t.return_to, "return_to block");
             },
-            [&](const IndirectGoto&) { lowered_only("IndirectGoto"); },
-            [&](const Halt&) {},
+            [](const IndirectGoto&) {},
+            [](const Halt&) {},
         },
         block.terminator);
   }

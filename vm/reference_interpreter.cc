@@ -1,4 +1,5 @@
-// The reference interpreter: one lane, heap-allocated activations, no masks.
+// The reference interpreter: the IR's semantics for one lane, read top to
+// bottom (checks, values, primitives, calls, terminators, the run loop).
 #include "vm/reference_interpreter.h"
 
 #include <string>
@@ -6,16 +7,22 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/kernels.h"
+#include "ir/control_ops.h"
+#include "ir/type_rules.h"
 #include "support/overloaded.h"
 #include "support/status.h"
-#include "ir/type_rules.h"
 #include "vm/inputs.h"
+#include "vm/run_support.h"
 
 namespace autobatch {
 namespace {
 
-// "function 'fib', block ^1 (then2), op 3 (fib.cc:12)"; op -1: the
-// terminator; op -2: the block itself.
+// Where an op is, in errors.
+inline constexpr int kTerminator = -1;
+inline constexpr int kBlockItself = -2;
+
+// "function 'fib', block ^1 (then2), op 3 (fib.cc:12)"; op kTerminator: the
+// terminator; kBlockItself: the block; a negative block: the function.
 std::string Where(const Module& module, int32_t function, int32_t block, int op) {
   const Function& f = module.functions[function];
   std::string out = absl::StrCat("function '", f.name, "'");
@@ -27,7 +34,7 @@ std::string Where(const Module& module, int32_t function, int32_t block, int op)
     absl::StrAppend(&out, ", op ", op);
     const SourceLoc& loc = LocOf(b.ops[op]);
     if (loc.known()) absl::StrAppend(&out, " (", loc.ToString(), ")");
-  } else if (op == -1) {
+  } else if (op == kTerminator) {
     absl::StrAppend(&out, ", terminator");
     if (b.loc.known()) absl::StrAppend(&out, " (", b.loc.ToString(), ")");
   }
@@ -38,12 +45,406 @@ absl::Status Prefixed(const absl::Status& s, const std::string& prefix) {
   return absl::Status(s.code(), absl::StrCat(prefix, ": ", s.message()));
 }
 
-struct Frame {
+// --- what Create checks (the interpreter trusts nothing else) ------------------
+
+// Every variable of `vars` exists and belongs to function `fi`.
+absl::Status CheckVars(const Module& module, int32_t fi, const std::vector<VarId>& vars,
+                       int32_t block, int op) {
+  const int32_t num_vars = static_cast<int32_t>(module.variables.size());
+  for (VarId v : vars) {
+    if (!v.valid() || v.value >= num_vars) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Where(module, fi, block, op), ": variable index ", v.value, " does not exist"));
+    }
+    if (module.variables[v.value].function.value != fi) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Where(module, fi, block, op), ": variable '", module.variables[v.value].name,
+          "' belongs to another function"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A lowered-only control op (ir/control_ops.def) is not run: the interpreter
+// has no PC stack and no frames.
+absl::Status CheckUnlowered(ControlOp kind, const std::string& where) {
+  if (AllowedAt(kind, Stage::kAllocated)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(where, ": ", std::string(Info(kind).type_name), " belongs to lowered programs"));
+}
+
+absl::Status CheckOp(const Module& module, const KernelRegistry* kernels, int32_t fi,
+                     int32_t bi, int oi) {
+  const Op& op = module.functions[fi].blocks[bi].ops[oi];
+  AB_RETURN_IF_ERROR(CheckVars(module, fi, OpReads(op), bi, oi));
+  AB_RETURN_IF_ERROR(CheckVars(module, fi, OpWrites(op), bi, oi));
+  const std::string where = Where(module, fi, bi, oi);
+  return std::visit(
+      Overloaded{
+          [&](const PrimOp& p) -> absl::Status {
+            if (p.prim != Primitive::kUserKernel) return absl::OkStatus();
+            if (kernels == nullptr || kernels->Find(p.attrs.kernel) == nullptr) {
+              return absl::NotFoundError(absl::StrCat(
+                  where, ": user kernel '", p.attrs.kernel,
+                  "' is not registered; register it (Context::RegisterKernel or "
+                  "KernelRegistry::Register) before running the program"));
+            }
+            if (!module.kernels.contains(p.attrs.kernel)) {
+              return absl::InvalidArgumentError(absl::StrCat(
+                  where, ": user kernel '", p.attrs.kernel,
+                  "' is not declared in the module's kernels"));
+            }
+            return absl::OkStatus();
+          },
+          [&](const CallOp& c) -> absl::Status {
+            if (!c.callee.valid() ||
+                c.callee.value >= static_cast<int32_t>(module.functions.size())) {
+              return absl::InvalidArgumentError(
+                  absl::StrCat(where, ": callee index ", c.callee.value, " does not exist"));
+            }
+            const Function& callee = module.functions[c.callee.value];
+            if (c.args.size() != callee.params.size() ||
+                c.results.size() != callee.results.size()) {
+              return absl::InvalidArgumentError(absl::StrCat(
+                  where, ": the call of '", callee.name, "' passes ", c.args.size(),
+                  " args and receives ", c.results.size(), " results, but '", callee.name,
+                  "' has ", callee.params.size(), " params and ", callee.results.size(),
+                  " results"));
+            }
+            return absl::OkStatus();
+          },
+          [&](const PopOp& p) { return CheckUnlowered(KindOf(p), where); },
+      },
+      op);
+}
+
+absl::Status CheckTerminator(const Module& module, int32_t fi, int32_t bi) {
+  const Function& f = module.functions[fi];
+  const Terminator& terminator = f.blocks[bi].terminator;
+  const std::string where = Where(module, fi, bi, kTerminator);
+  AB_RETURN_IF_ERROR(CheckUnlowered(KindOf(terminator), where));
+  auto check_block = [&](BlockId b) -> absl::Status {
+    if (!b.valid() || b.value >= static_cast<int32_t>(f.blocks.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": block index ", b.value, " does not exist"));
+    }
+    return absl::OkStatus();
+  };
+  if (const auto* branch = std::get_if<Branch>(&terminator)) {
+    AB_RETURN_IF_ERROR(CheckVars(module, fi, {branch->cond}, bi, kTerminator));
+    AB_RETURN_IF_ERROR(check_block(branch->then_block));
+    return check_block(branch->else_block);
+  }
+  if (const auto* go = std::get_if<Goto>(&terminator)) return check_block(go->target);
+  return absl::OkStatus();
+}
+
+// --- running one lane ----------------------------------------------------------
+
+// One activation of a function: where it is and its own values.
+struct Activation {
   int32_t function = 0;
   int32_t block = 0;
   int32_t op = 0;
   std::vector<Tensor> values;    // per slot of the function's variables
-  std::vector<uint8_t> defined;  // per slot
+  std::vector<uint8_t> defined;  // per slot: written in this activation
+};
+
+// One run of the entry function on one lane. Activations live on the heap
+// (`stack_`), so a deep recursion uses no host stack.
+class LaneRun {
+ public:
+  LaneRun(const Program& program, const KernelRegistry* kernels,
+          const std::vector<int32_t>& slot, const std::vector<int32_t>& frame_size,
+          const ReferenceOptions& options)
+      : module_(program.module),
+        program_(program),
+        kernels_(kernels),
+        slot_(slot),
+        frame_size_(frame_size),
+        options_(options),
+        budget_(options.max_steps, options.deadline) {}
+
+  // The loop: run the innermost activation's next op, or its block's
+  // terminator, until the entry returns or a lane halts.
+  absl::StatusOr<std::vector<LaneValue>> Run(std::vector<LaneValue> inputs) {
+    AB_RETURN_IF_ERROR(Start(std::move(inputs)));
+    while (true) {
+      Activation& a = stack_.back();
+      const Block& block = module_.functions[a.function].blocks[a.block];
+      if (a.op < static_cast<int32_t>(block.ops.size())) {
+        AB_RETURN_IF_ERROR(std::visit(
+            Overloaded{
+                [&](const PrimOp& p) { return Evaluate(p); },
+                [&](const CallOp& c) { return Call(c); },
+                [&](const PopOp&) {
+                  return absl::InvalidArgumentError(
+                      absl::StrCat(Here(a.op), ": unexpected PopOp"));
+                },
+            },
+            block.ops[a.op]));
+        continue;
+      }
+      AB_ASSIGN_OR_RETURN(std::optional<std::vector<LaneValue>> results,
+                          Terminate(block.terminator));
+      if (results) return *std::move(results);
+    }
+  }
+
+ private:
+  std::string Here(int op) const {
+    const Activation& a = stack_.back();
+    return Where(module_, a.function, a.block, op);
+  }
+
+  // --- values: each activation has its own; reading one never written in it
+  //     is an error (the batched VMs would read junk) ---
+
+  absl::StatusOr<const Tensor*> Read(const Activation& a, VarId var, int op) const {
+    const int32_t s = slot_[var.value];
+    if (!a.defined[s]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Where(module_, a.function, a.block, op), ": reads variable '", module_.var(var).name,
+          "', which has not been written in this activation (undefined on this path)"));
+    }
+    return &a.values[s];
+  }
+
+  // Writes `value` to `var` of `a`; a declared type must match. `block` and
+  // `op` say where, for the error.
+  absl::Status Write(Activation& a, VarId var, Tensor value, int32_t block, int op) {
+    AB_RETURN_IF_ERROR(CheckDeclaredType(var, value.type(), Where(module_, a.function, block, op)));
+    const int32_t s = slot_[var.value];
+    a.values[s] = std::move(value);
+    a.defined[s] = 1;
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckDeclaredType(VarId var, const TensorType& type, const std::string& where) {
+    const Variable& v = module_.var(var);
+    if (v.type && *v.type != type) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": variable '", v.name, "' is declared ", v.type->ToString(),
+          " but receives a value of type ", type.ToString()));
+    }
+    return absl::OkStatus();
+  }
+
+  // --- the budget: entering a block is one step ---
+
+  absl::Status Enter(int32_t block) {
+    Activation& a = stack_.back();
+    a.block = block;
+    a.op = 0;
+    const Budget::Outcome outcome = budget_.Step();
+    if (outcome != Budget::Outcome::kWithin) [[unlikely]] {
+      return budget_.ExhaustedAt(outcome, Where(module_, a.function, block, kBlockItself));
+    }
+    return absl::OkStatus();
+  }
+
+  // --- the entry: its params receive the inputs; it starts at block 0 ---
+
+  absl::Status Start(std::vector<LaneValue> inputs) {
+    const Function& entry = module_.function(program_.entry);
+    if (inputs.size() != entry.params.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("'", entry.name, "' takes ",
+                                                     entry.params.size(), " input(s) but ",
+                                                     inputs.size(), " were given"));
+    }
+    stack_.push_back(NewActivation(program_.entry.value));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].batch() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat("input ", i, " has batch size ",
+                                                       inputs[i].batch(),
+                                                       "; a LaneValue has batch size 1"));
+      }
+      AB_RETURN_IF_ERROR(Write(stack_.back(), entry.params[i], std::move(inputs[i]), -1, -1));
+    }
+    return Enter(0);
+  }
+
+  Activation NewActivation(int32_t function) const {
+    Activation a;
+    a.function = function;
+    a.values.resize(frame_size_[function]);
+    a.defined.assign(frame_size_[function], 0);
+    return a;
+  }
+
+  // --- PrimOp: out = prim(in), one lane, by the kernels every backend runs
+  //     (RunPrimitive), with output types from the type rules ---
+
+  absl::Status Evaluate(const PrimOp& prim) {
+    Activation& a = stack_.back();
+    in_types_.clear();
+    in_views_.clear();
+    for (VarId in : prim.inputs) {
+      AB_ASSIGN_OR_RETURN(const Tensor* value, Read(a, in, a.op));
+      in_types_.push_back(value->type());
+      in_views_.push_back(ConstLanesView{value->type(), value->bytes()});
+    }
+    absl::StatusOr<std::vector<TensorType>> out_types =
+        InferPrimitiveType(prim, in_types_, module_.kernels);
+    if (!out_types.ok()) return Prefixed(out_types.status(), Here(a.op));
+    if (out_types->size() != prim.outputs.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Here(a.op), ": '", std::string(PrimitiveName(prim.prim)), "' produces ",
+          out_types->size(), " values but the op has ", prim.outputs.size(), " outputs"));
+    }
+    // Outputs are written in place when the variable already holds a value
+    // of the right type that the op does not read (no allocation in loops);
+    // otherwise into a fresh tensor.
+    fresh_.clear();
+    fresh_.resize(prim.outputs.size());
+    written_in_place_.assign(prim.outputs.size(), 0);
+    out_views_.clear();
+    for (size_t k = 0; k < prim.outputs.size(); ++k) {
+      const VarId o = prim.outputs[k];
+      const TensorType& type = (*out_types)[k];
+      AB_RETURN_IF_ERROR(CheckDeclaredType(o, type, Here(a.op)));
+      if (absl::Status size = CheckValueSize(module_, o, type, 1, options_.max_value_bytes);
+          !size.ok()) {
+        return Prefixed(size, Here(a.op));
+      }
+      const int32_t s = slot_[o.value];
+      bool in_place = a.defined[s] && a.values[s].type() == type && a.values[s].batch() == 1;
+      for (VarId in : prim.inputs) in_place &= in != o;
+      for (size_t j = 0; j < k; ++j) in_place &= prim.outputs[j] != o;
+      Tensor* target = &a.values[s];
+      written_in_place_[k] = in_place;
+      if (!in_place) {
+        fresh_[k] = Tensor(type, 1);
+        target = &fresh_[k];
+      }
+      out_views_.push_back(LanesView{type, target->bytes()});
+    }
+    absl::Status s = RunPrimitive(prim, in_views_, out_views_, /*num_lanes=*/1, kernels_,
+                                  /*active=*/nullptr);
+    if (!s.ok()) return Prefixed(s, Here(a.op));
+    for (size_t k = 0; k < prim.outputs.size(); ++k) {
+      const int32_t slot = slot_[prim.outputs[k].value];
+      if (!written_in_place_[k]) a.values[slot] = std::move(fresh_[k]);
+      a.defined[slot] = 1;
+    }
+    ++a.op;
+    return absl::OkStatus();
+  }
+
+  // --- CallOp (ir/control_ops.def): a fresh activation of the callee whose
+  //     params receive the args; it starts at block 0, and its Return comes
+  //     back through ReturnToCaller ---
+
+  absl::Status Call(const CallOp& call) {
+    const Activation& caller = stack_.back();
+    const Function& callee = module_.function(call.callee);
+    if (static_cast<int64_t>(stack_.size()) >= options_.max_depth) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "recursion depth limit of ", options_.max_depth,
+          " activations exceeded by the call of '", callee.name, "' at ", Here(caller.op),
+          "; raise max_depth (CallOptions::max_stack_depth, --max-stack-depth) if the "
+          "recursion is meant to go deeper, or check for unbounded recursion"));
+    }
+    Activation next = NewActivation(call.callee.value);
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      AB_ASSIGN_OR_RETURN(const Tensor* value, Read(caller, call.args[i], caller.op));
+      absl::Status s = Write(next, callee.params[i], *value, 0, kBlockItself);
+      if (!s.ok()) {
+        return Prefixed(s, absl::StrCat("passing argument ", i, " of the call at ",
+                                        Here(caller.op)));
+      }
+    }
+    stack_.push_back(std::move(next));  // invalidates `caller`
+    return Enter(0);
+  }
+
+  // --- terminators (their semantics: ir/control_ops.def): the program's
+  //     results when the run ends, else nullopt ---
+
+  absl::StatusOr<std::optional<std::vector<LaneValue>>> Terminate(const Terminator& terminator) {
+    using Results = std::optional<std::vector<LaneValue>>;
+    return std::visit(
+        Overloaded{
+            [&](const Branch& t) -> absl::StatusOr<Results> {
+              AB_ASSIGN_OR_RETURN(const Tensor* cond, Read(stack_.back(), t.cond, kTerminator));
+              if (cond->type() != Scalar(DType::kBool)) {
+                return absl::InvalidArgumentError(absl::StrCat(
+                    Here(kTerminator), ": the branch condition '", module_.var(t.cond).name,
+                    "' has type ", cond->type().ToString(), "; it must be a bool scalar"));
+              }
+              const bool taken = static_cast<uint8_t>(cond->bytes()[0]) != 0;
+              AB_RETURN_IF_ERROR(Enter(taken ? t.then_block.value : t.else_block.value));
+              return Results();
+            },
+            [&](const Goto& t) -> absl::StatusOr<Results> {
+              AB_RETURN_IF_ERROR(Enter(t.target.value));
+              return Results();
+            },
+            [&](const Return&) -> absl::StatusOr<Results> {
+              AB_ASSIGN_OR_RETURN(std::vector<LaneValue> results, ResultsOf(stack_.back()));
+              if (stack_.size() == 1) return Results(std::move(results));
+              AB_RETURN_IF_ERROR(ReturnToCaller(std::move(results)));
+              return Results();
+            },
+            [&](const Halt&) -> absl::StatusOr<Results> {
+              AB_ASSIGN_OR_RETURN(std::vector<LaneValue> results, ResultsOf(stack_.front()));
+              return Results(std::move(results));
+            },
+            [&](const PushGoto&) -> absl::StatusOr<Results> { return Lowered(); },
+            [&](const IndirectGoto&) -> absl::StatusOr<Results> { return Lowered(); },
+        },
+        terminator);
+  }
+
+  // The result variables of `source`'s function, each written in it.
+  absl::StatusOr<std::vector<LaneValue>> ResultsOf(const Activation& source) const {
+    const Function& fn = module_.functions[source.function];
+    std::vector<LaneValue> results;
+    for (VarId r : fn.results) {
+      if (!source.defined[slot_[r.value]]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            Here(kTerminator), ": '", fn.name, "' returns without writing its result '",
+            module_.var(r).name, "'"));
+      }
+      results.push_back(source.values[slot_[r.value]]);
+    }
+    return results;
+  }
+
+  // Ends the innermost activation: the CallOp that made it receives
+  // `results`, and its caller goes on after it.
+  absl::Status ReturnToCaller(std::vector<LaneValue> results) {
+    stack_.pop_back();
+    Activation& caller = stack_.back();
+    const CallOp& call = std::get<CallOp>(
+        module_.functions[caller.function].blocks[caller.block].ops[caller.op]);
+    for (size_t i = 0; i < call.results.size(); ++i) {
+      AB_RETURN_IF_ERROR(
+          Write(caller, call.results[i], std::move(results[i]), caller.block, caller.op));
+    }
+    ++caller.op;
+    return absl::OkStatus();
+  }
+
+  absl::Status Lowered() const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Here(kTerminator), ": lowered terminator in an unlowered program"));
+  }
+
+  const Module& module_;
+  const Program& program_;
+  const KernelRegistry* kernels_;
+  const std::vector<int32_t>& slot_;
+  const std::vector<int32_t>& frame_size_;
+  const ReferenceOptions& options_;
+  Budget budget_;
+  std::vector<Activation> stack_;  // the entry's first, the innermost last
+  // Evaluate's buffers, kept to run loops without allocating.
+  std::vector<TensorType> in_types_;
+  std::vector<ConstLanesView> in_views_;
+  std::vector<LanesView> out_views_;
+  std::vector<Tensor> fresh_;
+  std::vector<uint8_t> written_in_place_;
 };
 
 }  // namespace
@@ -76,104 +477,17 @@ absl::StatusOr<ReferenceInterpreter> ReferenceInterpreter::Create(const Program&
   }
   for (int32_t fi = 0; fi < num_functions; ++fi) {
     const Function& f = module.functions[fi];
-    auto check_vars = [&](const std::vector<VarId>& vars, int32_t block,
-                          int op) -> absl::Status {
-      for (VarId v : vars) {
-        if (!v.valid() || v.value >= num_vars) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              Where(module, fi, block, op), ": variable index ", v.value, " does not exist"));
-        }
-        if (module.variables[v.value].function.value != fi) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              Where(module, fi, block, op), ": variable '", module.variables[v.value].name,
-              "' belongs to another function"));
-        }
-      }
-      return absl::OkStatus();
-    };
     if (f.blocks.empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat("function '", f.name, "' has no blocks (block 0 is its entry)"));
     }
-    AB_RETURN_IF_ERROR(check_vars(f.params, -1, -1));
-    AB_RETURN_IF_ERROR(check_vars(f.results, -1, -1));
-    const int32_t num_blocks = static_cast<int32_t>(f.blocks.size());
-    for (int32_t bi = 0; bi < num_blocks; ++bi) {
-      const Block& block = f.blocks[bi];
-      for (int oi = 0; oi < static_cast<int>(block.ops.size()); ++oi) {
-        const Op& op = block.ops[oi];
-        AB_RETURN_IF_ERROR(check_vars(OpReads(op), bi, oi));
-        AB_RETURN_IF_ERROR(check_vars(OpWrites(op), bi, oi));
-        absl::Status s = std::visit(
-            Overloaded{
-                [&](const PrimOp& p) -> absl::Status {
-                  if (p.prim != Primitive::kUserKernel) return absl::OkStatus();
-                  if (kernels == nullptr || kernels->Find(p.attrs.kernel) == nullptr) {
-                    return absl::NotFoundError(absl::StrCat(
-                        Where(module, fi, bi, oi), ": user kernel '", p.attrs.kernel,
-                        "' is not registered; register it (Context::RegisterKernel or "
-                        "KernelRegistry::Register) before running the program"));
-                  }
-                  if (!module.kernels.contains(p.attrs.kernel)) {
-                    return absl::InvalidArgumentError(absl::StrCat(
-                        Where(module, fi, bi, oi), ": user kernel '", p.attrs.kernel,
-                        "' is not declared in the module's kernels"));
-                  }
-                  return absl::OkStatus();
-                },
-                [&](const CallOp& c) -> absl::Status {
-                  if (!c.callee.valid() || c.callee.value >= num_functions) {
-                    return absl::InvalidArgumentError(absl::StrCat(
-                        Where(module, fi, bi, oi), ": callee index ", c.callee.value,
-                        " does not exist"));
-                  }
-                  const Function& callee = module.functions[c.callee.value];
-                  if (c.args.size() != callee.params.size() ||
-                      c.results.size() != callee.results.size()) {
-                    return absl::InvalidArgumentError(absl::StrCat(
-                        Where(module, fi, bi, oi), ": the call of '", callee.name, "' passes ",
-                        c.args.size(), " args and receives ", c.results.size(),
-                        " results, but '", callee.name, "' has ", callee.params.size(),
-                        " params and ", callee.results.size(), " results"));
-                  }
-                  return absl::OkStatus();
-                },
-                [&](const PopOp&) -> absl::Status {
-                  return absl::InvalidArgumentError(absl::StrCat(
-                      Where(module, fi, bi, oi), ": PopOp belongs to lowered programs"));
-                },
-            },
-            op);
-        AB_RETURN_IF_ERROR(s);
+    AB_RETURN_IF_ERROR(CheckVars(module, fi, f.params, -1, -1));
+    AB_RETURN_IF_ERROR(CheckVars(module, fi, f.results, -1, -1));
+    for (int32_t bi = 0; bi < static_cast<int32_t>(f.blocks.size()); ++bi) {
+      for (int oi = 0; oi < static_cast<int>(f.blocks[bi].ops.size()); ++oi) {
+        AB_RETURN_IF_ERROR(CheckOp(module, kernels, fi, bi, oi));
       }
-      auto check_block = [&](BlockId b) -> absl::Status {
-        if (!b.valid() || b.value >= num_blocks) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              Where(module, fi, bi, -1), ": block index ", b.value, " does not exist"));
-        }
-        return absl::OkStatus();
-      };
-      absl::Status s = std::visit(
-          Overloaded{
-              [&](const Branch& t) -> absl::Status {
-                AB_RETURN_IF_ERROR(check_vars({t.cond}, bi, -1));
-                AB_RETURN_IF_ERROR(check_block(t.then_block));
-                return check_block(t.else_block);
-              },
-              [&](const Goto& t) -> absl::Status { return check_block(t.target); },
-              [](const Return&) -> absl::Status { return absl::OkStatus(); },
-              [&](const PushGoto&) -> absl::Status {
-                return absl::InvalidArgumentError(absl::StrCat(
-                    Where(module, fi, bi, -1), ": PushGoto belongs to lowered programs"));
-              },
-              [&](const IndirectGoto&) -> absl::Status {
-                return absl::InvalidArgumentError(absl::StrCat(
-                    Where(module, fi, bi, -1), ": IndirectGoto belongs to lowered programs"));
-              },
-              [](const Halt&) -> absl::Status { return absl::OkStatus(); },
-          },
-          block.terminator);
-      AB_RETURN_IF_ERROR(s);
+      AB_RETURN_IF_ERROR(CheckTerminator(module, fi, bi));
     }
   }
   if (kernels != nullptr) {
@@ -188,223 +502,8 @@ absl::StatusOr<ReferenceInterpreter> ReferenceInterpreter::Create(const Program&
 
 absl::StatusOr<std::vector<LaneValue>> ReferenceInterpreter::Run(
     std::vector<LaneValue> inputs, const ReferenceOptions& options) const {
-  const Module& module = program_->module;
-  const Function& entry = module.function(program_->entry);
-  if (inputs.size() != entry.params.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("'", entry.name, "' takes ",
-                                                   entry.params.size(), " input(s) but ",
-                                                   inputs.size(), " were given"));
-  }
-
-  std::vector<Frame> frames;
-  int64_t steps = 0;
-  auto new_frame = [&](int32_t function) {
-    Frame f;
-    f.function = function;
-    f.values.resize(frame_size_[function]);
-    f.defined.assign(frame_size_[function], 0);
-    return f;
-  };
-  // Writes `value` to `var` of `frame`, checking a declared type.
-  auto write = [&](Frame& frame, VarId var, Tensor value, int32_t block,
-                   int op) -> absl::Status {
-    const Variable& v = module.var(var);
-    if (v.type && *v.type != value.type()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          Where(module, frame.function, block, op), ": variable '", v.name, "' is declared ",
-          v.type->ToString(), " but receives a value of type ", value.type().ToString()));
-    }
-    frame.values[slot_[var.value]] = std::move(value);
-    frame.defined[slot_[var.value]] = 1;
-    return absl::OkStatus();
-  };
-  auto read = [&](const Frame& frame, VarId var, int32_t block,
-                  int op) -> absl::StatusOr<const Tensor*> {
-    if (!frame.defined[slot_[var.value]]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          Where(module, frame.function, block, op), ": reads variable '", module.var(var).name,
-          "', which has not been written in this activation (undefined on this path)"));
-    }
-    return &frame.values[slot_[var.value]];
-  };
-  // Enters `block` of the innermost frame, charging one step.
-  auto enter = [&](int32_t block) -> absl::Status {
-    Frame& f = frames.back();
-    f.block = block;
-    f.op = 0;
-    ++steps;
-    if (options.max_steps > 0 && steps > options.max_steps) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "step budget exhausted: ", options.max_steps, " blocks executed, at ",
-          Where(module, f.function, block, -2),
-          "; raise max_steps (CallOptions::max_steps, --max-steps) if the program is just "
-          "long, or look for a loop that never ends"));
-    }
-    if (options.deadline && (steps & 1023) == 0 &&
-        std::chrono::steady_clock::now() > *options.deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "deadline exceeded after ", steps, " blocks, at ", Where(module, f.function, block, -2),
-          "; raise the time budget (CallOptions::timeout_seconds, --timeout) if the program is "
-          "just long, or look for a loop that never ends"));
-    }
-    return absl::OkStatus();
-  };
-
-  frames.push_back(new_frame(program_->entry.value));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].batch() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", i, " has batch size ", inputs[i].batch(), "; a LaneValue has batch size 1"));
-    }
-    AB_RETURN_IF_ERROR(write(frames.back(), entry.params[i], std::move(inputs[i]), -1, -1));
-  }
-  AB_RETURN_IF_ERROR(enter(0));
-
-  std::vector<TensorType> in_types;
-  std::vector<ConstLanesView> in_views;
-  std::vector<LanesView> out_views;
-  std::vector<Tensor> fresh;
-  std::vector<uint8_t> written_in_place;
-  while (true) {
-    const size_t depth = frames.size();
-    Frame& frame = frames.back();
-    const Function& function = module.functions[frame.function];
-    const Block& block = function.blocks[frame.block];
-    if (frame.op < static_cast<int32_t>(block.ops.size())) {
-      const Op& op = block.ops[frame.op];
-      if (const PrimOp* prim = std::get_if<PrimOp>(&op)) {
-        in_types.clear();
-        in_views.clear();
-        for (VarId in : prim->inputs) {
-          AB_ASSIGN_OR_RETURN(const Tensor* value, read(frame, in, frame.block, frame.op));
-          in_types.push_back(value->type());
-          in_views.push_back(ConstLanesView{value->type(), value->bytes()});
-        }
-        absl::StatusOr<std::vector<TensorType>> out_types =
-            InferPrimitiveType(*prim, in_types, module.kernels);
-        if (!out_types.ok()) {
-          return Prefixed(out_types.status(), Where(module, frame.function, frame.block, frame.op));
-        }
-        if (out_types->size() != prim->outputs.size()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              Where(module, frame.function, frame.block, frame.op), ": '",
-              std::string(PrimitiveName(prim->prim)), "' produces ", out_types->size(),
-              " values but the op has ", prim->outputs.size(), " outputs"));
-        }
-        // Outputs are written in place when the variable already holds a
-        // value of the right type that the op does not read (no allocation
-        // in loops); otherwise into a fresh tensor.
-        fresh.clear();
-        fresh.resize(prim->outputs.size());
-        written_in_place.assign(prim->outputs.size(), 0);
-        out_views.clear();
-        for (size_t k = 0; k < prim->outputs.size(); ++k) {
-          const VarId o = prim->outputs[k];
-          const TensorType& type = (*out_types)[k];
-          const Variable& v = module.var(o);
-          if (v.type && *v.type != type) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                Where(module, frame.function, frame.block, frame.op), ": variable '", v.name,
-                "' is declared ", v.type->ToString(), " but receives a value of type ",
-                type.ToString()));
-          }
-          if (absl::Status size = CheckValueSize(module, o, type, 1, options.max_value_bytes);
-              !size.ok()) {
-            return Prefixed(size, Where(module, frame.function, frame.block, frame.op));
-          }
-          const int32_t s = slot_[o.value];
-          bool in_place = frame.defined[s] && frame.values[s].type() == type &&
-                          frame.values[s].batch() == 1;
-          for (VarId in : prim->inputs) in_place &= in != o;
-          for (size_t j = 0; j < k; ++j) in_place &= prim->outputs[j] != o;
-          Tensor* target = &frame.values[s];
-          written_in_place[k] = in_place;
-          if (!in_place) {
-            fresh[k] = Tensor(type, 1);
-            target = &fresh[k];
-          }
-          out_views.push_back(LanesView{type, target->bytes()});
-        }
-        absl::Status s = RunPrimitive(*prim, in_views, out_views, /*num_lanes=*/1, kernels_,
-                                      /*active=*/nullptr);
-        if (!s.ok()) return Prefixed(s, Where(module, frame.function, frame.block, frame.op));
-        for (size_t k = 0; k < prim->outputs.size(); ++k) {
-          const int32_t slot = slot_[prim->outputs[k].value];
-          if (!written_in_place[k]) frame.values[slot] = std::move(fresh[k]);
-          frame.defined[slot] = 1;
-        }
-        ++frame.op;
-        continue;
-      }
-      if (const CallOp* call = std::get_if<CallOp>(&op)) {
-        const Function& callee = module.function(call->callee);
-        if (static_cast<int64_t>(depth) >= options.max_depth) {
-          return absl::ResourceExhaustedError(absl::StrCat(
-              "recursion depth limit of ", options.max_depth, " activations exceeded by the call of '",
-              callee.name, "' at ", Where(module, frame.function, frame.block, frame.op),
-              "; raise max_depth (CallOptions::max_stack_depth, --max-stack-depth) if the "
-              "recursion is meant to go deeper, or check for unbounded recursion"));
-        }
-        Frame next = new_frame(call->callee.value);
-        for (size_t i = 0; i < call->args.size(); ++i) {
-          AB_ASSIGN_OR_RETURN(const Tensor* value, read(frame, call->args[i], frame.block, frame.op));
-          absl::Status s = write(next, callee.params[i], *value, 0, -2);
-          if (!s.ok()) {
-            return Prefixed(s, absl::StrCat("passing argument ", i, " of the call at ",
-                                            Where(module, frame.function, frame.block, frame.op)));
-          }
-        }
-        frames.push_back(std::move(next));  // invalidates `frame`
-        AB_RETURN_IF_ERROR(enter(0));
-        continue;
-      }
-      return absl::InvalidArgumentError(absl::StrCat(
-          Where(module, frame.function, frame.block, frame.op), ": unexpected PopOp"));
-    }
-
-    // The terminator.
-    const Terminator& term = block.terminator;
-    if (const Branch* branch = std::get_if<Branch>(&term)) {
-      AB_ASSIGN_OR_RETURN(const Tensor* cond, read(frame, branch->cond, frame.block, -1));
-      if (cond->type() != Scalar(DType::kBool)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            Where(module, frame.function, frame.block, -1), ": the branch condition '",
-            module.var(branch->cond).name, "' has type ", cond->type().ToString(),
-            "; it must be a bool scalar"));
-      }
-      bool taken = static_cast<uint8_t>(cond->bytes()[0]) != 0;
-      AB_RETURN_IF_ERROR(enter(taken ? branch->then_block.value : branch->else_block.value));
-    } else if (const Goto* go = std::get_if<Goto>(&term)) {
-      AB_RETURN_IF_ERROR(enter(go->target.value));
-    } else if (std::holds_alternative<Return>(term) || std::holds_alternative<Halt>(term)) {
-      const bool halt = std::holds_alternative<Halt>(term);
-      Frame& source = halt ? frames.front() : frame;
-      const Function& source_fn = module.functions[source.function];
-      std::vector<Tensor> results;
-      for (VarId r : source_fn.results) {
-        if (!source.defined[slot_[r.value]]) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              Where(module, frame.function, frame.block, -1), ": '", source_fn.name,
-              "' returns without writing its result '", module.var(r).name, "'"));
-        }
-        results.push_back(source.values[slot_[r.value]]);
-      }
-      if (halt || frames.size() == 1) return results;
-      frames.pop_back();
-      Frame& caller = frames.back();
-      const CallOp& call =
-          std::get<CallOp>(module.functions[caller.function].blocks[caller.block].ops[caller.op]);
-      for (size_t i = 0; i < call.results.size(); ++i) {
-        AB_RETURN_IF_ERROR(
-            write(caller, call.results[i], std::move(results[i]), caller.block, caller.op));
-      }
-      ++caller.op;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          Where(module, frame.function, frame.block, -1),
-          ": lowered terminator in an unlowered program"));
-    }
-  }
+  LaneRun run(*program_, kernels_, slot_, frame_size_, options);
+  return run.Run(std::move(inputs));
 }
 
 absl::StatusOr<std::vector<LaneValue>> RunReference(const Program& program,

@@ -1,6 +1,7 @@
 // The reference interpreter: runs a program on ONE example (lane) with host
 // semantics and no masks. It is the oracle of every differential test and
-// backs dry_run.
+// backs dry_run, and its .cc is the IR's semantics written as an executor:
+// one function per concern (a PrimOp, a call, a terminator, a budget step).
 //
 // Semantics are the unlowered ones of ir/ir.h: a CallOp copies its args into
 // a fresh activation of the callee's variables, runs the callee from block 0
@@ -46,7 +47,8 @@ struct ReferenceOptions {
   // Maximum number of blocks executed (entering a block counts one); <= 0:
   // no limit. Makes `While(true)` an error instead of a hang.
   int64_t max_steps = 100'000'000;
-  // Wall-clock deadline, checked every 1024 blocks.
+  // Wall-clock deadline, checked every Budget::kClockInterval blocks (the
+  // step and time budget every executor shares, vm/run_support.h).
   std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
   // The largest value (bytes, one lane) an op may produce; larger is
   // ResourceExhausted naming the variable (CallOptions::max_value_bytes).

@@ -1,33 +1,52 @@
-// Shared machinery of the batched VMs: input checks, budgets, op dispatch.
+// Shared machinery of the executors: budgets, input checks, op dispatch.
 #include "vm/run_support.h"
 
+#include <string>
+
 #include "absl/strings/str_cat.h"
+#include "support/status.h"
 
 namespace autobatch {
 
-Budget::Budget(const CallOptions& options)
-    : max_steps_(options.max_steps),
-      has_deadline_(options.timeout_seconds > 0),
-      timeout_seconds_(options.timeout_seconds) {
-  if (has_deadline_) {
+Budget::Budget(int64_t max_steps,
+               std::optional<std::chrono::steady_clock::time_point> deadline)
+    : max_steps_(max_steps), deadline_(deadline) {}
+
+Budget::Budget(const CallOptions& options) : Budget(options.max_steps, std::nullopt) {
+  if (options.timeout_seconds > 0) {
+    timeout_seconds_ = options.timeout_seconds;
     deadline_ = std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                     std::chrono::duration<double>(options.timeout_seconds));
   }
 }
 
-absl::Status Budget::StepsExceeded() const {
-  return absl::ResourceExhaustedError(absl::StrCat(
-      "step budget exhausted: the program ran more than ", max_steps_,
-      " block executions without halting; raise CallOptions::max_steps "
-      "(--max-steps) if it is just long, or look for a loop that never ends"));
-}
-
-absl::Status Budget::TimeExceeded() const {
+absl::Status Budget::Exhausted(Outcome outcome) const {
+  AB_CHECK(outcome != Outcome::kWithin, "Budget::Exhausted: the budget lasts");
+  if (outcome == Outcome::kOutOfSteps) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "step budget exhausted: the program ran more than ", max_steps_,
+        " block executions without halting; raise CallOptions::max_steps "
+        "(--max-steps) if it is just long, or look for a loop that never ends"));
+  }
   return absl::DeadlineExceededError(absl::StrCat(
       "time budget exhausted: the program ran longer than ", timeout_seconds_,
       " s; raise CallOptions::timeout_seconds (--timeout) if it is just long, "
       "or look for a loop that never ends"));
+}
+
+absl::Status Budget::ExhaustedAt(Outcome outcome, std::string_view at) const {
+  AB_CHECK(outcome != Outcome::kWithin, "Budget::ExhaustedAt: the budget lasts");
+  if (outcome == Outcome::kOutOfSteps) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "step budget exhausted: ", max_steps_, " blocks executed, at ", std::string(at),
+        "; raise max_steps (CallOptions::max_steps, --max-steps) if the program is just "
+        "long, or look for a loop that never ends"));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "deadline exceeded after ", steps_, " blocks, at ", std::string(at),
+      "; raise the time budget (CallOptions::timeout_seconds, --timeout) if the program is "
+      "just long, or look for a loop that never ends"));
 }
 
 absl::Status RunCountedOp(Backend& backend, const PrimOp& op,

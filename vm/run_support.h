@@ -1,10 +1,12 @@
-// Shared machinery of the batched VMs: input checks, budgets, op dispatch.
+// Shared machinery of the executors: budgets, input checks, op dispatch.
 #ifndef AUTOBATCH_VM_RUN_SUPPORT_H_
 #define AUTOBATCH_VM_RUN_SUPPORT_H_
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -22,30 +24,60 @@ inline int64_t BatchOf(std::span<const Tensor> inputs) {
   return inputs.empty() ? 1 : inputs.front().batch();
 }
 
-// Counts VM steps against CallOptions::max_steps and checks the wall-clock
-// budget every few steps; Tick returns ResourceExhausted once either runs out.
+// Counts steps (block executions) against a step limit and reads the clock
+// against a deadline every kClockInterval steps, so that a program that never
+// halts is an error, never a hang. The batched VMs count a step per block
+// they run for some lanes, the reference interpreter one per block it enters.
 class Budget {
  public:
+  // Steps between two readings of the clock: a reading costs about as much
+  // as running a small block.
+  static constexpr int64_t kClockInterval = 64;
+  static_assert((kClockInterval & (kClockInterval - 1)) == 0, "a power of two");
+
+  // What Step found.
+  enum class Outcome : uint8_t { kWithin, kOutOfSteps, kOutOfTime };
+
+  // max_steps <= 0: no step limit; no deadline: no time limit.
+  Budget(int64_t max_steps, std::optional<std::chrono::steady_clock::time_point> deadline);
+  // CallOptions::max_steps, and CallOptions::timeout_seconds from now (<= 0:
+  // no time limit).
   explicit Budget(const CallOptions& options);
-  absl::Status Tick() {
+
+  // Counts one step; whether a budget has run out.
+  Outcome Step() {
     ++steps_;
-    if (max_steps_ > 0 && steps_ > max_steps_) [[unlikely]] return StepsExceeded();
-    if (has_deadline_ && (steps_ & 63) == 0 &&
-        std::chrono::steady_clock::now() > deadline_) [[unlikely]] {
-      return TimeExceeded();
+    if (max_steps_ > 0 && steps_ > max_steps_) [[unlikely]] return Outcome::kOutOfSteps;
+    if (deadline_ && (steps_ & (kClockInterval - 1)) == 0 &&
+        std::chrono::steady_clock::now() > *deadline_) [[unlikely]] {
+      return Outcome::kOutOfTime;
     }
-    return absl::OkStatus();
+    return Outcome::kWithin;
   }
+
+  // Step for the batched VMs: OK, or ResourceExhausted (steps) or
+  // DeadlineExceeded (time) saying which CallOptions to raise.
+  absl::Status Tick() {
+    const Outcome outcome = Step();
+    if (outcome == Outcome::kWithin) [[likely]] return absl::OkStatus();
+    return Exhausted(outcome);
+  }
+
+  // The error of an executor that knows where it stopped (`at`, e.g.
+  // "function 'spin', block ^1 (loop)"): ResourceExhausted or
+  // DeadlineExceeded naming it, the steps run and the option to raise.
+  // `outcome` is not kWithin.
+  absl::Status ExhaustedAt(Outcome outcome, std::string_view at) const;
+
   int64_t steps() const { return steps_; }
 
  private:
-  absl::Status StepsExceeded() const;
-  absl::Status TimeExceeded() const;
+  absl::Status Exhausted(Outcome outcome) const;
+
   int64_t steps_ = 0;
   int64_t max_steps_;
-  bool has_deadline_;
-  double timeout_seconds_;
-  std::chrono::steady_clock::time_point deadline_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  double timeout_seconds_ = 0;  // for the message; 0 when given a deadline
 };
 
 // Whether a block should run compact for `active` of `batch` lanes: compact

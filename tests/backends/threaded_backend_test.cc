@@ -4,6 +4,7 @@
 // ThreadSanitizer too). The shared contract is in conformance_test.cc.
 #include "backends/threaded_backend.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -536,6 +537,34 @@ TEST(ThreadedBackendTest, StressManySmallOps) {
     }
   }
   EXPECT_EQ(ops, 4 * 3 * 400);
+}
+
+// LaneCost follows the primitive's cost class (ir/primitives.def): a linear
+// primitive costs exactly the elements it reads and writes (at least 1),
+// every other class more.
+TEST(ThreadedBackendTest, LaneCostFollowsTheCostClass) {
+  for (const OpCase& c : AllCases()) {
+    std::vector<Tensor> ins, outs;
+    double base = 0;
+    for (const TensorType& t : c.inputs) ins.emplace_back(t, 1);
+    for (const TensorType& t : c.outputs) outs.emplace_back(t, 1);
+    std::vector<const Tensor*> in_ptrs;
+    std::vector<Tensor*> out_ptrs;
+    for (const Tensor& t : ins) {
+      in_ptrs.push_back(&t);
+      base += static_cast<double>(t.lane_elements());
+    }
+    for (Tensor& t : outs) {
+      out_ptrs.push_back(&t);
+      base += static_cast<double>(t.lane_elements());
+    }
+    const double cost = ThreadedBackend::LaneCost(c.op, in_ptrs, out_ptrs);
+    if (Info(c.op.prim).cost == CostClass::kLinear) {
+      EXPECT_EQ(cost, std::max(base, 1.0)) << c.name;
+    } else if (base > 0) {
+      EXPECT_GT(cost, base) << c.name;
+    }
+  }
 }
 
 }  // namespace

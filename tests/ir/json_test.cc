@@ -381,6 +381,18 @@ TEST(JsonErrorTest, UnknownNames) {
                   "/functions/1/blocks/3/terminator/kind", "unknown terminator kind \"jump\"");
 }
 
+// The lists of expected kinds are written from the control-op table
+// (ir/control_ops.def); their text is pinned here.
+TEST(JsonErrorTest, UnknownKindsListTheExpectedOnes) {
+  ExpectLoadError(Fib(), [](Json& j) { Set(j, "/functions/1/blocks/1/ops/1/kind", "invoke"); },
+                  "/functions/1/blocks/1/ops/1/kind",
+                  "unknown op kind \"invoke\"; expected \"prim\", \"call\" or \"pop\"");
+  ExpectLoadError(Fib(), [](Json& j) { Set(j, "/functions/1/blocks/3/terminator/kind", "jump"); },
+                  "/functions/1/blocks/3/terminator/kind",
+                  "unknown terminator kind \"jump\"; expected branch, goto, return, push_goto, "
+                  "indirect_goto or halt");
+}
+
 TEST(JsonErrorTest, UnknownDType) {
   ExpectLoadError(Special(), [](Json& j) { Set(j, "/variables/0/type", "q64[3]"); },
                   "/variables/0/type", "unknown dtype \"q64\" in type \"q64[3]\"");

@@ -3,6 +3,8 @@
 
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "gtest/gtest.h"
 #include "ir/primitives.h"
@@ -142,6 +144,57 @@ TEST(PrimitiveTableTest, OnlyMatVecBatchedIsNotBitStable) {
     const Primitive prim = static_cast<Primitive>(i);
     EXPECT_EQ(Info(prim).bit_stable, prim != Primitive::kMatVecBatched)
         << PrimitiveName(prim);
+  }
+}
+
+// The codegen column (ir/primitives.def): a template only on fusable,
+// element-wise primitives, using only the placeholders codegen fills in.
+TEST(PrimitiveTableTest, CodegenTemplatesAreElementwiseAndWellFormed) {
+  const std::set<TypeRule> elementwise = {
+      TypeRule::kArithmetic,   TypeRule::kFloatBinary, TypeRule::kCompare,
+      TypeRule::kLogicalBinary, TypeRule::kNumericUnary, TypeRule::kFloatUnary,
+      TypeRule::kLogicalNot};
+  for (const PrimitiveInfo& info : AllPrimitives()) {
+    if (info.cxx.empty()) continue;
+    EXPECT_TRUE(info.fusable) << info.name;
+    EXPECT_TRUE(elementwise.count(info.rule)) << info.name;
+    const std::string cxx(info.cxx);
+    const bool chunk = cxx.find("$x") != std::string::npos;
+    for (size_t at = cxx.find('$'); at != std::string::npos; at = cxx.find('$', at + 1)) {
+      ASSERT_LT(at + 1, cxx.size()) << info.name;
+      const char c = cxx[at + 1];
+      const std::string allowed = chunk ? "xn" : info.num_inputs == 2 ? "01ta" : "0ta";
+      EXPECT_NE(allowed.find(c), std::string::npos)
+          << info.name << ": $" << c << " in " << cxx;
+    }
+    EXPECT_TRUE(chunk || cxx.find("$0") != std::string::npos) << info.name;
+  }
+}
+
+// The operator column: at most one primitive per operator and arity, and
+// only on unary and binary primitives.
+TEST(PrimitiveTableTest, OperatorsAreUnique) {
+  std::set<std::pair<std::string_view, int>> seen;
+  for (const PrimitiveInfo& info : AllPrimitives()) {
+    if (info.op.empty()) continue;
+    EXPECT_TRUE(info.num_inputs == 1 || info.num_inputs == 2) << info.name;
+    EXPECT_TRUE(seen.insert({info.op, info.num_inputs}).second) << info.name;
+  }
+}
+
+// Expensive kernels (RunsExpensiveKernel, ir/ir.h) are the matrix products
+// and user kernels; only the batched product and user kernels are not fused.
+TEST(PrimitiveTableTest, CostClassesAndFusability) {
+  EXPECT_EQ(Info(Primitive::kUserKernel).cost, CostClass::kUserKernel);
+  EXPECT_FALSE(Info(Primitive::kUserKernel).fusable);
+  EXPECT_TRUE(IsExpensive(Primitive::kUserKernel));
+  for (int i = 0; i < NumBuiltinPrimitives(); ++i) {
+    const Primitive prim = static_cast<Primitive>(i);
+    const PrimitiveInfo& info = Info(prim);
+    EXPECT_NE(info.cost, CostClass::kUserKernel) << info.name;
+    EXPECT_EQ(IsExpensive(prim), prim == Primitive::kMatVec || prim == Primitive::kMatVecBatched)
+        << info.name;
+    EXPECT_EQ(info.fusable, prim != Primitive::kMatVecBatched) << info.name;
   }
 }
 

@@ -396,5 +396,26 @@ TEST(FusedNutsTest, EightSchoolsDrawsAreBitIdentical) {
   }
 }
 
+// The primitive table's fusable column (ir/primitives.def) is exactly what
+// codegen fuses: a primitive marked fusable that codegen cannot generate
+// fails here.
+TEST(FusedProgramsTest, AllOpsFusesExactlyTheTablesFusablePrimitives) {
+  const testing::FusedTestProgram& p = Programs()[0];
+  ASSERT_EQ(p.name, "all_ops");
+  const Function& fn = p.lowered.entry_function();
+  std::set<Primitive> fused;
+  for (const SegmentPlan& plan : PlanFusedSegments(p.lowered)) {
+    const Block& block = fn.blocks[static_cast<size_t>(plan.block.value)];
+    for (int32_t i = plan.first_op; i < plan.end_op; ++i) {
+      if (const auto* prim = std::get_if<PrimOp>(&block.ops[static_cast<size_t>(i)])) {
+        fused.insert(prim->prim);
+      }
+    }
+  }
+  for (const testing::OpCase& c : testing::AllCases()) {
+    EXPECT_EQ(fused.count(c.op.prim) > 0, Info(c.op.prim).fusable) << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace autobatch

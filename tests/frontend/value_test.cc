@@ -1,0 +1,129 @@
+// Tests of the frontend's operators and primitive functions (frontend/value.h)
+// against the primitive table (ir/primitives.def).
+#include "frontend/value.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include <gtest/gtest.h>
+
+#include "frontend/context.h"
+#include "ir/primitives.h"
+
+namespace autobatch {
+namespace {
+// The primitive a body builds: its last PrimOp.
+std::optional<Primitive> LastPrimitive(const std::function<Value(Value, Value, Value)>& build) {
+  Context ctx;
+  BatchFunction f = ctx.Batch("f")([&](Value a, Value b, Value c) { return build(a, b, c); });
+  absl::StatusOr<Program> program = ctx.Program(f);
+  if (!program.ok()) return std::nullopt;
+  std::optional<Primitive> last;
+  for (const Block& block : program->entry_function().blocks) {
+    for (const Op& op : block.ops) {
+      if (const auto* prim = std::get_if<PrimOp>(&op)) last = prim->prim;
+    }
+  }
+  return last;
+}
+
+// Every primitive has a frontend function (frontend/value.h), and the
+// primitive table's operator column names the C++ operator that builds it
+// too: a new primitive without them fails here.
+TEST(ValueTest, EveryPrimitiveHasAFrontendFunctionAndTheTablesOperator) {
+  using Build = std::function<Value(Value, Value, Value)>;
+  const auto m = std::make_shared<const DenseMatrix>(DenseMatrix{1, 1, {2.0}});
+  const std::map<Primitive, Build> functions = {
+      {Primitive::kConstant, [](Value, Value, Value) { return constant(Literal::F64(1)); }},
+      {Primitive::kFillLike, [](Value a, Value, Value) { return fill_like(a, 0.0); }},
+      {Primitive::kCopy, [](Value a, Value, Value) { return copy(a); }},
+      {Primitive::kSelect, [](Value a, Value b, Value c) { return select(a, b, c); }},
+      {Primitive::kCast, [](Value a, Value, Value) { return cast(a, DType::kF32); }},
+      {Primitive::kBroadcast, [](Value a, Value, Value) { return broadcast(a, {2}); }},
+      {Primitive::kSlice, [](Value a, Value, Value) { return slice(a, 0, 1); }},
+      {Primitive::kConcat, [](Value a, Value b, Value) { return concat({a, b}); }},
+      {Primitive::kAdd, [](Value a, Value b, Value) { return add(a, b); }},
+      {Primitive::kSub, [](Value a, Value b, Value) { return sub(a, b); }},
+      {Primitive::kMul, [](Value a, Value b, Value) { return mul(a, b); }},
+      {Primitive::kDiv, [](Value a, Value b, Value) { return div(a, b); }},
+      {Primitive::kMod, [](Value a, Value b, Value) { return mod(a, b); }},
+      {Primitive::kMin, [](Value a, Value b, Value) { return min(a, b); }},
+      {Primitive::kMax, [](Value a, Value b, Value) { return max(a, b); }},
+      {Primitive::kNeg, [](Value a, Value, Value) { return neg(a); }},
+      {Primitive::kAbs, [](Value a, Value, Value) { return abs(a); }},
+      {Primitive::kExp, [](Value a, Value, Value) { return exp(a); }},
+      {Primitive::kLog, [](Value a, Value, Value) { return log(a); }},
+      {Primitive::kLog1p, [](Value a, Value, Value) { return log1p(a); }},
+      {Primitive::kExpm1, [](Value a, Value, Value) { return expm1(a); }},
+      {Primitive::kSqrt, [](Value a, Value, Value) { return sqrt(a); }},
+      {Primitive::kTanh, [](Value a, Value, Value) { return tanh(a); }},
+      {Primitive::kFloor, [](Value a, Value, Value) { return floor(a); }},
+      {Primitive::kPow, [](Value a, Value b, Value) { return pow(a, b); }},
+      {Primitive::kLt, [](Value a, Value b, Value) { return lt(a, b); }},
+      {Primitive::kLe, [](Value a, Value b, Value) { return le(a, b); }},
+      {Primitive::kGt, [](Value a, Value b, Value) { return gt(a, b); }},
+      {Primitive::kGe, [](Value a, Value b, Value) { return ge(a, b); }},
+      {Primitive::kEq, [](Value a, Value b, Value) { return eq(a, b); }},
+      {Primitive::kNe, [](Value a, Value b, Value) { return ne(a, b); }},
+      {Primitive::kAnd, [](Value a, Value b, Value) { return logical_and(a, b); }},
+      {Primitive::kOr, [](Value a, Value b, Value) { return logical_or(a, b); }},
+      {Primitive::kNot, [](Value a, Value, Value) { return logical_not(a); }},
+      {Primitive::kReduceSum, [](Value a, Value, Value) { return reduce_sum(a); }},
+      {Primitive::kDot, [](Value a, Value b, Value) { return dot(a, b); }},
+      {Primitive::kSquaredNorm, [](Value a, Value, Value) { return squared_norm(a); }},
+      {Primitive::kMatVec, [m](Value a, Value, Value) { return matvec(m, a); }},
+      {Primitive::kMatVecBatched, [m](Value a, Value, Value) { return matvec_batched(m, a); }},
+      {Primitive::kRandomUniform,
+       [](Value a, Value b, Value) { return random_uniform(a, b, {2}); }},
+      {Primitive::kRandomNormal,
+       [](Value a, Value b, Value) { return random_normal(a, b, {2}); }},
+  };
+  // Every operator frontend/value.h defines, by spelling and arity.
+  const std::map<std::pair<std::string, int>, Build> operators = {
+      {{"+", 2}, [](Value a, Value b, Value) { return a + b; }},
+      {{"-", 2}, [](Value a, Value b, Value) { return a - b; }},
+      {{"*", 2}, [](Value a, Value b, Value) { return a * b; }},
+      {{"/", 2}, [](Value a, Value b, Value) { return a / b; }},
+      {{"%", 2}, [](Value a, Value b, Value) { return a % b; }},
+      {{"-", 1}, [](Value a, Value, Value) { return -a; }},
+      {{"<", 2}, [](Value a, Value b, Value) { return a < b; }},
+      {{"<=", 2}, [](Value a, Value b, Value) { return a <= b; }},
+      {{">", 2}, [](Value a, Value b, Value) { return a > b; }},
+      {{">=", 2}, [](Value a, Value b, Value) { return a >= b; }},
+      {{"==", 2}, [](Value a, Value b, Value) { return a == b; }},
+      {{"!=", 2}, [](Value a, Value b, Value) { return a != b; }},
+      {{"&&", 2}, [](Value a, Value b, Value) { return a && b; }},
+      {{"||", 2}, [](Value a, Value b, Value) { return a || b; }},
+      {{"!", 1}, [](Value a, Value, Value) { return !a; }},
+  };
+  int operators_in_table = 0;
+  for (int i = 0; i < NumBuiltinPrimitives(); ++i) {
+    const Primitive prim = static_cast<Primitive>(i);
+    const std::string name(PrimitiveName(prim));
+    auto function = functions.find(prim);
+    if (function == functions.end()) {
+      ADD_FAILURE() << name << " has no frontend function (frontend/value.h)";
+    } else {
+      EXPECT_EQ(LastPrimitive(function->second), prim) << name;
+    }
+    const std::string op(Info(prim).op);
+    if (op.empty()) continue;
+    ++operators_in_table;
+    auto built = operators.find({op, Info(prim).num_inputs});
+    if (built == operators.end()) {
+      ADD_FAILURE() << name << ": the table's operator " << op << " is not defined";
+    } else {
+      EXPECT_EQ(LastPrimitive(built->second), prim) << name << " and operator " << op;
+    }
+  }
+  EXPECT_EQ(operators_in_table, static_cast<int>(operators.size()))
+      << "an operator of frontend/value.h is missing from ir/primitives.def";
+}
+
+}  // namespace
+}  // namespace autobatch
