@@ -290,6 +290,15 @@ absl::StatusOr<const autobatch::Program*> Context::LoweredProgram(
   return program.get();  // the cache keeps it alive until the next registration
 }
 
+absl::StatusOr<std::shared_ptr<const BlockPlan>> Context::LoweredPlan(
+    const BatchFunction& entry, const std::vector<TensorType>& input_types) {
+  if (entry.ctx_ != this) {
+    return absl::InvalidArgumentError("LoweredPlan: the handle belongs to another Context");
+  }
+  std::lock_guard lock(impl_->mu());
+  return impl_->CachedPlan(entry.index_, input_types);
+}
+
 // --- Context --------------------------------------------------------------------
 
 Context::Context(ContextOptions options)

@@ -89,6 +89,8 @@
 
 namespace autobatch {
 
+class BlockPlan;  // vm/stack/block_plan.h
+
 class Context;
 
 namespace frontend_internal {
@@ -316,6 +318,12 @@ class Context {
   absl::StatusOr<const autobatch::Program*> CompiledProgram(
       const BatchFunction& entry, const std::vector<TensorType>& input_types);
   absl::StatusOr<const autobatch::Program*> LoweredProgram(
+      const BatchFunction& entry, const std::vector<TensorType>& input_types);
+  // The stack VM's block plan (vm/stack/block_plan.h) of LoweredProgram,
+  // built once per input signature and cached beside it; it keeps its
+  // program alive. For callers that run the same program many times
+  // (RunProgram(const BlockPlan&, ...)), as BatchFunction::Run does.
+  absl::StatusOr<std::shared_ptr<const BlockPlan>> LoweredPlan(
       const BatchFunction& entry, const std::vector<TensorType>& input_types);
 
   // The user kernels registered so far. Reading it races with a

@@ -12,6 +12,7 @@
 #include "mcmc/batched/batched_hmc.h"
 #include "mcmc/batched/batched_nuts.h"
 #include "mcmc/batched/batched_rwmh.h"
+#include "vm/stack/block_plan.h"
 #include "mcmc/warmup/initialize.h"
 #include "mcmc/batched/model_kernel.h"
 #include "frontend/run.h"
@@ -234,15 +235,20 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
   std::copy(draws.begin(), draws.end(), inputs.back().data<int64_t>());
 
   // The stackless VM and the reference interpreter run the compiled
-  // program, the stack VM the lowered one (RunProgram takes either as is).
-  AB_ASSIGN_OR_RETURN(const Program* program,
-                      ExecutableProgram(!options.dry_run && options.vm == Vm::kStack));
-
+  // program, the stack VM the lowered one through its block plan, built
+  // once per signature and cached by the Context beside the program.
   recorder_.Reset(batch, num_draws);
   BatchedRunResult result;
-  AB_ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                      RunProgram(*program, std::move(inputs), &ctx_.kernels(), options,
-                                 &result.profile));
+  absl::StatusOr<std::vector<Tensor>> run;
+  if (!options.dry_run && options.vm == Vm::kStack) {
+    AB_ASSIGN_OR_RETURN(std::shared_ptr<const BlockPlan> plan,
+                        ctx_.LoweredPlan(entry_, InputTypes()));
+    run = RunProgram(*plan, std::move(inputs), &ctx_.kernels(), options, &result.profile);
+  } else {
+    AB_ASSIGN_OR_RETURN(const Program* program, ExecutableProgram(/*lowered=*/false));
+    run = RunProgram(*program, std::move(inputs), &ctx_.kernels(), options, &result.profile);
+  }
+  AB_ASSIGN_OR_RETURN(std::vector<Tensor> out, std::move(run));
   if (out.size() != kNumOutputs) {
     return absl::InternalError(absl::StrCat("BatchedSampler::Run: the program returned ",
                                             out.size(), " outputs, expected ", kNumOutputs));

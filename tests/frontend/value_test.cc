@@ -17,7 +17,10 @@
 
 namespace autobatch {
 namespace {
-// The primitive a body builds: its last PrimOp.
+// The primitive a body builds: its last PrimOp other than a copy (the
+// frontend's raw program copies the result into the function's result
+// variable; the tidy passes remove such copies later), or copy if that is
+// all it holds.
 std::optional<Primitive> LastPrimitive(const std::function<Value(Value, Value, Value)>& build) {
   Context ctx;
   BatchFunction f = ctx.Batch("f")([&](Value a, Value b, Value c) { return build(a, b, c); });
@@ -26,7 +29,9 @@ std::optional<Primitive> LastPrimitive(const std::function<Value(Value, Value, V
   std::optional<Primitive> last;
   for (const Block& block : program->entry_function().blocks) {
     for (const Op& op : block.ops) {
-      if (const auto* prim = std::get_if<PrimOp>(&op)) last = prim->prim;
+      const auto* prim = std::get_if<PrimOp>(&op);
+      if (prim == nullptr) continue;
+      if (prim->prim != Primitive::kCopy || !last.has_value()) last = prim->prim;
     }
   }
   return last;

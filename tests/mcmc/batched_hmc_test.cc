@@ -22,6 +22,7 @@
 #include "tests/mcmc/batched_test_util.h"
 #include "mcmc/scalar/scalar_nuts.h"
 #include "mcmc/model/targets/registry.h"
+#include "vm/stack/block_plan.h"
 
 namespace autobatch::mcmc {
 namespace {
@@ -155,6 +156,28 @@ TEST(BatchedHmcTest, ReferenceInterpreterAndAThousandChainsMatchToo) {
   ASSERT_TRUE(dry.ok()) << dry.status();
   for (size_t k = 0; k < few.size(); ++k) ExpectSameChain(dry->chains[k], (*scalar)[k], "dry");
   ExpectConsistentRun(*dry, 3, 10, /*batched_vm=*/false);
+}
+
+// The stack VM's block plan of a sampler's program is built once, at the
+// first run, not at every Run (Context::LoweredPlan).
+TEST(BatchedHmcTest, RunsReuseOneBlockPlan) {
+  std::unique_ptr<Target> target = MakeOrDie("iid_gaussian", {{"dimension", 2}});
+  SamplerConfig config;
+  config.step_size = 0.5;
+  config.num_leapfrog_steps = 3;
+  absl::StatusOr<std::vector<BatchedChain>> chains =
+      MakeBatchedChains(*target, config, /*seed=*/6, ChainIds(8));
+  ASSERT_TRUE(chains.ok()) << chains.status();
+  absl::StatusOr<std::unique_ptr<BatchedSampler>> sampler =
+      BatchedSampler::Create(*target, Algorithm::kHmc, config);
+  ASSERT_TRUE(sampler.ok()) << sampler.status();
+  const CallOptions stack{.vm = Vm::kStack, .shards = 2};
+  const int64_t before = BlockPlan::BuildCount();
+  for (int run = 0; run < 3; ++run) {
+    absl::StatusOr<BatchedRunResult> result = (*sampler)->Run(*chains, 2, stack);
+    ASSERT_TRUE(result.ok()) << result.status();
+  }
+  EXPECT_EQ(BlockPlan::BuildCount() - before, 1);
 }
 
 // energy_jump from the origin: the end point has energy error `height`.
