@@ -2,9 +2,9 @@
 //
 // The graph is a pure function of the Program: equal programs give the same
 // bytes. It works at every stage (untyped, typed, allocated, lowered) and
-// never fails or crashes, even on an IR the verifier rejects (an index out
-// of range is drawn as a node `^<bad:N>` or a cluster `@<bad:N>`). Shape of
-// the output, for `dot -Tsvg`:
+// never fails or crashes, even on an IR the verifier rejects (a target out
+// of range is drawn as a red node `@<bad:N>` or `^<bad:N> of function F`).
+// Shape of the output, for `dot -Tsvg`:
 //
 //   digraph autobatch {
 //     label="program stage=lowered entry=@main"; ...

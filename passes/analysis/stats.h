@@ -82,8 +82,9 @@ struct ProgramStats {
 // Requires a program the verifier accepts (ir/verifier.h) at any stage.
 ProgramStats ComputeStats(const Program& program);
 
-// The stats as aligned text tables (names as the printer quotes them, cut
-// to 60 characters), ending in a newline.
+// The stats as aligned text tables, ending in a newline. Names made of
+// [A-Za-z0-9_.] show as they are; others in quotes, bytes outside printable
+// ASCII and `"`, `\` as \xNN, cut to 60 bytes (QuotedExcerpt).
 std::string PrintStats(const Program& program, const ProgramStats& stats);
 
 // The same as JSON (indented by 2, invalid UTF-8 in names replaced by
