@@ -1,6 +1,7 @@
 // The autobatch IR: small helpers over the data model.
 #include "ir/ir.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -160,6 +161,24 @@ std::vector<VarId> ParamsWrittenByCall(const Module& module, const CallOp& call)
     if (call.args[i] != params[i]) written.push_back(params[i]);
   }
   return written;
+}
+
+std::vector<VarId> PushedVariables(const Module& module, const Op& op) {
+  std::vector<VarId> pushed;
+  if (std::holds_alternative<PopOp>(op)) return pushed;
+  const PrimOp* prim = std::get_if<PrimOp>(&op);
+  for (VarId v : OpWrites(op)) {
+    if (v.value < 0 || static_cast<size_t>(v.value) >= module.variables.size() ||
+        module.var(v).storage != StorageClass::kFull) {
+      continue;
+    }
+    if (prim != nullptr && std::find(prim->in_place.begin(), prim->in_place.end(), v) !=
+                               prim->in_place.end()) {
+      continue;
+    }
+    pushed.push_back(v);
+  }
+  return pushed;
 }
 
 bool RunsExpensiveKernel(const Block& block) {

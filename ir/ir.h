@@ -261,6 +261,12 @@ std::vector<VarId> OpWrites(const Op& op);
 // argument is not that param itself (a self-call passing a param through
 // unchanged writes nothing). Requires call.callee to be a function of module.
 std::vector<VarId> ParamsWrittenByCall(const Module& module, const CallOp& call);
+// The variables `op` writes by pushing a new frame (the stack discipline
+// above): its Full outputs (PrimOp) or results (CallOp), except PrimOp
+// outputs written in place; none for a PopOp. Meaningful once storage
+// classes are chosen (stages allocated and lowered). Out-of-range ids are
+// skipped.
+std::vector<VarId> PushedVariables(const Module& module, const Op& op);
 // Whether the block runs an expensive kernel: a matrix product or a user
 // kernel (e.g. a model's gradient). The cost hint order_blocks and the VMs'
 // dense/compact choice use.

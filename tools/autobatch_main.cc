@@ -5,6 +5,7 @@
 //
 //   autobatch ir  <program|sample> [--stage untyped|typed|lowered]
 //                 [--json] [--types i64,f64[3]] [--print-after-all]
+//                 [--dot | --stats]   (ir/dot.h, passes/analysis/stats.h)
 //   autobatch run <program|sample> --inputs inputs.json
 //                 [--vm stack|stackless|reference] [--backend eigen|...]
 //                 [--block-policy lowest-index|most-lanes] [--shards N]
@@ -42,9 +43,11 @@
 #include "absl/strings/str_split.h"
 #include "backends/backend.h"
 #include "frontend/context.h"
+#include "ir/dot.h"
 #include "ir/json.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/analysis/stats.h"
 #include "passes/pipeline.h"
 #include "tools/opt_command.h"
 #include "tools/program_loader.h"
@@ -200,9 +203,17 @@ struct IrArgs {
   std::string types;
   bool print_after_all = false;
   bool no_inline = false;
+  bool dot = false;
+  bool stats = false;
 };
 
 int RunIr(const IrArgs& args) {
+  if (args.dot && (args.json || args.stats)) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "--dot writes a Graphviz graph and cannot be combined with ",
+        args.json ? "--json" : "--stats",
+        ": drop one (--stats --json writes the stats as JSON)")));
+  }
   Context ctx;
   absl::StatusOr<NamedProgram> named = LoadProgramFile(args.program, ctx);
   if (!named.ok()) return Fail(named.status());
@@ -239,8 +250,17 @@ int RunIr(const IrArgs& args) {
     if (!compiled.ok()) return Fail(compiled.status());
     program = std::move(*compiled);
   }
-  std::printf("%s\n", args.json ? DumpProgramJson(program).c_str()
-                                : PrintProgram(program).c_str());
+  if (args.dot) {
+    std::fputs(PrintDot(program).c_str(), stdout);
+  } else if (args.stats) {
+    const ProgramStats stats = ComputeStats(program);
+    std::fputs(args.json ? (PrintStatsJson(program, stats) + "\n").c_str()
+                         : PrintStats(program, stats).c_str(),
+               stdout);
+  } else {
+    std::printf("%s\n", args.json ? DumpProgramJson(program).c_str()
+                                  : PrintProgram(program).c_str());
+  }
   return 0;
 }
 
@@ -422,6 +442,10 @@ int Main(int argc, char** argv) {
                    "print the IR after every pass (to stderr)");
   ir_cmd->add_flag("--no-inline", ir.no_inline,
                    "lowered stage: keep calls to non-recursive functions as calls");
+  ir_cmd->add_flag("--dot", ir.dot,
+                   "write the control-flow graph for Graphviz (e.g. | dot -Tsvg > cfg.svg)");
+  ir_cmd->add_flag("--stats", ir.stats,
+                   "print op counts and a per-lane memory estimate (--json: as JSON)");
 
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "run a program on JSON inputs");

@@ -3,6 +3,8 @@
 set -euo pipefail
 packages=(cmake g++ make libeigen3-dev libabsl-dev nlohmann-json3-dev
           libgtest-dev libbenchmark-dev librandom123-dev libcli11-dev
+          # The tests render `autobatch ir --dot` with Graphviz's dot.
+          graphviz
           # The fuzzer (tools/fuzz.sh): libFuzzer; clang-14 lacks
           # std::source_location with this libstdc++.
           clang-16 libclang-rt-16-dev)
