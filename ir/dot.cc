@@ -59,6 +59,11 @@ class PrintedLines {
     next_ = end + 1;
     return line;
   }
+  // The `  vars #N: ...` lines the printer writes before a function's
+  // first block when names alone would not say which variable is which.
+  void SkipVarsLines() {
+    while (text_.substr(next_).starts_with("  vars #")) Next();
+  }
   // An op or terminator line, without the printer's two-space indent.
   std::string NextIndented() {
     std::string_view line = Next();
@@ -144,6 +149,7 @@ class DotWriter {
                               (f == program_.entry.value ? "  (entry)" : "")),
                     "\";\n    labeljust=l;\n");
     if (fn.signature) lines.Next();
+    lines.SkipVarsLines();
     bool returns = false;
     bool halts = false;
     for (size_t b = 0; b < fn.blocks.size(); ++b) {

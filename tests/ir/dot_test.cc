@@ -79,7 +79,7 @@ bool HaveGraphviz() { return std::string(AUTOBATCH_DOT).find("NOTFOUND") == std:
 
 TEST(DotTest, SmallLoweredProgramGolden) {
   const std::string dot = PrintDot(testing::MakeSmallLoweredProgram());
-  EXPECT_TRUE(testing::MatchesGoldenFile(dot, "tests/ir/golden", "small_lowered_dot"));
+  EXPECT_TRUE(testing::MatchesGoldenFile(dot, "tests/ir/golden/dot", "small_lowered"));
   // The facts the golden must show, so a wrong golden cannot pass silently.
   EXPECT_THAT(dot, ::testing::StartsWith("digraph autobatch {\n"));
   EXPECT_THAT(dot, HasSubstr("label=\"program stage=lowered entry=@main\\l\""));
