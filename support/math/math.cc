@@ -238,11 +238,13 @@ Isa ActiveIsa() {
 }
 
 void Eval(Fn fn, const double* x, double* y, int64_t n) { Vector(Active(), fn, x, y, n); }
-double Eval(Fn fn, double x) { return Scalar(Active(), fn, x); }
+// The scalar path is purec: no faster on one value than a vector variant
+// holding it (bench/math_bench.cc), and the same on every machine.
+double Eval(Fn fn, double x) { return Scalar(internal::PurecFunctions(), fn, x); }
 void Pow(const double* a, const double* b, double* y, int64_t n) {
   VectorPow(Active(), a, b, y, n);
 }
-double Pow(double a, double b) { return Canon(Active().pow_one(a, b)); }
+double Pow(double a, double b) { return Canon(internal::PurecFunctions().pow_one(a, b)); }
 double LogSumExp(const double* x, int64_t n) {
   double y;
   LanesLogSumExp(Active(), x, /*lanes=*/1, n, &y);
