@@ -296,6 +296,12 @@ class OpEmitter {
             "; ++i) acc = E::Add<", ct, ">(acc, ", term("i"), ");\n",
             "        r[k] = E::Canon(acc);\n      }\n");
       }
+      case P::kLogSumExp: {
+        const DType d = Dt(in(0));
+        if (!IsFloat(d) || od != d || n != 1) return std::nullopt;
+        return absl::StrCat("      E::EvalLogSumExp(", Local(in(0)), ", r, K, ", Elements(in(0)),
+                            ");\n");
+      }
       case P::kMatVec: {
         const DenseMatrix* mat = op.attrs.matrix.get();
         const DType d = Dt(in(0));

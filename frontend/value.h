@@ -224,6 +224,14 @@ Value sqrt(const Operand& x);
 Value tanh(const Operand& x);
 Value floor(const Operand& x);
 Value pow(const Operand& a, const Operand& b);
+Value sin(const Operand& x);
+Value cos(const Operand& x);
+Value atan(const Operand& x);
+Value lgamma(const Operand& x);
+Value erfc(const Operand& x);
+Value digamma(const Operand& x);
+Value log1p_exp(const Operand& x);  // softplus, log(1 + e^x)
+Value logistic(const Operand& x);   // inverse logit, 1 / (1 + e^-x)
 Value lt(const Operand& a, const Operand& b);
 Value le(const Operand& a, const Operand& b);
 Value gt(const Operand& a, const Operand& b);
@@ -236,6 +244,7 @@ Value logical_not(const Operand& x);                    // "not"
 Value reduce_sum(const Operand& x);
 Value dot(const Operand& a, const Operand& b);
 Value squared_norm(const Operand& x);
+Value log_sum_exp(const Operand& x);  // log(sum_i e^x[i]), a float scalar
 // out = M x per lane (bit-stable).
 Value matvec(std::shared_ptr<const DenseMatrix> matrix, const Operand& x);
 // out = M x as one matrix product over the active lanes (NOT bit-stable).

@@ -27,6 +27,7 @@ enum class TypeRule {
   kLogicalBinary,  // bool a, b like kArithmetic
   kLogicalNot,     // bool x
   kReduce,         // non-bool x; out = scalar of x's dtype
+  kFloatReduce,    // float x; out = scalar of x's dtype
   kDot,            // non-bool a, b of one type; out = scalar
   kMatVec,         // float x = [n], attr matrix m x n; out = [m]
   kRandom,         // key u64 scalar, counter u64 scalar; out = f64 of attr shape

@@ -270,6 +270,9 @@ class RuleChecker {
       case TypeRule::kReduce:
         AB_RETURN_IF_ERROR(CheckDType(0, in_[0].dtype != DType::kBool, kNumeric));
         return One(Scalar(in_[0].dtype));
+      case TypeRule::kFloatReduce:
+        AB_RETURN_IF_ERROR(CheckDType(0, IsFloat(in_[0].dtype), kFloat));
+        return One(Scalar(in_[0].dtype));
       case TypeRule::kDot: {
         AB_RETURN_IF_ERROR(CheckDType(0, in_[0].dtype != DType::kBool, kNumeric));
         if (in_[1] != in_[0]) {

@@ -84,7 +84,8 @@ double Pow(double a, double b);
 // NaN -> NaN; else m = max x[i], k = the first index holding it; m = -inf
 // (every x[i] = -inf, or n = 0) -> -inf; m = +inf -> +inf; else
 // s = +0 + exp(x[i] - m) for each i != k in index order, and the result is
-// m + log1p(s). (n = 2 is exactly mcmc's SamplerLogSumExp.)
+// m + log1p(s). (Two finite values give hi + log1p(exp(lo - hi)), bit for
+// bit mcmc's SamplerLogSumExp.)
 double LogSumExp(const double* x, int64_t n);
 // y[l] = LogSumExp(x + l * n, n) for l in [0, lanes): the same bits, with
 // the exps of all the lanes run through the vector path.

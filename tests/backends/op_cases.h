@@ -126,10 +126,14 @@ inline std::vector<OpCase> AllCases() {
   for (DType d : kFloats) {
     const TensorType s{d, kS}, v{d, kV};
     for (Primitive p : {Primitive::kExp, Primitive::kLog, Primitive::kLog1p, Primitive::kExpm1,
-                        Primitive::kSqrt, Primitive::kTanh, Primitive::kFloor}) {
+                        Primitive::kSqrt, Primitive::kTanh, Primitive::kFloor, Primitive::kSin,
+                        Primitive::kCos, Primitive::kAtan, Primitive::kLgamma, Primitive::kErfc,
+                        Primitive::kDigamma, Primitive::kLog1pExp, Primitive::kLogistic}) {
       AddCase(cases, MakeOp(p, 1), {v}, v);
       AddCase(cases, MakeOp(p, 1), {s}, s);
     }
+    AddCase(cases, MakeOp(Primitive::kLogSumExp, 1), {TensorType{d, {4}}}, s);
+    AddCase(cases, MakeOp(Primitive::kLogSumExp, 1), {s}, s);
     for (const auto& [a, b] : shape_pairs(d)) {
       AddCase(cases, MakeOp(Primitive::kPow, 2), {a, b}, TensorType{d, out_shape(a, b)});
     }

@@ -267,6 +267,10 @@ TEST(TypeRulesTest, Reduce) {
   ExpectType(Infer(Primitive::kSquaredNorm, {T("i64[3]")}), "i64");
   ExpectInvalid(Infer(Primitive::kReduceSum, {T("bool[3]")}),
                 {"reduce_sum", "operand 0 has type bool[3]"});
+  ExpectType(Infer(Primitive::kLogSumExp, {T("f32[2,3]")}), "f32");
+  ExpectType(Infer(Primitive::kLogSumExp, {T("f64")}), "f64");
+  ExpectInvalid(Infer(Primitive::kLogSumExp, {T("i64[3]")}),
+                {"log_sum_exp", "operand 0 has type i64[3]", "float"});
 }
 
 TEST(TypeRulesTest, Dot) {
@@ -405,6 +409,7 @@ TEST(TypeRulesTest, EveryPrimitiveHasAWellTypedUse) {
         want = "bool[2]";
         break;
       case TypeRule::kReduce:
+      case TypeRule::kFloatReduce:
         in = {T("f64[2]")};
         want = "f64";
         break;

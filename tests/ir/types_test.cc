@@ -124,6 +124,7 @@ TEST(PrimitiveTableTest, ArityMatchesTypeRule) {
       case TypeRule::kFloatUnary:
       case TypeRule::kLogicalNot:
       case TypeRule::kReduce:
+      case TypeRule::kFloatReduce:
       case TypeRule::kMatVec: want = 1; break;
       case TypeRule::kArithmetic:
       case TypeRule::kFloatBinary:
