@@ -20,7 +20,15 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Elements per pass of the functions built on others (values on the stack).
 constexpr int64_t kChunk = 256;
 
-bool IsSleef(Fn fn) { return static_cast<int>(fn) < internal::kNumSleefFns; }
+// Above this, log1p(x) is computed as log(x): SLEEF 3.5.1's log1p returns
+// inf above 1e307, and from 2^53 up log(x) is log1p(x) correctly rounded
+// (1/x is below half an ulp of it).
+constexpr double kLog1pAsLogAbove = 1e300;
+
+// The functions SLEEF computes alone (log1p has its fix-up above).
+bool IsSleef(Fn fn) {
+  return static_cast<int>(fn) < internal::kNumSleefFns && fn != Fn::kLog1p;
+}
 int Index(Fn fn) { return static_cast<int>(fn); }
 
 double Canon(double y) { return y != y ? kNaN : y; }
@@ -64,6 +72,8 @@ double LogisticFrom(double x, double t) { return x >= 0 ? 1.0 / (1.0 + t) : t / 
 double Scalar(const IsaFunctions& f, Fn fn, double x) {
   if (IsSleef(fn)) return Canon(f.unary_one[Index(fn)](x));
   switch (fn) {
+    case Fn::kLog1p:
+      return Canon(f.unary_one[Index(x > kLog1pAsLogAbove ? Fn::kLog : Fn::kLog1p)](x));
     case Fn::kDigamma: return Canon(internal::Digamma(x, f));
     case Fn::kLog1pExp: {
       const double t = f.unary_one[Index(Fn::kExp)](-std::fabs(x));
@@ -90,6 +100,20 @@ void Vector(const IsaFunctions& f, Fn fn, const double* x, double* y, int64_t n)
     const double* xs = x + start;
     double* ys = y + start;
     switch (fn) {
+      case Fn::kLog1p: {
+        bool large = false;
+        for (int64_t i = 0; i < m; ++i) large |= xs[i] > kLog1pAsLogAbove;
+        if (large) {
+          for (int64_t i = 0; i < m; ++i) t[i] = xs[i];
+          f.unary[Index(Fn::kLog1p)](t, ys, m);
+          for (int64_t i = 0; i < m; ++i) {
+            if (t[i] > kLog1pAsLogAbove) ys[i] = f.unary_one[Index(Fn::kLog)](t[i]);
+          }
+        } else {
+          f.unary[Index(Fn::kLog1p)](xs, ys, m);
+        }
+        break;
+      }
       case Fn::kDigamma:
         for (int64_t i = 0; i < m; ++i) ys[i] = internal::Digamma(xs[i], f);
         break;

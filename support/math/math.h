@@ -14,7 +14,9 @@
 // pow(x, +-0) = 1 and pow(1, y) = 1 even for NaN). digamma, log1p_exp and
 // logistic are written once, here, from those (exact formulas below), in
 // plain IEEE double arithmetic without FMA (the build's -ffp-contract=off).
-// Every NaN a function returns is the canonical quiet NaN.
+// log1p(x) for x > 1e300 is log(x) (SLEEF's log1p overflows above 1e307;
+// from 2^53 up the two agree). Every NaN a function returns is the
+// canonical quiet NaN.
 //
 // Paths. Eval(fn, x, y, n) runs the widest variant the CPU has, chosen once
 // at first use by a run-time CPU check (avx512fnofma, else avx, sse4, sse2;
