@@ -114,9 +114,7 @@ void Vector(const IsaFunctions& f, Fn fn, const double* x, double* y, int64_t n)
         }
         break;
       }
-      case Fn::kDigamma:
-        for (int64_t i = 0; i < m; ++i) ys[i] = internal::Digamma(xs[i], f);
-        break;
+      case Fn::kDigamma: internal::Digamma(xs, ys, m, f); break;
       case Fn::kLog1pExp:
         for (int64_t i = 0; i < m; ++i) t[i] = -std::fabs(xs[i]);
         f.unary[Index(Fn::kExp)](t, t, m);
