@@ -1,7 +1,8 @@
 // The deterministic transcendental functions (support/math/math.h) against
 // glibc: ns per element of each function over an array, on every SLEEF
 // variant this CPU has (the vector path, Eval over n elements), of the
-// scalar path (Eval(fn, x) per element, what the samplers call) and of the
+// scalar path (Eval(fn, x) per element, what the samplers call: sse2 on
+// one value) and of the
 // C library's function (or the same formula on it) in a plain loop. Inputs
 // are uniform over a range typical of each function; times are the minimum
 // over --trials passes over the array, on one thread.

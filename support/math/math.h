@@ -22,7 +22,7 @@
 // at first use by a run-time CPU check (avx512fnofma, else avx, sse4, sse2;
 // purec off x86-64), each variant compiled in its own translation unit with
 // its instruction set's flag. Eval(fn, x) and the named scalar functions
-// run the purec variant and give the same bits for one value. An element's bits depend on nothing
+// run the sse2 variant on one value (purec off x86-64): the same bits. An element's bits depend on nothing
 // but its own value: not on n, its position or its neighbours
 // (tests/support/math_test.cc checks every variant against every other,
 // the scalar path against the vector one, and the special values).
