@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/element_ops.h"
 #include "backends/kernel_registry.h"
+#include "backends/lane_copy.h"
 #include "backends/random.h"
 #include "backends/scratch_buffer.h"
 #include "support/math/math.h"
@@ -835,6 +836,55 @@ absl::Status Dispatch(const Call& c) {
   return Invalid(c, "unknown primitive");
 }
 
+// Built-in kernels index lanes consecutively, so a uniform input (one lane,
+// stride 0) is repeated for them: into per-thread scratch when every uniform
+// input is small (a lane's bits do not depend on where its operands sit),
+// else the kernel runs lane by lane, each lane reading the one copy.
+int64_t LaneBytes(const TensorType& type) {
+  return type.NumElements() * DTypeSize(type.dtype);
+}
+
+absl::Status RunWithUniformInputs(const Call& c) {
+  constexpr int64_t kRepeatMaxLaneBytes = 64;
+  bool small = true;
+  for (const ConstLanesView& in : c.in) {
+    if (in.uniform) small &= LaneBytes(in.type) <= kRepeatMaxLaneBytes;
+  }
+  thread_local std::vector<ConstLanesView> views;
+  thread_local std::vector<LanesView> outs;
+  views.assign(c.in.begin(), c.in.end());
+  if (small) {
+    thread_local std::vector<ScratchBuffer> repeated;
+    if (repeated.size() < c.in.size()) repeated.resize(c.in.size());
+    for (size_t i = 0; i < c.in.size(); ++i) {
+      if (!c.in[i].uniform) continue;
+      const int64_t lane_bytes = LaneBytes(c.in[i].type);
+      std::byte* buffer = repeated[i].Get(static_cast<size_t>(lane_bytes * c.lanes));
+      for (int64_t l = 0; l < c.lanes; ++l) {
+        CopyBytes(buffer + l * lane_bytes, c.in[i].data, lane_bytes);
+      }
+      views[i].data = buffer;
+      views[i].uniform = false;
+    }
+    return Dispatch(Call{c.op, views, c.out, c.lanes, c.kernels, c.active});
+  }
+  outs.assign(c.out.begin(), c.out.end());
+  for (int64_t l = 0; l < c.lanes; ++l) {
+    for (size_t i = 0; i < c.in.size(); ++i) {
+      views[i].uniform = false;
+      if (!c.in[i].uniform && c.in[i].data != nullptr) {
+        views[i].data = c.in[i].data + l * LaneBytes(c.in[i].type);
+      }
+    }
+    for (size_t k = 0; k < c.out.size(); ++k) {
+      if (c.out[k].data != nullptr) outs[k].data = c.out[k].data + l * LaneBytes(c.out[k].type);
+    }
+    AB_RETURN_IF_ERROR(Dispatch(Call{c.op, views, outs, 1, c.kernels,
+                                     c.active == nullptr ? nullptr : c.active + l}));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RunPrimitive(const PrimOp& op,
@@ -850,6 +900,11 @@ absl::Status RunPrimitive(const PrimOp& op,
     if (!arity_ok || outputs.size() != 1) {
       return Invalid(c, absl::StrCat("called with ", inputs.size(), " inputs and ",
                                      outputs.size(), " outputs"));
+    }
+  }
+  for (const ConstLanesView& in : inputs) {
+    if (in.uniform && num_lanes > 1 && op.prim != Primitive::kUserKernel) {
+      return RunWithUniformInputs(c);
     }
   }
   return Dispatch(c);

@@ -74,9 +74,14 @@ struct LanesView {
   TensorType type;
   std::byte* data = nullptr;
 };
+// An input view may be UNIFORM (ir/ir.h): it holds ONE lane, which every
+// lane reads (lane stride 0). Built-in primitives accept uniform inputs
+// (RunPrimitive repeats them for kernels that index lanes); a user kernel
+// receives the flag and must read such an input at `data` for every lane.
 struct ConstLanesView {
   TensorType type;
   const std::byte* data = nullptr;
+  bool uniform = false;
 };
 
 // Computes `op` for `num_lanes` lanes: inputs[k] and outputs[k] hold

@@ -209,6 +209,7 @@ J ToJson(const Program& program) {
     if (allocated || v.storage != StorageClass::kFull) {
       j["storage"] = std::string(StorageClassName(v.storage));
     }
+    if (v.uniform) j["uniform"] = true;
     variables.push_back(std::move(j));
   }
   root["variables"] = std::move(variables);
@@ -531,6 +532,9 @@ class ProgramReader {
                                             "; expected null, temp, register or full"));
       }
       v.storage = *storage_class;
+    }
+    if (const Json* uniform = Optional(j, "uniform")) {
+      AB_ASSIGN_OR_RETURN(v.uniform, ReadBool(*uniform, At(path, "uniform")));
     }
     program_.module.variables.push_back(std::move(v));
     return absl::OkStatus();

@@ -64,6 +64,7 @@ struct RawDecl {
   RawVar var;
   std::optional<TensorType> type;  // `?` = none
   std::optional<StorageClass> storage;
+  bool uniform = false;  // `uniform` after the type (and storage class)
   Pos type_pos;
 };
 
@@ -391,13 +392,14 @@ std::optional<StorageClass> ReadStorage(Cursor& c) {
   return std::nullopt;
 }
 
-// `: TYPE [STORAGE]` after a variable.
+// `: TYPE [STORAGE] [uniform]` after a variable.
 absl::Status ReadTypeSuffix(Cursor& c, RawDecl& decl) {
   AB_RETURN_IF_ERROR(c.Expect(":", "':' and a type after the variable"));
   c.SkipSpaces();
   decl.type_pos = c.pos();
   AB_ASSIGN_OR_RETURN(decl.type, ReadOptionalType(c));
   decl.storage = ReadStorage(c);
+  decl.uniform = c.ConsumeWord("uniform");
   return absl::OkStatus();
 }
 
@@ -940,6 +942,7 @@ class Resolver {
     std::optional<TensorType> type;
     Pos type_pos;
     std::optional<StorageClass> storage;
+    bool uniform = false;  // some declaration says `uniform`
     int32_t id = -1;
   };
   struct Scope {
@@ -1008,6 +1011,7 @@ class Resolver {
       }
       v.storage = decl.storage;
     }
+    v.uniform = v.uniform || decl.uniform;
     return absl::OkStatus();
   }
 
@@ -1261,6 +1265,7 @@ class Resolver {
       var.function = FunctionId(v.owner);
       var.type = v.type;
       var.storage = v.storage.value_or(StorageClass::kFull);
+      var.uniform = v.uniform;
       program_.module.variables.push_back(std::move(var));
     }
     return absl::OkStatus();

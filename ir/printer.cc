@@ -253,12 +253,14 @@ class Printer {
     return absl::StrCat("^", id.value);
   }
 
-  // `: f64` (plus ` full` when storage classes are shown).
+  // `: f64` (plus ` full` when storage classes are shown, ` uniform` for a
+  // uniform variable).
   std::string TypeSuffix(const Variable& v) const {
     std::string out = ": " + PrintType(v.type);
     if (options_.storage_classes) {
       absl::StrAppend(&out, " ", std::string(StorageClassName(v.storage)));
     }
+    if (v.uniform) out += " uniform";
     return out;
   }
 
@@ -480,7 +482,9 @@ class Printer {
     for (size_t i = 0; i < n; ++i) {
       const Variable& v = module_.variables[i];
       if (!ValidFunction(v.function)) return false;
-      if (!declared_[i] && (v.type || v.storage != StorageClass::kFull)) return false;
+      if (!declared_[i] && (v.type || v.storage != StorageClass::kFull || v.uniform)) {
+        return false;
+      }
     }
     int32_t next = 0;
     std::vector<bool> placed(n, false);

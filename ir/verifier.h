@@ -76,6 +76,18 @@
 //      them after the return does not make them live across it). Checked only
 //      for functions with no R1-R4 / F2 error.
 //
+// Uniform variables (Variable::uniform; ir/ir.h), at EVERY stage:
+//  U1  a uniform variable belongs to the entry function.
+//  U2  a uniform parameter of the entry is written by no op.
+//  U3  any other uniform variable is written by exactly one op of the
+//      program: a built-in PrimOp with at least one input, every input
+//      uniform, in a block of the entry that every lane runs exactly once
+//      (BlocksRunOncePerLane, ir/uniform.h: no loop, no per-lane branch).
+//  U4  a uniform variable is never a CallOp argument or result, a Branch
+//      condition or a result of the entry; nothing calls (CallOp, PushGoto)
+//      a function with uniform parameters.
+//  U5  once allocated, a uniform variable is Register or Null (no stack).
+//
 // Deliberately NOT checked (not sound, or not an invariant): reads of
 // variables that may be unwritten (inactive or unassigned lanes hold junk, and
 // every primitive is total), unreachable blocks, whether every path reaches a

@@ -54,7 +54,11 @@ absl::StatusOr<Program> AllocateVariables(Program program) {
   for (size_t i = 0; i < num_vars; ++i) {
     const VarId v(static_cast<int32_t>(i));
     StorageClass storage = StorageClass::kRegister;
-    if (full.contains(v)) {
+    if (module.variables[i].uniform) {
+      // Stored once per call, never pushed (verifier U5): a register, which
+      // nothing but its one write changes, or null when nothing reads it.
+      if (!read.contains(v)) storage = StorageClass::kNull;
+    } else if (full.contains(v)) {
       storage = StorageClass::kFull;
     } else if (!read.contains(v)) {
       storage = StorageClass::kNull;

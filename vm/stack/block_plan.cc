@@ -141,7 +141,13 @@ void BlockPlan::NumberBlocks() {
       for (const Op& op : block.ops) {
         const auto* prim = std::get_if<PrimOp>(&op);
         StoragePeephole peephole = StoragePeephole::kNone;
-        if (prim != nullptr && prim->prim == Primitive::kCopy && prim->inputs.size() == 1 &&
+        bool uniform = false;  // a uniform operand is read in place (stride 0)
+        if (prim != nullptr) {
+          for (VarId v : prim->inputs) uniform = uniform || module.var(v).uniform;
+          for (VarId v : prim->outputs) uniform = uniform || module.var(v).uniform;
+        }
+        if (uniform) {
+        } else if (prim != nullptr && prim->prim == Primitive::kCopy && prim->inputs.size() == 1 &&
             prim->outputs.size() == 1) {
           const VarId in = prim->inputs[0];
           const VarId out = prim->outputs[0];
