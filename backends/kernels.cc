@@ -709,6 +709,117 @@ absl::Status RunMatVecBatched(const Call& c) {
 }
 
 // ---------------------------------------------------------------------------
+// Data-indexed ops. They read each operand of lane l at its own offset, so a
+// uniform operand (one lane, stride 0) is read in place: no repetition.
+
+const std::byte* LaneBytesAt(const ConstLanesView& v, int64_t lane) {
+  return v.uniform || v.data == nullptr
+             ? v.data
+             : v.data + lane * v.type.NumElements() * DTypeSize(v.type.dtype);
+}
+
+// Index idx clamped to [0, n - 1] (n > 0).
+int64_t Clamp(int64_t idx, int64_t n) { return idx < 0 ? 0 : idx >= n ? n - 1 : idx; }
+
+absl::Status RunGather(const Call& c) {
+  const TensorType& x = c.in[0].type;
+  if (x.Rank() != 1) return Invalid(c, "the operand is not a vector");
+  AB_RETURN_IF_ERROR(CheckDType(c, c.in[1].type, Allow::kAny, "the indices"));
+  if (c.in[1].type.dtype != DType::kI64) return Invalid(c, "the indices are not i64");
+  const int64_t m = c.in[1].type.NumElements();
+  AB_RETURN_IF_ERROR(CheckSameDType(c, x, c.out[0].type, "the operand and the result"));
+  AB_RETURN_IF_ERROR(CheckElements(c, c.out[0].type, m, "the result"));
+  const int64_t n = x.shape[0];
+  const int64_t size = DTypeSize(x.dtype);
+  for (int64_t l = 0; l < c.lanes && m > 0; ++l) {
+    const std::byte* xs = LaneBytesAt(c.in[0], l);
+    const auto* idx = reinterpret_cast<const int64_t*>(LaneBytesAt(c.in[1], l));
+    std::byte* out = c.out[0].data + l * m * size;
+    if (n == 0) {
+      std::memset(out, 0, static_cast<size_t>(m * size));
+      continue;
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      std::memcpy(out + i * size, xs + Clamp(idx[i], n) * size, static_cast<size_t>(size));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunScatterAdd(const Call& c) {
+  const TensorType& v = c.in[0].type;
+  AB_RETURN_IF_ERROR(CheckDType(c, v, Allow::kNumeric, "the values"));
+  const int64_t m = v.NumElements();
+  if (c.in[1].type.dtype != DType::kI64) return Invalid(c, "the indices are not i64");
+  AB_RETURN_IF_ERROR(CheckElements(c, c.in[1].type, m, "the indices"));
+  if (c.op.attrs.ints.size() != 1 || c.op.attrs.ints[0] < 0) {
+    return Invalid(c, "the attribute ints is not {n} with n >= 0");
+  }
+  const int64_t n = c.op.attrs.ints[0];
+  AB_RETURN_IF_ERROR(CheckSameDType(c, v, c.out[0].type, "the values and the result"));
+  AB_RETURN_IF_ERROR(CheckElements(c, c.out[0].type, n, "the result"));
+  return DispatchIf<NumericType>(c, v.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t l = 0; l < c.lanes && n > 0; ++l) {
+      const T* vs = reinterpret_cast<const T*>(LaneBytesAt(c.in[0], l));
+      const auto* idx = reinterpret_cast<const int64_t*>(LaneBytesAt(c.in[1], l));
+      T* out = Ptr<T>(c.out[0]) + l * n;
+      std::fill(out, out + n, T{0});
+      for (int64_t i = 0; i < m; ++i) {
+        T& o = out[Clamp(idx[i], n)];
+        o = Add(o, vs[i]);
+      }
+      for (int64_t j = 0; j < n; ++j) out[j] = Canon(out[j]);
+    }
+  });
+}
+
+// matvec_input (transposed = false): out[i] = M[i,0] x[0] + M[i,1] x[1] + ...;
+// matvec_t_input: out[j] = M[0,j] y[0] + M[1,j] y[1] + ...; products rounded
+// separately, summed in index order.
+absl::Status RunMatVecInput(const Call& c, bool transposed) {
+  const TensorType& mt = c.in[0].type;
+  AB_RETURN_IF_ERROR(CheckDType(c, mt, Allow::kFloat, "the matrix"));
+  if (mt.Rank() != 2) return Invalid(c, "the matrix operand is not of rank 2");
+  const int64_t rows = mt.shape[0], cols = mt.shape[1];
+  const int64_t in_len = transposed ? rows : cols;
+  const int64_t out_len = transposed ? cols : rows;
+  AB_RETURN_IF_ERROR(CheckSameDType(c, mt, c.in[1].type, "the matrix and the vector"));
+  AB_RETURN_IF_ERROR(CheckElements(c, c.in[1].type, in_len, "the vector"));
+  AB_RETURN_IF_ERROR(CheckSameDType(c, mt, c.out[0].type, "the matrix and the result"));
+  AB_RETURN_IF_ERROR(CheckElements(c, c.out[0].type, out_len, "the result"));
+  return DispatchIf<FloatType>(c, mt.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t l = 0; l < c.lanes && out_len > 0; ++l) {
+      const T* m = reinterpret_cast<const T*>(LaneBytesAt(c.in[0], l));
+      const T* x = reinterpret_cast<const T*>(LaneBytesAt(c.in[1], l));
+      T* out = Ptr<T>(c.out[0]) + l * out_len;
+      if (in_len == 0) {
+        std::fill(out, out + out_len, T{0});
+        continue;
+      }
+      if (!transposed) {
+        for (int64_t i = 0; i < rows; ++i) {
+          const T* row = m + i * cols;
+          T acc = Mul(row[0], x[0]);
+          for (int64_t j = 1; j < cols; ++j) acc = Add(acc, Mul(row[j], x[j]));
+          out[i] = Canon(acc);
+        }
+      } else {
+        // Row by row, so M streams once: out[j] gains M[i,j] y[i] for
+        // i = 0, 1, ..., the same order per element.
+        for (int64_t j = 0; j < cols; ++j) out[j] = Mul(m[j], x[0]);
+        for (int64_t i = 1; i < rows; ++i) {
+          const T* row = m + i * cols;
+          for (int64_t j = 0; j < cols; ++j) out[j] = Add(out[j], Mul(row[j], x[i]));
+        }
+        for (int64_t j = 0; j < cols; ++j) out[j] = Canon(out[j]);
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
 // Randomness (backends/random.h has the construction).
 
 absl::Status RunRandom(const Call& c, bool normal) {
@@ -829,6 +940,10 @@ absl::Status Dispatch(const Call& c) {
     case P::kLogSumExp: return RunLogSumExp(c);
     case P::kMatVec: return RunMatVec(c);
     case P::kMatVecBatched: return RunMatVecBatched(c);
+    case P::kGather: return RunGather(c);
+    case P::kScatterAdd: return RunScatterAdd(c);
+    case P::kMatVecInput: return RunMatVecInput(c, /*transposed=*/false);
+    case P::kMatVecTInput: return RunMatVecInput(c, /*transposed=*/true);
     case P::kRandomUniform: return RunRandom(c, /*normal=*/false);
     case P::kRandomNormal: return RunRandom(c, /*normal=*/true);
     case P::kUserKernel: return RunUserKernel(c);
@@ -840,6 +955,13 @@ absl::Status Dispatch(const Call& c) {
 // stride 0) is repeated for them: into per-thread scratch when every uniform
 // input is small (a lane's bits do not depend on where its operands sit),
 // else the kernel runs lane by lane, each lane reading the one copy.
+// User kernels get the flag; the data-indexed ops read stride 0 themselves.
+bool ReadsUniformInPlace(Primitive prim) {
+  using P = Primitive;
+  return prim == P::kUserKernel || prim == P::kGather || prim == P::kScatterAdd ||
+         prim == P::kMatVecInput || prim == P::kMatVecTInput;
+}
+
 int64_t LaneBytes(const TensorType& type) {
   return type.NumElements() * DTypeSize(type.dtype);
 }
@@ -903,7 +1025,7 @@ absl::Status RunPrimitive(const PrimOp& op,
     }
   }
   for (const ConstLanesView& in : inputs) {
-    if (in.uniform && num_lanes > 1 && op.prim != Primitive::kUserKernel) {
+    if (in.uniform && num_lanes > 1 && !ReadsUniformInPlace(op.prim)) {
       return RunWithUniformInputs(c);
     }
   }

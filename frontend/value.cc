@@ -393,6 +393,24 @@ Value matvec(std::shared_ptr<const DenseMatrix> matrix, const Operand& x) {
 Value matvec_batched(std::shared_ptr<const DenseMatrix> matrix, const Operand& x) {
   return MatVec(Primitive::kMatVecBatched, std::move(matrix), x);
 }
+Value gather(const Operand& x, const Operand& idx) {
+  return Emit(Primitive::kGather, {&x, &idx},
+              {LiteralPolicy::Constant(), LiteralPolicy::Constant()});
+}
+Value scatter_add(const Operand& v, const Operand& idx, int64_t n) {
+  Attributes attrs;
+  attrs.ints = {n};
+  return Emit(Primitive::kScatterAdd, {&v, &idx},
+              {LiteralPolicy::Constant(), LiteralPolicy::Constant()}, std::move(attrs));
+}
+Value matvec_input(const Operand& m, const Operand& x) {
+  return Emit(Primitive::kMatVecInput, {&m, &x},
+              {LiteralPolicy::Constant(), LiteralPolicy::Constant()});
+}
+Value matvec_t_input(const Operand& m, const Operand& y) {
+  return Emit(Primitive::kMatVecTInput, {&m, &y},
+              {LiteralPolicy::Constant(), LiteralPolicy::Constant()});
+}
 Value random_uniform(const Operand& key, const Operand& counter, std::vector<int64_t> shape) {
   return Random(Primitive::kRandomUniform, key, counter, std::move(shape));
 }

@@ -249,6 +249,13 @@ Value log_sum_exp(const Operand& x);  // log(sum_i e^x[i]), a float scalar
 Value matvec(std::shared_ptr<const DenseMatrix> matrix, const Operand& x);
 // out = M x as one matrix product over the active lanes (NOT bit-stable).
 Value matvec_batched(std::shared_ptr<const DenseMatrix> matrix, const Operand& x);
+// x[idx[i]] (idx an i64 vector; out-of-range indices clamp).
+Value gather(const Operand& x, const Operand& idx);
+// zeros(n) with out[idx[i]] += v[i], i ascending (gather's adjoint).
+Value scatter_add(const Operand& v, const Operand& idx, int64_t n);
+// M x and M^T y with the matrix an operand (e.g. a uniform input), bit-stable.
+Value matvec_input(const Operand& m, const Operand& x);
+Value matvec_t_input(const Operand& m, const Operand& y);
 // f64 variates of `shape`; key and counter are u64 scalars (literals become
 // u64 constants).
 Value random_uniform(const Operand& key, const Operand& counter,
