@@ -281,6 +281,29 @@ TEST(TypeRulesTest, Dot) {
                 {"dot", "numeric"});
 }
 
+TEST(TypeRulesTest, GatherAndScatterAdd) {
+  ExpectType(Infer(Primitive::kGather, {T("bool[5]"), T("i64[2]")}), "bool[2]");
+  ExpectInvalid(Infer(Primitive::kGather, {T("f64[5]"), T("i32[2]")}),
+                {"gather", "operand 1 has type i32[2]", "i64 vector"});
+  ExpectInvalid(Infer(Primitive::kGather, {T("f64[2,2]"), T("i64[2]")}), {"from a vector"});
+  Attributes n;
+  n.ints = {4};
+  ExpectType(Infer(Primitive::kScatterAdd, {T("f64[3]"), T("i64[3]")}, n), "f64[4]");
+  ExpectInvalid(Infer(Primitive::kScatterAdd, {T("f64[3]"), T("i64[2]")}, n),
+                {"scatter_add", "operand 1 has type i64[2]", "of the values' length"});
+  ExpectInvalid(Infer(Primitive::kScatterAdd, {T("f64[3]"), T("i64[3]")}),
+                {"needs attribute 'ints' = {n}"});
+}
+
+TEST(TypeRulesTest, MatVecInput) {
+  ExpectType(Infer(Primitive::kMatVecInput, {T("f64[2,3]"), T("f64[3]")}), "f64[2]");
+  ExpectType(Infer(Primitive::kMatVecTInput, {T("f32[2,3]"), T("f32[2]")}), "f32[3]");
+  ExpectInvalid(Infer(Primitive::kMatVecInput, {T("f64[2,3]"), T("f64[2]")}),
+                {"matvec_input", "operand 1 has type f64[2]", "needs a f64[3] vector"});
+  ExpectInvalid(Infer(Primitive::kMatVecTInput, {T("i64[2,3]"), T("i64[2]")}),
+                {"float matrix"});
+}
+
 TEST(TypeRulesTest, MatVec) {
   ExpectType(Infer(Primitive::kMatVec, {T("f64[3]")}, WithMatrix(2, 3, 6)),
              "f64[2]");

@@ -92,6 +92,7 @@ std::vector<PrimCase> AllCases() {
   Attributes matrix;
   matrix.matrix = std::make_shared<const DenseMatrix>(DenseMatrix{2, 3, {1, 2, 3, 4, 5, 6}});
   Attributes random = attrs_ints({3});
+  Attributes scatter = attrs_ints({2});
   const uint64_t key = 42, counter = 7;
   return {
       {"constant", Primitive::kConstant, {}, LiteralAttr(Literal::F64(2.5)), Lane<double>({2.5})},
@@ -156,6 +157,17 @@ std::vector<PrimCase> AllCases() {
        Lane<double>({6, 15}, {2})},
       {"matvec_batched", Primitive::kMatVecBatched, {Lane<double>({1, 0, 2}, {3})}, matrix,
        Lane<double>({7, 16}, {2})},
+      {"gather", Primitive::kGather, {Lane<double>({5, 6, 7}, {3}), Lane<int64_t>({2, -1, 9, 1}, {4})},
+       {}, Lane<double>({7, 5, 7, 6}, {4})},
+      {"scatter_add", Primitive::kScatterAdd,
+       {Lane<double>({1, 2, 4}, {3}), Lane<int64_t>({1, 1, 0}, {3})}, scatter,
+       Lane<double>({4, 3}, {2})},
+      {"matvec_input", Primitive::kMatVecInput,
+       {Lane<double>({1, 2, 3, 4, 5, 6}, {2, 3}), Lane<double>({1, 1, 1}, {3})}, {},
+       Lane<double>({6, 15}, {2})},
+      {"matvec_t_input", Primitive::kMatVecTInput,
+       {Lane<double>({1, 2, 3, 4, 5, 6}, {2, 3}), Lane<double>({1, -1}, {2})}, {},
+       Lane<double>({-3, -3, -3}, {3})},
       {"random_uniform", Primitive::kRandomUniform, {Lane<uint64_t>({key}), Lane<uint64_t>({counter})},
        random,
        Lane<double>({PhiloxUniform(key, counter, 0), PhiloxUniform(key, counter, 1),
