@@ -16,7 +16,7 @@ namespace {
 using testing::MakeOp;
 
 // Runs `op` over `lanes` lanes; inputs flagged in `uniform` hold one lane.
-Tensor Run(const PrimOp& op, const std::vector<const Tensor*>& ins, std::vector<bool> uniform,
+Tensor RunWith(const PrimOp& op, const std::vector<const Tensor*>& ins, std::vector<bool> uniform,
            TensorType out_type, int64_t lanes) {
   std::vector<ConstLanesView> views;
   for (size_t i = 0; i < ins.size(); ++i) {
@@ -39,13 +39,13 @@ Tensor Repeat(const Tensor& t, int64_t lanes) {
 TEST(DataOpsTest, GatherClampsOutOfRangeIndices) {
   Tensor x = *Tensor::FromVector<double>({10, 20, 30}, {3});
   Tensor idx = *Tensor::FromVector<int64_t>({2, 0, -5, 7, 1, 1}, {3});  // two lanes
-  Tensor out = Run(MakeOp(Primitive::kGather, 2), {&x, &idx}, {true, false},
+  Tensor out = RunWith(MakeOp(Primitive::kGather, 2), {&x, &idx}, {true, false},
                    Vector(DType::kF64, 3), 2);
   EXPECT_EQ(out.ToVector<double>(), (std::vector<double>{30, 10, 10, 30, 20, 20}));
   // An empty x gives zeros.
   Tensor empty(Vector(DType::kI64, 0), 1);
   Tensor idx1 = *Tensor::FromVector<int64_t>({4, -1}, {2});
-  Tensor zeros = Run(MakeOp(Primitive::kGather, 2), {&empty, &idx1}, {true, false},
+  Tensor zeros = RunWith(MakeOp(Primitive::kGather, 2), {&empty, &idx1}, {true, false},
                      Vector(DType::kI64, 2), 1);
   EXPECT_EQ(zeros.ToVector<int64_t>(), (std::vector<int64_t>{0, 0}));
 }
@@ -55,12 +55,12 @@ TEST(DataOpsTest, ScatterAddAccumulatesInIndexOrderAndClamps) {
   attrs.ints = {3};
   Tensor v = *Tensor::FromVector<double>({1, 2, 4, 8, 16}, {5});
   Tensor idx = *Tensor::FromVector<int64_t>({0, 2, 0, 9, -1}, {5});
-  Tensor out = Run(MakeOp(Primitive::kScatterAdd, 2, attrs), {&v, &idx}, {false, true},
+  Tensor out = RunWith(MakeOp(Primitive::kScatterAdd, 2, attrs), {&v, &idx}, {false, true},
                    Vector(DType::kF64, 3), 1);
   EXPECT_EQ(out.ToVector<double>(), (std::vector<double>{1 + 4 + 16, 0, 2 + 8}));
   // The adjoint of gather: <gather(x, idx), v> == <x, scatter_add(v, idx)>.
   Tensor x = *Tensor::FromVector<double>({0.5, -3, 7}, {3});
-  Tensor g = Run(MakeOp(Primitive::kGather, 2), {&x, &idx}, {false, false},
+  Tensor g = RunWith(MakeOp(Primitive::kGather, 2), {&x, &idx}, {false, false},
                  Vector(DType::kF64, 5), 1);
   double lhs = 0, rhs = 0;
   for (int i = 0; i < 5; ++i) lhs += g.data<double>()[i] * v.data<double>()[i];
@@ -72,11 +72,11 @@ TEST(DataOpsTest, MatVecInputAndItsTranspose) {
   // M = [[1, 2, 3], [4, 5, 6]], a uniform operand; two lanes of x and y.
   Tensor m = *Tensor::FromVector<double>({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor x = *Tensor::FromVector<double>({1, 0, -1, 0.5, 0.25, 2}, {3});
-  Tensor mx = Run(MakeOp(Primitive::kMatVecInput, 2), {&m, &x}, {true, false},
+  Tensor mx = RunWith(MakeOp(Primitive::kMatVecInput, 2), {&m, &x}, {true, false},
                   Vector(DType::kF64, 2), 2);
-  EXPECT_EQ(mx.ToVector<double>(), (std::vector<double>{-2, -2, 7, 16.25}));
+  EXPECT_EQ(mx.ToVector<double>(), (std::vector<double>{-2, -2, 7, 15.25}));
   Tensor y = *Tensor::FromVector<double>({1, -1, 2, 0.5}, {2});
-  Tensor mty = Run(MakeOp(Primitive::kMatVecTInput, 2), {&m, &y}, {true, false},
+  Tensor mty = RunWith(MakeOp(Primitive::kMatVecTInput, 2), {&m, &y}, {true, false},
                    Vector(DType::kF64, 3), 2);
   EXPECT_EQ(mty.ToVector<double>(), (std::vector<double>{-3, -3, -3, 4, 6.5, 9}));
 }
@@ -99,16 +99,16 @@ TEST(DataOpsTest, UniformOperandMatchesRepeatedOperand) {
       const PrimOp op = MakeOp(p, 2);
       const TensorType out_type =
           p == Primitive::kDot ? Scalar(DType::kF64) : Vector(DType::kF64, n);
-      Tensor a = Run(op, {&uniform, &lanes}, {true, false}, out_type, kLanes);
-      Tensor b = Run(op, {&repeated, &lanes}, {false, false}, out_type, kLanes);
+      Tensor a = RunWith(op, {&uniform, &lanes}, {true, false}, out_type, kLanes);
+      Tensor b = RunWith(op, {&repeated, &lanes}, {false, false}, out_type, kLanes);
       EXPECT_EQ(a, b) << PrimitiveName(p) << " n=" << n;
     }
     // A uniform vector with a varying scalar.
     Tensor scalars = *Tensor::FromVector<double>(
         std::vector<double>(varying.begin(), varying.begin() + kLanes));
-    Tensor a = Run(MakeOp(Primitive::kMul, 2), {&uniform, &scalars}, {true, false},
+    Tensor a = RunWith(MakeOp(Primitive::kMul, 2), {&uniform, &scalars}, {true, false},
                    Vector(DType::kF64, n), kLanes);
-    Tensor b = Run(MakeOp(Primitive::kMul, 2), {&repeated, &scalars}, {false, false},
+    Tensor b = RunWith(MakeOp(Primitive::kMul, 2), {&repeated, &scalars}, {false, false},
                    Vector(DType::kF64, n), kLanes);
     EXPECT_EQ(a, b) << "n=" << n;
   }

@@ -414,6 +414,23 @@ TEST(TypeRulesTest, EveryPrimitiveHasAWellTypedUse) {
         in = {T("f64"), T("f64")};
         want = "f64[2]";
         break;
+      case TypeRule::kGather:
+        in = {T("f64[4]"), T("i64[2]")};
+        want = "f64[2]";
+        break;
+      case TypeRule::kScatterAdd:
+        in = {T("f64[3]"), T("i64[3]")};
+        attrs = WithInts({2});
+        want = "f64[2]";
+        break;
+      case TypeRule::kMatVecInput:
+        in = {T("f64[2,3]"), T("f64[3]")};
+        want = "f64[2]";
+        break;
+      case TypeRule::kMatVecTInput:
+        in = {T("f64[2,3]"), T("f64[2]")};
+        want = "f64[3]";
+        break;
       case TypeRule::kArithmetic:
       case TypeRule::kFloatBinary:
         in = {T("f64[2]"), T("f64")};

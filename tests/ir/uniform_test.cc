@@ -164,7 +164,7 @@ func @g(%a: bool) -> (%b: bool) {
 }
 )");
   EXPECT_THAT(errors, HasSubstr("argument 0 'X' (#0) (a uniform input) is passed to a call"));
-  EXPECT_THAT(errors, HasSubstr("result 0 'r' (#1) is uniform, but the program's outputs are "
+  EXPECT_THAT(errors, HasSubstr("result 0 'r' (#2) is uniform, but the program's outputs are "
                                 "per lane (U4)"));
   EXPECT_THAT(errors, HasSubstr("branches on uniform variable 'X' (#0)"));
 }
