@@ -149,5 +149,37 @@ TEST(UniformRunTest, ContextMarksUniformParams) {
               HasSubstr("FunctionOptions::uniform_params names 'z', which is not a parameter"));
 }
 
+// A user kernel receives a uniform input as a view flagged uniform (one
+// lane, stride 0) and reads it at `data` for every lane.
+TEST(UniformRunTest, UserKernelReadsAUniformInputInPlace) {
+  Context ctx;
+  int uniform_views = 0;
+  Kernel weighted = ctx.RegisterKernel(
+      "weighted_total",
+      KernelSignature{{Vector(DType::kF64, 3), Scalar(DType::kF64)}, {Scalar(DType::kF64)}},
+      [&uniform_views](const KernelCall& call) {
+        uniform_views += call.inputs[0].uniform ? 1 : 0;
+        const auto* x = reinterpret_cast<const double*>(call.inputs[0].data);
+        const auto* w = reinterpret_cast<const double*>(call.inputs[1].data);
+        auto* out = reinterpret_cast<double*>(call.outputs[0].data);
+        for (int64_t l = 0; l < call.num_lanes; ++l) {
+          const double* xl = call.inputs[0].uniform ? x : x + 3 * l;
+          out[l] = (xl[0] + xl[1] + xl[2]) * w[l];
+        }
+        return absl::OkStatus();
+      });
+  BatchFunction f = ctx.Declare("f", {.param_names = {"x", "w"}, .uniform_params = {"x"}});
+  ctx.Batch(f)([weighted](Builder&, Value x, Value w) { return weighted(x, w); });
+  Tensor x = *Tensor::FromVector<double>({1, 2, 3}, {3});
+  Tensor w = *Tensor::FromVector<double>({1, 2, 3, 4, 5});
+  for (Vm vm : {Vm::kStack, Vm::kStackless}) {
+    uniform_views = 0;
+    absl::StatusOr<std::vector<Tensor>> out = f.Run({x, w}, {.vm = vm});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].ToVector<double>(), (std::vector<double>{6, 12, 18, 24, 30}));
+    EXPECT_GT(uniform_views, 0);
+  }
+}
+
 }  // namespace
 }  // namespace autobatch

@@ -34,7 +34,11 @@ int64_t BlockLaneBytes(const Module& module, const Block& block) {
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   int64_t lane_bytes = 0;
-  for (VarId v : touched) lane_bytes += LaneBytes(module.var(v));
+  for (VarId v : touched) {
+    // A uniform value is one copy for the batch, read in place: no lane's
+    // bytes (nor its tile's cache) hold it.
+    if (!module.var(v).uniform) lane_bytes += LaneBytes(module.var(v));
+  }
   return lane_bytes;
 }
 
