@@ -169,7 +169,10 @@ TEST(UniformRunTest, UserKernelReadsAUniformInputInPlace) {
         return absl::OkStatus();
       });
   BatchFunction f = ctx.Declare("f", {.param_names = {"x", "w"}, .uniform_params = {"x"}});
-  ctx.Batch(f)([weighted](Builder&, Value x, Value w) { return weighted(x, w); });
+  ctx.Batch(f)([weighted](Builder&, Value x, Value w) {
+    Value total = weighted(x, w);
+    return total;
+  });
   Tensor x = *Tensor::FromVector<double>({1, 2, 3}, {3});
   Tensor w = *Tensor::FromVector<double>({1, 2, 3, 4, 5});
   for (Vm vm : {Vm::kStack, Vm::kStackless}) {
