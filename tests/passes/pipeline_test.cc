@@ -120,7 +120,8 @@ TEST(PipelineTest, PrintsTheIrAfterEveryPass) {
   const std::string text = out.str();
   size_t last = 0;
   bool first = true;
-  for (const char* pass : {"infer_types", "inline_calls", "thread_jumps", "allocate_variables",
+  for (const char* pass : {"infer_types", "infer_uniformity", "inline_calls", "thread_jumps",
+                           "allocate_variables",
                            "lower_calls", "fuse_pop_push", "coalesce_copies",
                            "coalesce_registers", "coalesce_copies(any_reads)", "thread_jumps",
                            "order_blocks"}) {
@@ -190,10 +191,11 @@ TEST(PipelineTest, ThePipelinesAreListsOfRegisteredPasses) {
             "remove_unreachable_blocks,repeat(thread_jumps,fold_branches,merge_blocks,"
             "fold_copies,propagate_copies,remove_dead_ops),compact_variables");
   EXPECT_EQ(CompilePipelineText(),
-            TidyPipelineText() + ",infer_types,thread_jumps,allocate_variables");
+            TidyPipelineText() + ",infer_types,infer_uniformity,thread_jumps,allocate_variables");
   EXPECT_EQ(LowerPipelineText(),
             TidyPipelineText() +
-                ",infer_types,inline_calls,thread_jumps,allocate_variables,lower_calls,"
+                ",infer_types,infer_uniformity,inline_calls,thread_jumps,allocate_variables,"
+                "lower_calls,"
                 "fuse_pop_push,coalesce_copies,coalesce_registers,coalesce_copies(any_reads),"
                 "thread_jumps,order_blocks");
   PipelineOptions bare;
@@ -202,7 +204,7 @@ TEST(PipelineTest, ThePipelinesAreListsOfRegisteredPasses) {
   EXPECT_EQ(LowerPipelineText(bare),
             "remove_unreachable_blocks,repeat(fold_branches,merge_blocks,fold_copies,"
             "propagate_copies,remove_dead_ops),compact_variables,infer_types,"
-            "allocate_variables,lower_calls");
+            "infer_uniformity,allocate_variables,lower_calls");
   for (const std::string& text : {CompilePipelineText(), LowerPipelineText(), std::string()}) {
     absl::StatusOr<Pipeline> pipeline = ParsePipeline(text);
     ASSERT_TRUE(pipeline.ok()) << pipeline.status();
