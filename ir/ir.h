@@ -211,12 +211,25 @@ struct Signature {
   friend bool operator==(const Signature&, const Signature&) = default;
 };
 
+// A function defined as the reverse-mode derivative of another (a gradient
+// "stub"): it has no blocks until the differentiate pass
+// (passes/differentiate.h) writes its body. Its params are the primal's
+// params (same count and types); its results are the primal's value (an
+// f64 scalar) followed by one gradient per `wrt` entry, each of the type of
+// the primal's param wrt[k]. Only in untyped and typed programs.
+struct GradientOf {
+  FunctionId function;        // the primal function
+  std::vector<int32_t> wrt;   // indices of the primal's params, ascending, distinct
+  friend bool operator==(const GradientOf&, const GradientOf&) = default;
+};
+
 struct Function {
   std::string name;
   std::vector<VarId> params;
   std::vector<VarId> results;
   std::vector<Block> blocks;  // blocks[0] is the entry
   std::optional<Signature> signature;
+  std::optional<GradientOf> gradient_of;  // a gradient stub: no blocks yet
   SourceLoc loc;  // where it was registered
   friend bool operator==(const Function&, const Function&) = default;
 };
