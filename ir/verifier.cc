@@ -345,7 +345,7 @@ class Verifier {
     }
 
     // F1
-    if (fn.blocks.empty()) {
+    if (fn.blocks.empty() && !fn.gradient_of) {
       Report(here, "has no blocks; every function needs an entry block ^0");
     }
     // F2
@@ -360,6 +360,8 @@ class Verifier {
     }
     // F3
     CheckDistinct(here, fn.params, "parameters", fn.loc);
+    // G1-G6
+    if (fn.gradient_of) CheckGradientStub(f, fn, *fn.gradient_of, vars_ok);
     // F4, T5
     if (fn.signature) CheckSignature(f, fn, *fn.signature);
     // A1, A2
@@ -379,6 +381,153 @@ class Verifier {
         CheckBlockStorage(f, BlockId(static_cast<int32_t>(b)));
       }
       if (!broken_) CheckLiveAcrossCalls(f);
+    }
+  }
+
+  // --- G1-G6 ------------------------------------------------------------------
+  void CheckGradientStub(FunctionId f, const Function& fn, const GradientOf& grad,
+                         bool vars_ok) {
+    const Where here{f, BlockId()};
+    const std::string loc = AtLoc(fn.loc);
+    const std::string of = absl::StrCat("is a gradient stub of ",
+                                        FunctionDesc(grad.function));
+    // G1
+    if (p_.stage != Stage::kUntyped && p_.stage != Stage::kTyped) {
+      Report(here, absl::StrCat(of, " in a ", std::string(StageName(p_.stage)),
+                                " program", loc,
+                                "; stubs exist only in untyped and typed programs: "
+                                "run the differentiate pass before allocate_variables "
+                                "(CompileProgram and LowerProgram do)"));
+    }
+    // G2
+    if (!fn.blocks.empty()) {
+      Report(here, absl::StrCat(of, " but has ", fn.blocks.size(), " blocks", loc,
+                                "; a stub has no body until the differentiate pass "
+                                "writes one (and clears gradient_of)"));
+    }
+    // G3
+    if (!ValidFunction(grad.function)) {
+      Report(here, absl::StrCat(of, ", which does not exist (the module has ",
+                                m_.functions.size(), " functions)", loc,
+                                "; name the function to differentiate"));
+      return;
+    }
+    const Function& primal = m_.function(grad.function);
+    if (grad.function == f) {
+      Report(here, absl::StrCat("is a gradient stub of itself", loc,
+                                "; name the function to differentiate"));
+      return;
+    }
+    if (primal.gradient_of) {
+      Report(here, absl::StrCat(of, ", which is itself a gradient stub (of ",
+                                FunctionDesc(primal.gradient_of->function), ")", loc,
+                                "; only a function with a body can be differentiated"));
+      return;
+    }
+    // G4
+    const size_t n = primal.params.size();
+    bool wrt_ok = true;
+    if (grad.wrt.empty()) {
+      Report(here, absl::StrCat(of, " with respect to no parameter", loc,
+                                "; list at least one parameter index in wrt"));
+      wrt_ok = false;
+    }
+    for (size_t k = 0; k < grad.wrt.size(); ++k) {
+      const int32_t i = grad.wrt[k];
+      if (i < 0 || static_cast<size_t>(i) >= n) {
+        Report(here, absl::StrCat("wrt[", k, "] = ", i, " is not a parameter of ",
+                                  FunctionDesc(grad.function), " (it has ", n,
+                                  " parameters)", loc,
+                                  "; list indices of the primal's parameters"));
+        wrt_ok = false;
+      } else if (k > 0 && i <= grad.wrt[k - 1]) {
+        Report(here, absl::StrCat("wrt[", k, "] = ", i, " follows wrt[", k - 1, "] = ",
+                                  grad.wrt[k - 1], loc,
+                                  "; list the parameter indices in ascending order, "
+                                  "each once"));
+        wrt_ok = false;
+      }
+    }
+    // G5
+    bool shape_ok = true;
+    if (fn.params.size() != n) {
+      Report(here, absl::StrCat(of, " but has ", fn.params.size(),
+                                " parameters, and ", FunctionDesc(grad.function), " has ",
+                                n, loc, "; a gradient takes the primal's parameters"));
+      shape_ok = false;
+    }
+    if (fn.results.size() != 1 + grad.wrt.size()) {
+      Report(here, absl::StrCat(of, " with respect to ", grad.wrt.size(),
+                                " parameters but has ", fn.results.size(), " results",
+                                loc, "; a gradient returns the value, then one "
+                                "gradient per wrt entry (", 1 + grad.wrt.size(),
+                                " results)"));
+      shape_ok = false;
+    }
+    if (primal.results.size() != 1) {
+      Report(here, absl::StrCat(of, ", which has ", primal.results.size(), " results",
+                                loc, "; only a function with one result (an f64 "
+                                "scalar) can be differentiated"));
+      shape_ok = false;
+    }
+    // G6
+    if (!Typed() || !wrt_ok || !shape_ok || !vars_ok) return;
+    for (VarId v : primal.params) {
+      if (!ValidVar(v)) return;  // reported with the primal
+    }
+    if (!ValidVar(primal.results[0])) return;
+    for (size_t i = 0; i < n; ++i) {
+      const TensorType* mine = TypeOf(fn.params[i]);
+      const TensorType* theirs = TypeOf(primal.params[i]);
+      if (mine != nullptr && theirs != nullptr && *mine != *theirs) {
+        Report(here, absl::StrCat("parameter ", i, " ", VarDesc(fn.params[i]),
+                                  " has type ", mine->ToString(), ", but parameter ", i,
+                                  " ", VarDesc(primal.params[i]), " of ",
+                                  FunctionDesc(grad.function), ", of which it is the "
+                                  "gradient, has type ", theirs->ToString(), loc,
+                                  "; a gradient takes the primal's parameter types "
+                                  "(rerun infer_types)"));
+      }
+    }
+    const TensorType* value = TypeOf(primal.results[0]);
+    if (value != nullptr && *value != Scalar(DType::kF64)) {
+      Report(here, absl::StrCat(of, ", whose result ", VarDesc(primal.results[0]),
+                                " has type ", value->ToString(), loc,
+                                "; only a function returning an f64 scalar can be "
+                                "differentiated (cast the result to f64, or reduce "
+                                "it to a scalar)"));
+    } else if (const TensorType* mine = TypeOf(fn.results[0]);
+               mine != nullptr && value != nullptr && *mine != *value) {
+      Report(here, absl::StrCat("result 0 ", VarDesc(fn.results[0]), " has type ",
+                                mine->ToString(), ", but the value of ",
+                                FunctionDesc(grad.function), " has type ",
+                                value->ToString(), loc, "; result 0 of a gradient is "
+                                "the primal's value (rerun infer_types)"));
+    }
+    for (size_t k = 0; k < grad.wrt.size(); ++k) {
+      const VarId param = primal.params[grad.wrt[k]];
+      const TensorType* wrt_type = TypeOf(param);
+      if (wrt_type == nullptr) continue;
+      if (wrt_type->dtype != DType::kF64) {
+        Report(here, absl::StrCat(of, " with respect to parameter ", grad.wrt[k], " ",
+                                  VarDesc(param), ", which has type ",
+                                  wrt_type->ToString(), loc,
+                                  "; gradients exist only with respect to f64 "
+                                  "parameters (pass an f64 and cast it inside, or "
+                                  "drop it from wrt)"));
+        continue;
+      }
+      const TensorType* mine = TypeOf(fn.results[1 + k]);
+      if (mine != nullptr && *mine != *wrt_type) {
+        Report(here, absl::StrCat("result ", 1 + k, " ", VarDesc(fn.results[1 + k]),
+                                  " has type ", mine->ToString(),
+                                  ", but it is the gradient with respect to parameter ",
+                                  grad.wrt[k], " ", VarDesc(param), " of ",
+                                  FunctionDesc(grad.function), ", of type ",
+                                  wrt_type->ToString(), loc,
+                                  "; a gradient has its parameter's type (rerun "
+                                  "infer_types)"));
+      }
     }
   }
 
