@@ -9,6 +9,7 @@
 #include "passes/analysis/call_graph.h"
 #include "passes/analysis/definedness.h"
 #include "passes/analysis/liveness.h"
+#include "passes/require_stage.h"
 
 namespace autobatch {
 
@@ -18,6 +19,7 @@ absl::StatusOr<Program> AllocateVariables(Program program) {
         "allocate_variables needs a typed program (run infer_types first), got stage ",
         std::string(StageName(program.stage))));
   }
+  AB_RETURN_IF_ERROR(RequireNoGradientStubs(program, "allocate_variables"));
   AB_RETURN_IF_ERROR(CheckDefinedBeforeUse(program));
   Module& module = program.module;
   const size_t num_vars = module.variables.size();

@@ -274,6 +274,47 @@ TEST(PipelineTest, ARepeatedGroupRunsUntilARoundChangesNothing) {
   }
 }
 
+// The tidy passes and infer_types keep a gradient stub as it is (every
+// pass's output verified), whatever they do to its caller and primal; the
+// first pass that cannot take a stub, allocate_variables, says to run the
+// differentiate pass.
+TEST(PipelineTest, TidyPassesAndInferTypesKeepGradientStubs) {
+  const Program program = testing::MakeGradientStubCallerProgram();
+  const Function& stub = program.module.functions[2];
+  std::ostringstream out;
+  PipelineOptions options;
+  options.print_ir_after_each_pass = &out;
+  absl::StatusOr<Pipeline> pipeline = ParsePipeline(TidyPipelineText() + ",infer_types");
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  PassContext context;
+  context.input_types = {Scalar(DType::kF64), Scalar(DType::kF64)};
+  absl::StatusOr<Program> typed = RunPipeline(program, *pipeline, context, options);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  // The tidy passes changed main (its two blocks merged).
+  EXPECT_EQ(testing::BlockText(*typed, "main", 0),
+            (std::vector<std::string>{"%t: f64 full = copy %x",
+                                      "%v: f64 full, %dy: f64 full = call @grad_f(%t, %y)",
+                                      "return"}));
+  const Function& kept = testing::FindFunction(*typed, "grad_f");
+  EXPECT_EQ(kept.gradient_of, (GradientOf{*typed->module.FindFunction("f"), {1}}));
+  EXPECT_TRUE(kept.blocks.empty());
+  EXPECT_EQ(kept.params.size(), stub.params.size());
+  EXPECT_EQ(kept.results.size(), stub.results.size());
+  EXPECT_THAT(out.str(), ::testing::HasSubstr(
+                             "func @grad_f(%a: f64, %b: f64) -> (%value: f64, %db: f64) = "
+                             "gradient @f wrt 1\n"));
+
+  absl::StatusOr<Program> compiled =
+      CompileProgram(program, {Scalar(DType::kF64), Scalar(DType::kF64)});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(compiled.status().message()),
+              ::testing::StartsWith(
+                  "pass allocate_variables failed: allocate_variables cannot take function "
+                  "'grad_f', a gradient stub of 'f' with no body yet: run the differentiate "
+                  "pass first (CompileProgram and LowerProgram do)"));
+}
+
 // A pass whose output does not verify is our bug: Internal, naming the pass.
 absl::StatusOr<Program> BreakTheProgram(Program program, const PassContext&) {
   program.module.functions[0].blocks[0].terminator = Goto{BlockId(99)};
