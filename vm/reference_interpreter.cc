@@ -457,6 +457,7 @@ absl::StatusOr<ReferenceInterpreter> ReferenceInterpreter::Create(const Program&
         "the reference interpreter runs unlowered programs (stage untyped, typed or "
         "allocated); this program is lowered");
   }
+  AB_RETURN_IF_ERROR(CheckNoGradientStubs(program));
   const int32_t num_functions = static_cast<int32_t>(module.functions.size());
   const int32_t num_vars = static_cast<int32_t>(module.variables.size());
   if (!program.entry.valid() || program.entry.value >= num_functions) {

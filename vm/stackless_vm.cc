@@ -43,6 +43,7 @@ class StacklessVm {
           "stage '", std::string(StageName(program_.stage)),
           "': run CompileProgram (passes/pipeline.h)"));
     }
+    AB_RETURN_IF_ERROR(CheckNoGradientStubs(program_));
     AB_RETURN_IF_ERROR(CheckInputs(program_, inputs));
     batch_ = BatchOfInputs(program_, inputs);
     AB_RETURN_IF_ERROR(CheckValueSizes(program_, batch_, options_.max_value_bytes));

@@ -452,6 +452,24 @@ TEST(ReferenceInterpreterTest, BadProgramsAndInputsAreErrorsNotCrashes) {
   }
 }
 
+// A program that skipped the differentiate pass: untyped or typed, the
+// stub is refused by name before anything runs.
+TEST(ReferenceInterpreterTest, GradientStubIsAClearError) {
+  const std::string expected =
+      "function 'grad_f' is a gradient stub of 'f'; run the differentiate pass "
+      "(CompileProgram/LowerProgram do)";
+  Program untyped = testing::MakeGradientStubProgram();
+  absl::StatusOr<ReferenceInterpreter> created = ReferenceInterpreter::Create(untyped, nullptr);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(created.status().message(), expected);
+  absl::StatusOr<Program> typed =
+      InferTypes(untyped, {{Scalar(DType::kF64), Scalar(DType::kF64)}});
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  EXPECT_EQ(ErrorOf(RunReference(*typed, {Lane<double>({1.0}), Lane<double>({2.0})}, nullptr)),
+            expected);
+}
+
 TEST(ReferenceInterpreterTest, HaltEndsTheLaneWithTheEntrysResults) {
   ProgramBuilder b;
   FunctionId f = b.AddFunction("f");

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "support/status.h"
+#include "vm/run_support.h"
 
 namespace autobatch {
 namespace {
@@ -80,6 +81,7 @@ absl::StatusOr<BlockPlan> BlockPlan::Build(const Program& program) {
         "the stack VM runs lowered programs; this one is at stage '",
         std::string(StageName(program.stage)), "': run LowerProgram (passes/pipeline.h)"));
   }
+  AB_RETURN_IF_ERROR(CheckNoGradientStubs(program));
   ++build_count;
   BlockPlan plan(program);
   const Module& module = program.module;
