@@ -81,8 +81,20 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name) {
   return MakeBackend(*kind);
 }
 
+bool HasUniformOperand(std::span<const Tensor* const> inputs,
+                       std::span<Tensor* const> outputs) {
+  for (const Tensor* in : inputs) {
+    if (in->uniform()) return true;
+  }
+  for (const Tensor* out : outputs) {
+    if (out->uniform()) return true;
+  }
+  return false;
+}
+
 bool IsPlainCopy(const PrimOp& op, std::span<const Tensor* const> inputs,
                  std::span<Tensor* const> outputs) {
+  if (HasUniformOperand(inputs, outputs)) return false;
   return op.prim == Primitive::kCopy && inputs.size() == 1 && outputs.size() == 1 &&
          inputs[0]->type() == outputs[0]->type();
 }
@@ -90,6 +102,7 @@ bool IsPlainCopy(const PrimOp& op, std::span<const Tensor* const> inputs,
 bool IsWideLaneSelect(const PrimOp& op, std::span<const Tensor* const> inputs,
                       std::span<Tensor* const> outputs) {
   if (op.prim != Primitive::kSelect || inputs.size() != 3 || outputs.size() != 1) return false;
+  if (HasUniformOperand(inputs, outputs)) return false;
   const Tensor& cond = *inputs[0];
   const Tensor& out = *outputs[0];
   return cond.dtype() == DType::kBool && cond.lane_elements() == 1 &&

@@ -91,6 +91,10 @@ class Backend {
   // looked up in `kernels` (may be null if the op is a built-in); in dense mode
   // they receive lanes.mask() as `active`. Errors: RunPrimitive's (a bad op,
   // a missing user kernel, a user kernel's failure).
+  // Uniform tensors (Tensor::uniform(), one lane) may stand for inputs of
+  // any batch: every lane reads their one lane (a stride-0 view, never
+  // gathered). If the outputs are uniform, so must every input be, and the
+  // op runs once, for that one lane.
   virtual absl::Status RunOp(const PrimOp& op,
                              std::span<const Tensor* const> inputs,
                              std::span<Tensor* const> outputs,
@@ -144,6 +148,10 @@ class Backend {
   virtual void LanesEqual(const Tensor& values, int64_t value,
                           const LaneSet& lanes, LaneSet* out) = 0;
 };
+
+// Whether an input or output is a uniform tensor (Tensor::uniform()).
+bool HasUniformOperand(std::span<const Tensor* const> inputs,
+                       std::span<Tensor* const> outputs);
 
 // Whether `op` is a copy between two tensors of one type, which a backend runs
 // as MaskedUpdate: the same bits, without a kernel pass into scratch and a

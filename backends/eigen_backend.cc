@@ -73,7 +73,11 @@ absl::Status EigenBackend::RunOp(const PrimOp& op,
   const int64_t batch = lanes.batch();
   bool aliased = false;
   for (const Tensor* in : inputs) {
-    AB_CHECK(in != nullptr && in->batch() == batch, "RunOp: input batch mismatch");
+    AB_CHECK(in != nullptr && (in->batch() == batch || in->uniform()),
+             "RunOp: input batch mismatch");
+  }
+  if (!outputs.empty() && outputs[0]->uniform()) {
+    return RunUniformOp(op, inputs, outputs, lanes, kernels);
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     AB_CHECK(outputs[k] != nullptr && outputs[k]->batch() == batch,
@@ -108,6 +112,12 @@ absl::Status EigenBackend::RunOp(const PrimOp& op,
     const int64_t n = lanes.size();
     for (size_t i = 0; i < num_in; ++i) {
       const Tensor& in = *inputs[i];
+      in_views_[i].type = in.type();
+      in_views_[i].uniform = in.uniform();
+      if (in.uniform()) {  // one lane for all: nothing to gather
+        in_views_[i].data = in.bytes();
+        continue;
+      }
       std::byte* buffer = scratch_[i].Get(static_cast<size_t>(n * in.lane_bytes()));
       GatherLaneBytes(in.bytes(), buffer, in.lane_bytes(), lanes.indices());
       in_views_[i].type = in.type();
@@ -130,6 +140,7 @@ absl::Status EigenBackend::RunOp(const PrimOp& op,
   for (size_t i = 0; i < num_in; ++i) {
     in_views_[i].type = inputs[i]->type();
     in_views_[i].data = inputs[i]->bytes();
+    in_views_[i].uniform = inputs[i]->uniform();
   }
   const bool direct = lanes.full() && !aliased;
   for (size_t k = 0; k < outputs.size(); ++k) {
@@ -145,6 +156,36 @@ absl::Status EigenBackend::RunOp(const PrimOp& op,
       MaskedCopyBytes(out_views_[k].data, outputs[k]->bytes(),
                       outputs[k]->lane_bytes(), lanes);
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EigenBackend::RunUniformOp(const PrimOp& op,
+                                        std::span<const Tensor* const> inputs,
+                                        std::span<Tensor* const> outputs,
+                                        const LaneSet& lanes, const KernelRegistry* kernels) {
+  for (const Tensor* in : inputs) {
+    AB_CHECK(in->uniform(), "RunOp: a uniform output computed from a varying input");
+  }
+  if (lanes.empty()) return absl::OkStatus();
+  const size_t num_in = inputs.size();
+  if (in_views_.size() < num_in) in_views_.resize(num_in);
+  if (out_views_.size() < outputs.size()) out_views_.resize(outputs.size());
+  if (scratch_.size() < outputs.size()) scratch_.resize(outputs.size());
+  for (size_t i = 0; i < num_in; ++i) {
+    in_views_[i] = ConstLanesView{inputs[i]->type(), inputs[i]->bytes(), /*uniform=*/false};
+  }
+  // Into scratch, so that an output that is also an input reads its old value.
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    AB_CHECK(outputs[k]->uniform(), "RunOp: uniform and varying outputs mixed");
+    out_views_[k].type = outputs[k]->type();
+    out_views_[k].data = scratch_[k].Get(static_cast<size_t>(outputs[k]->lane_bytes()));
+  }
+  AB_RETURN_IF_ERROR(RunPrimitive(op, std::span<const ConstLanesView>(in_views_.data(), num_in),
+                                  std::span<const LanesView>(out_views_.data(), outputs.size()),
+                                  /*num_lanes=*/1, kernels));
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    CopyBytes(outputs[k]->bytes(), out_views_[k].data, outputs[k]->lane_bytes());
   }
   return absl::OkStatus();
 }

@@ -43,6 +43,10 @@ class EigenBackend : public Backend {
                   LaneSet* out) override;
 
  private:
+  // RunOp of an op whose outputs are uniform: once, for one lane.
+  absl::Status RunUniformOp(const PrimOp& op, std::span<const Tensor* const> inputs,
+                            std::span<Tensor* const> outputs, const LaneSet& lanes,
+                            const KernelRegistry* kernels);
   // One buffer per operand slot of RunOp: inputs first, then outputs.
   std::vector<ScratchBuffer> scratch_;
   std::vector<ConstLanesView> in_views_;

@@ -10,6 +10,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "support/math/math.h"
+
 namespace autobatch::element {
 
 static_assert(std::numeric_limits<double>::is_iec559 &&
@@ -173,18 +175,23 @@ inline To Convert(From x) {
   }
 }
 
-// The transcendental primitives over n contiguous elements: exactly the
-// batched kernel's code (kernels.h), so each element gets the same bits
-// whatever its neighbours and n.
-enum class Transcendental { kExp, kLog, kLog1p, kExpm1, kTanh };
+// The transcendental primitives over n contiguous elements: math::Eval
+// (support/math/math.h, SLEEF's deterministic functions) in f64, f32
+// widened and the result rounded back, every NaN canonical. Each element's
+// bits depend only on its value, whatever its neighbours and n.
+using Transcendental = math::Fn;
 void EvalTranscendental(Transcendental fn, const double* x, double* y, int64_t n);
 void EvalTranscendental(Transcendental fn, const float* x, float* y, int64_t n);
 
-// The pow primitive's value (the C library's pow), for the kernels and the
-// generated code alike. Out of line on purpose: where a compiler sees a
-// constant exponent it rewrites pow(x, 2.0) as x * x and pow(x, -1.0) as
-// 1.0 / x, which differ from the library's pow in the last bit for about one
-// x in a thousand.
+// The log_sum_exp primitive for `lanes` lanes of n contiguous elements:
+// y[l] = math::LogSumExp(x + l * n, n) in f64 (f32 widened, rounded back).
+void EvalLogSumExp(const double* x, double* y, int64_t lanes, int64_t n);
+void EvalLogSumExp(const float* x, float* y, int64_t lanes, int64_t n);
+
+// The pow primitive's value (math::Pow), for the kernels and the generated
+// code alike. Out of line on purpose: where a compiler sees a constant
+// exponent it may rewrite pow(x, 2.0) as x * x, which can differ from pow
+// in the last bit.
 double Pow(double a, double b);
 
 }  // namespace autobatch::element

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -26,8 +25,10 @@
 #include "absl/strings/str_cat.h"
 #include "backends/element_ops.h"
 #include "backends/kernel_registry.h"
+#include "backends/lane_copy.h"
 #include "backends/random.h"
 #include "backends/scratch_buffer.h"
+#include "support/math/math.h"
 #include "support/status.h"
 
 namespace autobatch {
@@ -59,65 +60,45 @@ Stored<T>* Ptr(const LanesView& v) {
 }
 
 // ---------------------------------------------------------------------------
-// Transcendental functions: every element goes through the same packet code,
-// in f64. Elements are copied into a 64-byte aligned buffer whose length is
-// padded to a multiple of kPad (the f64 packet size), so Eigen's loop has no
-// unaligned head and no scalar tail; Eigen's packet functions are lane-wise,
-// so an element's bits do not depend on its neighbours, its position, or how
-// many elements the call has. (The pad was 16, twice what AVX-512 needs: a
-// fused segment's chunk of 8 scalars computed 16.)
+// Transcendental functions (support/math/math.h), in f64: f32 elements are
+// widened into a buffer of kMaxChunk and the results rounded back.
 
 using element::Transcendental;
-constexpr int64_t kPad = Eigen::internal::packet_traits<double>::size;
 constexpr int64_t kMaxChunk = 256;
-static_assert(kMaxChunk % kPad == 0);
-// log(DBL_MIN): below it exp's result is subnormal, where Eigen's pexp clamps.
-constexpr double kExpSubnormalBelow = -708.3964185322641;
 
-// y[0, n) = fn(x[0, n)); n is a multiple of kPad, x and y 64-byte aligned.
-template <Transcendental fn>
-[[gnu::noinline]] void EvalPadded(const double* x, double* y, int64_t n) {
-  Eigen::Map<const Eigen::ArrayXd, Eigen::Aligned64> in(x, n);
-  Eigen::Map<Eigen::ArrayXd, Eigen::Aligned64> out(y, n);
-  if constexpr (fn == Transcendental::kExp) {
-    out = in.exp();
-    bool any = false;
-    for (int64_t i = 0; i < n; ++i) any |= x[i] < kExpSubnormalBelow;
-    if (any) {
-      for (int64_t i = 0; i < n; ++i) {
-        if (x[i] < kExpSubnormalBelow) y[i] = std::exp(x[i]);
-      }
-    }
-  } else if constexpr (fn == Transcendental::kLog) {
-    out = in.log();
-    bool any = false;
-    for (int64_t i = 0; i < n; ++i) any |= x[i] > 0 && x[i] < DBL_MIN;
-    if (any) {
-      for (int64_t i = 0; i < n; ++i) {
-        if (x[i] > 0 && x[i] < DBL_MIN) y[i] = std::log(x[i]);
-      }
-    }
-  } else if constexpr (fn == Transcendental::kLog1p) {
-    out = in.log1p();
-  } else if constexpr (fn == Transcendental::kExpm1) {
-    out = in.expm1();
+template <typename T>
+void EvalWidened(Transcendental fn, const T* x, T* y, int64_t n) {
+  if constexpr (std::is_same_v<T, double>) {
+    math::Eval(fn, x, y, n);
   } else {
-    out = in.tanh();
+    double buffer[kMaxChunk];
+    for (int64_t start = 0; start < n; start += kMaxChunk) {
+      const int64_t m = std::min(kMaxChunk, n - start);
+      for (int64_t i = 0; i < m; ++i) buffer[i] = static_cast<double>(x[start + i]);
+      math::Eval(fn, buffer, buffer, m);
+      for (int64_t i = 0; i < m; ++i) y[start + i] = Canon(static_cast<T>(buffer[i]));
+    }
   }
 }
 
-template <Transcendental fn, typename T>
-void EvalTranscendental(const T* x, T* y, int64_t n) {
-  alignas(64) double in[kMaxChunk];
-  alignas(64) double out[kMaxChunk];
-  for (int64_t start = 0; start < n;) {
-    const int64_t m = std::min(kMaxChunk, n - start);
-    const int64_t padded = (m + kPad - 1) / kPad * kPad;
-    for (int64_t i = 0; i < m; ++i) in[i] = static_cast<double>(x[start + i]);
-    for (int64_t i = m; i < padded; ++i) in[i] = 0.0;
-    EvalPadded<fn>(in, out, padded);
-    for (int64_t i = 0; i < m; ++i) y[start + i] = Canon(static_cast<T>(out[i]));
-    start += m;
+template <typename T>
+void LogSumExpWidened(const T* x, T* y, int64_t lanes, int64_t n) {
+  if constexpr (std::is_same_v<T, double>) {
+    math::LogSumExpLanes(x, lanes, n, y);
+  } else {
+    // Lanes widened in groups of up to kMaxChunk elements (at least one
+    // lane), in a per-thread buffer that only grows.
+    thread_local ScratchBuffer buffer;
+    const int64_t group = std::max<int64_t>(1, n == 0 ? kMaxChunk : kMaxChunk / n);
+    auto* wide = reinterpret_cast<double*>(
+        buffer.Get(static_cast<size_t>(2 * group + group * n) * sizeof(double)));
+    double* out = wide + group * n;
+    for (int64_t first = 0; first < lanes; first += group) {
+      const int64_t g = std::min(group, lanes - first);
+      for (int64_t i = 0; i < g * n; ++i) wide[i] = static_cast<double>(x[first * n + i]);
+      math::LogSumExpLanes(wide, g, n, out);
+      for (int64_t l = 0; l < g; ++l) y[first + l] = Canon(static_cast<T>(out[l]));
+    }
   }
 }
 
@@ -311,34 +292,39 @@ absl::Status Unary(const Call& c, Allow allow, F f) {
   });
 }
 
-// The transcendental `fn` over n contiguous elements.
-template <typename T>
-void EvalAny(Transcendental fn, const T* x, T* y, int64_t n) {
-  switch (fn) {
-    case Transcendental::kExp: return EvalTranscendental<Transcendental::kExp>(x, y, n);
-    case Transcendental::kLog: return EvalTranscendental<Transcendental::kLog>(x, y, n);
-    case Transcendental::kLog1p: return EvalTranscendental<Transcendental::kLog1p>(x, y, n);
-    case Transcendental::kExpm1: return EvalTranscendental<Transcendental::kExpm1>(x, y, n);
-    case Transcendental::kTanh: return EvalTranscendental<Transcendental::kTanh>(x, y, n);
-  }
-}
-
 absl::Status RunTranscendental(const Call& c, Transcendental fn) {
   AB_RETURN_IF_ERROR(CheckUnary(c, Allow::kFloat));
   return DispatchIf<FloatType>(c, c.in[0].type.dtype, [&](auto zero) {
     using T = decltype(zero);
-    EvalAny(fn, Ptr<T>(c.in[0]), Ptr<T>(c.out[0]), c.lanes * c.in[0].type.NumElements());
+    EvalWidened(fn, Ptr<T>(c.in[0]), Ptr<T>(c.out[0]), c.lanes * c.in[0].type.NumElements());
   });
 }
 
+// pow over chunks of widened operands (a scalar operand broadcast), so that
+// math::Pow runs its vector path.
 absl::Status RunPow(const Call& c) {
   AB_RETURN_IF_ERROR(CheckBinary(c, Allow::kFloat, /*bool_result=*/false));
   return DispatchIf<FloatType>(c, c.in[0].type.dtype, [&](auto zero) {
     using T = decltype(zero);
-    BinaryLoop<T, T>(c, [](T a, T b) {
-      return Canon(static_cast<T>(
-          element::Pow(static_cast<double>(a), static_cast<double>(b))));
-    });
+    const T* a = Ptr<T>(c.in[0]);
+    const T* b = Ptr<T>(c.in[1]);
+    T* o = Ptr<T>(c.out[0]);
+    const int64_t n = c.out[0].type.NumElements();
+    const bool a_full = c.in[0].type.NumElements() == n;
+    const bool b_full = c.in[1].type.NumElements() == n;
+    const int64_t total = c.lanes * n;
+    double wa[kMaxChunk];
+    double wb[kMaxChunk];
+    for (int64_t start = 0; start < total; start += kMaxChunk) {
+      const int64_t m = std::min(kMaxChunk, total - start);
+      for (int64_t i = 0; i < m; ++i) {
+        const int64_t e = start + i;
+        wa[i] = static_cast<double>(a[a_full ? e : e / n]);
+        wb[i] = static_cast<double>(b[b_full ? e : e / n]);
+      }
+      math::Pow(wa, wb, wa, m);
+      for (int64_t i = 0; i < m; ++i) o[start + i] = Canon(static_cast<T>(wa[i]));
+    }
   });
 }
 
@@ -606,6 +592,15 @@ absl::Status RunDot(const Call& c) {
   });
 }
 
+absl::Status RunLogSumExp(const Call& c) {
+  AB_RETURN_IF_ERROR(CheckDType(c, c.in[0].type, Allow::kFloat, "the operand"));
+  AB_RETURN_IF_ERROR(CheckReduceResult(c));
+  return DispatchIf<FloatType>(c, c.in[0].type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    LogSumExpWidened(Ptr<T>(c.in[0]), Ptr<T>(c.out[0]), c.lanes, c.in[0].type.NumElements());
+  });
+}
+
 absl::Status CheckMatVec(const Call& c) {
   const DenseMatrix* m = c.op.attrs.matrix.get();
   if (m == nullptr) return Invalid(c, "the matrix attribute is missing");
@@ -714,6 +709,117 @@ absl::Status RunMatVecBatched(const Call& c) {
 }
 
 // ---------------------------------------------------------------------------
+// Data-indexed ops. They read each operand of lane l at its own offset, so a
+// uniform operand (one lane, stride 0) is read in place: no repetition.
+
+const std::byte* LaneBytesAt(const ConstLanesView& v, int64_t lane) {
+  return v.uniform || v.data == nullptr
+             ? v.data
+             : v.data + lane * v.type.NumElements() * DTypeSize(v.type.dtype);
+}
+
+// Index idx clamped to [0, n - 1] (n > 0).
+int64_t Clamp(int64_t idx, int64_t n) { return idx < 0 ? 0 : idx >= n ? n - 1 : idx; }
+
+absl::Status RunGather(const Call& c) {
+  const TensorType& x = c.in[0].type;
+  if (x.Rank() != 1) return Invalid(c, "the operand is not a vector");
+  AB_RETURN_IF_ERROR(CheckDType(c, c.in[1].type, Allow::kAny, "the indices"));
+  if (c.in[1].type.dtype != DType::kI64) return Invalid(c, "the indices are not i64");
+  const int64_t m = c.in[1].type.NumElements();
+  AB_RETURN_IF_ERROR(CheckSameDType(c, x, c.out[0].type, "the operand and the result"));
+  AB_RETURN_IF_ERROR(CheckElements(c, c.out[0].type, m, "the result"));
+  const int64_t n = x.shape[0];
+  const int64_t size = DTypeSize(x.dtype);
+  for (int64_t l = 0; l < c.lanes && m > 0; ++l) {
+    const std::byte* xs = LaneBytesAt(c.in[0], l);
+    const auto* idx = reinterpret_cast<const int64_t*>(LaneBytesAt(c.in[1], l));
+    std::byte* out = c.out[0].data + l * m * size;
+    if (n == 0) {
+      std::memset(out, 0, static_cast<size_t>(m * size));
+      continue;
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      std::memcpy(out + i * size, xs + Clamp(idx[i], n) * size, static_cast<size_t>(size));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunScatterAdd(const Call& c) {
+  const TensorType& v = c.in[0].type;
+  AB_RETURN_IF_ERROR(CheckDType(c, v, Allow::kNumeric, "the values"));
+  const int64_t m = v.NumElements();
+  if (c.in[1].type.dtype != DType::kI64) return Invalid(c, "the indices are not i64");
+  AB_RETURN_IF_ERROR(CheckElements(c, c.in[1].type, m, "the indices"));
+  if (c.op.attrs.ints.size() != 1 || c.op.attrs.ints[0] < 0) {
+    return Invalid(c, "the attribute ints is not {n} with n >= 0");
+  }
+  const int64_t n = c.op.attrs.ints[0];
+  AB_RETURN_IF_ERROR(CheckSameDType(c, v, c.out[0].type, "the values and the result"));
+  AB_RETURN_IF_ERROR(CheckElements(c, c.out[0].type, n, "the result"));
+  return DispatchIf<NumericType>(c, v.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t l = 0; l < c.lanes && n > 0; ++l) {
+      const T* vs = reinterpret_cast<const T*>(LaneBytesAt(c.in[0], l));
+      const auto* idx = reinterpret_cast<const int64_t*>(LaneBytesAt(c.in[1], l));
+      T* out = Ptr<T>(c.out[0]) + l * n;
+      std::fill(out, out + n, T{0});
+      for (int64_t i = 0; i < m; ++i) {
+        T& o = out[Clamp(idx[i], n)];
+        o = Add(o, vs[i]);
+      }
+      for (int64_t j = 0; j < n; ++j) out[j] = Canon(out[j]);
+    }
+  });
+}
+
+// matvec_input (transposed = false): out[i] = M[i,0] x[0] + M[i,1] x[1] + ...;
+// matvec_t_input: out[j] = M[0,j] y[0] + M[1,j] y[1] + ...; products rounded
+// separately, summed in index order.
+absl::Status RunMatVecInput(const Call& c, bool transposed) {
+  const TensorType& mt = c.in[0].type;
+  AB_RETURN_IF_ERROR(CheckDType(c, mt, Allow::kFloat, "the matrix"));
+  if (mt.Rank() != 2) return Invalid(c, "the matrix operand is not of rank 2");
+  const int64_t rows = mt.shape[0], cols = mt.shape[1];
+  const int64_t in_len = transposed ? rows : cols;
+  const int64_t out_len = transposed ? cols : rows;
+  AB_RETURN_IF_ERROR(CheckSameDType(c, mt, c.in[1].type, "the matrix and the vector"));
+  AB_RETURN_IF_ERROR(CheckElements(c, c.in[1].type, in_len, "the vector"));
+  AB_RETURN_IF_ERROR(CheckSameDType(c, mt, c.out[0].type, "the matrix and the result"));
+  AB_RETURN_IF_ERROR(CheckElements(c, c.out[0].type, out_len, "the result"));
+  return DispatchIf<FloatType>(c, mt.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t l = 0; l < c.lanes && out_len > 0; ++l) {
+      const T* m = reinterpret_cast<const T*>(LaneBytesAt(c.in[0], l));
+      const T* x = reinterpret_cast<const T*>(LaneBytesAt(c.in[1], l));
+      T* out = Ptr<T>(c.out[0]) + l * out_len;
+      if (in_len == 0) {
+        std::fill(out, out + out_len, T{0});
+        continue;
+      }
+      if (!transposed) {
+        for (int64_t i = 0; i < rows; ++i) {
+          const T* row = m + i * cols;
+          T acc = Mul(row[0], x[0]);
+          for (int64_t j = 1; j < cols; ++j) acc = Add(acc, Mul(row[j], x[j]));
+          out[i] = Canon(acc);
+        }
+      } else {
+        // Row by row, so M streams once: out[j] gains M[i,j] y[i] for
+        // i = 0, 1, ..., the same order per element.
+        for (int64_t j = 0; j < cols; ++j) out[j] = Mul(m[j], x[0]);
+        for (int64_t i = 1; i < rows; ++i) {
+          const T* row = m + i * cols;
+          for (int64_t j = 0; j < cols; ++j) out[j] = Add(out[j], Mul(row[j], x[i]));
+        }
+        for (int64_t j = 0; j < cols; ++j) out[j] = Canon(out[j]);
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
 // Randomness (backends/random.h has the construction).
 
 absl::Status RunRandom(const Call& c, bool normal) {
@@ -805,6 +911,14 @@ absl::Status Dispatch(const Call& c) {
     case P::kLog1p: return RunTranscendental(c, Transcendental::kLog1p);
     case P::kExpm1: return RunTranscendental(c, Transcendental::kExpm1);
     case P::kTanh: return RunTranscendental(c, Transcendental::kTanh);
+    case P::kSin: return RunTranscendental(c, Transcendental::kSin);
+    case P::kCos: return RunTranscendental(c, Transcendental::kCos);
+    case P::kAtan: return RunTranscendental(c, Transcendental::kAtan);
+    case P::kLgamma: return RunTranscendental(c, Transcendental::kLgamma);
+    case P::kErfc: return RunTranscendental(c, Transcendental::kErfc);
+    case P::kDigamma: return RunTranscendental(c, Transcendental::kDigamma);
+    case P::kLog1pExp: return RunTranscendental(c, Transcendental::kLog1pExp);
+    case P::kLogistic: return RunTranscendental(c, Transcendental::kLogistic);
     case P::kSqrt:
       return Unary<FloatType>(c, Allow::kFloat, [](auto x) { return Canon(std::sqrt(x)); });
     case P::kFloor:
@@ -823,13 +937,74 @@ absl::Status Dispatch(const Call& c) {
     case P::kReduceSum: return RunReduce(c, /*square=*/false);
     case P::kDot: return RunDot(c);
     case P::kSquaredNorm: return RunReduce(c, /*square=*/true);
+    case P::kLogSumExp: return RunLogSumExp(c);
     case P::kMatVec: return RunMatVec(c);
     case P::kMatVecBatched: return RunMatVecBatched(c);
+    case P::kGather: return RunGather(c);
+    case P::kScatterAdd: return RunScatterAdd(c);
+    case P::kMatVecInput: return RunMatVecInput(c, /*transposed=*/false);
+    case P::kMatVecTInput: return RunMatVecInput(c, /*transposed=*/true);
     case P::kRandomUniform: return RunRandom(c, /*normal=*/false);
     case P::kRandomNormal: return RunRandom(c, /*normal=*/true);
     case P::kUserKernel: return RunUserKernel(c);
   }
   return Invalid(c, "unknown primitive");
+}
+
+// Built-in kernels index lanes consecutively, so a uniform input (one lane,
+// stride 0) is repeated for them: into per-thread scratch when every uniform
+// input is small (a lane's bits do not depend on where its operands sit),
+// else the kernel runs lane by lane, each lane reading the one copy.
+// User kernels get the flag; the data-indexed ops read stride 0 themselves.
+bool ReadsUniformInPlace(Primitive prim) {
+  using P = Primitive;
+  return prim == P::kUserKernel || prim == P::kGather || prim == P::kScatterAdd ||
+         prim == P::kMatVecInput || prim == P::kMatVecTInput;
+}
+
+int64_t LaneBytes(const TensorType& type) {
+  return type.NumElements() * DTypeSize(type.dtype);
+}
+
+absl::Status RunWithUniformInputs(const Call& c) {
+  constexpr int64_t kRepeatMaxLaneBytes = 64;
+  bool small = true;
+  for (const ConstLanesView& in : c.in) {
+    if (in.uniform) small &= LaneBytes(in.type) <= kRepeatMaxLaneBytes;
+  }
+  thread_local std::vector<ConstLanesView> views;
+  thread_local std::vector<LanesView> outs;
+  views.assign(c.in.begin(), c.in.end());
+  if (small) {
+    thread_local std::vector<ScratchBuffer> repeated;
+    if (repeated.size() < c.in.size()) repeated.resize(c.in.size());
+    for (size_t i = 0; i < c.in.size(); ++i) {
+      if (!c.in[i].uniform) continue;
+      const int64_t lane_bytes = LaneBytes(c.in[i].type);
+      std::byte* buffer = repeated[i].Get(static_cast<size_t>(lane_bytes * c.lanes));
+      for (int64_t l = 0; l < c.lanes; ++l) {
+        CopyBytes(buffer + l * lane_bytes, c.in[i].data, lane_bytes);
+      }
+      views[i].data = buffer;
+      views[i].uniform = false;
+    }
+    return Dispatch(Call{c.op, views, c.out, c.lanes, c.kernels, c.active});
+  }
+  outs.assign(c.out.begin(), c.out.end());
+  for (int64_t l = 0; l < c.lanes; ++l) {
+    for (size_t i = 0; i < c.in.size(); ++i) {
+      views[i].uniform = false;
+      if (!c.in[i].uniform && c.in[i].data != nullptr) {
+        views[i].data = c.in[i].data + l * LaneBytes(c.in[i].type);
+      }
+    }
+    for (size_t k = 0; k < c.out.size(); ++k) {
+      if (c.out[k].data != nullptr) outs[k].data = c.out[k].data + l * LaneBytes(c.out[k].type);
+    }
+    AB_RETURN_IF_ERROR(Dispatch(Call{c.op, views, outs, 1, c.kernels,
+                                     c.active == nullptr ? nullptr : c.active + l}));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -849,18 +1024,29 @@ absl::Status RunPrimitive(const PrimOp& op,
                                      outputs.size(), " outputs"));
     }
   }
+  for (const ConstLanesView& in : inputs) {
+    if (in.uniform && num_lanes > 1 && !ReadsUniformInPlace(op.prim)) {
+      return RunWithUniformInputs(c);
+    }
+  }
   return Dispatch(c);
 }
 
 namespace element {
 
 void EvalTranscendental(Transcendental fn, const double* x, double* y, int64_t n) {
-  EvalAny(fn, x, y, n);
+  EvalWidened(fn, x, y, n);
 }
 void EvalTranscendental(Transcendental fn, const float* x, float* y, int64_t n) {
-  EvalAny(fn, x, y, n);
+  EvalWidened(fn, x, y, n);
 }
-double Pow(double a, double b) { return std::pow(a, b); }
+void EvalLogSumExp(const double* x, double* y, int64_t lanes, int64_t n) {
+  LogSumExpWidened(x, y, lanes, n);
+}
+void EvalLogSumExp(const float* x, float* y, int64_t lanes, int64_t n) {
+  LogSumExpWidened(x, y, lanes, n);
+}
+double Pow(double a, double b) { return math::Pow(a, b); }
 
 }  // namespace element
 }  // namespace autobatch

@@ -24,16 +24,15 @@
 //   bit-cast); a literal holds one value (broadcast) or one per element.
 // * Integer add/sub/mul/neg/abs and reductions wrap; x / 0 = 0, x % 0 = x,
 //   INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0. Float % is std::fmod.
-// * exp, log, log1p, expm1, tanh: computed in f64 (f32 operands are widened,
-//   the result rounded back to f32) by Eigen's packet code, on elements
-//   copied into an aligned buffer padded to a multiple of 16, so that every
-//   element takes the packet path (never Eigen's scalar head or tail),
-//   whatever its position or the batch size; where that code is inexact in
-//   the subnormal range (exp(x) for x < log(DBL_MIN), log(x) for subnormal
-//   x) the element is computed by std::exp / std::log instead. sqrt and
-//   floor are exact (IEEE). pow is std::pow in f64 (f32: widened, result
-//   rounded). Accuracy (tested): f64 within 3 ulps of the correctly rounded
-//   value, f32 within 1 ulp.
+// * exp, log, log1p, expm1, tanh, sin, cos, atan, lgamma, erfc, digamma,
+//   log1p_exp, logistic, pow and log_sum_exp: computed in f64 (f32 operands
+//   are widened, the result rounded back to f32) by support/math/math.h
+//   (SLEEF's deterministic functions, the widest vector variant the CPU
+//   has; the same bits on every variant, so an element's bits depend only
+//   on its value), which states each function's exact definition. sqrt
+//   and floor are exact (IEEE). Accuracy (tested): f64 within 1 ulp of the
+//   correctly rounded value (erfc 1.5, the functions built on others 2),
+//   f32 within 1 ulp.
 // * reduce_sum / dot / squared_norm: x[0] (or the product of the 0th
 //   elements), then += the next term, in index order; an empty vector sums to
 //   +0. Integers wrap.
@@ -75,9 +74,14 @@ struct LanesView {
   TensorType type;
   std::byte* data = nullptr;
 };
+// An input view may be UNIFORM (ir/ir.h): it holds ONE lane, which every
+// lane reads (lane stride 0). Built-in primitives accept uniform inputs
+// (RunPrimitive repeats them for kernels that index lanes); a user kernel
+// receives the flag and must read such an input at `data` for every lane.
 struct ConstLanesView {
   TensorType type;
   const std::byte* data = nullptr;
+  bool uniform = false;
 };
 
 // Computes `op` for `num_lanes` lanes: inputs[k] and outputs[k] hold

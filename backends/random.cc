@@ -10,6 +10,8 @@
 #include <Random123/philox.h>
 #pragma GCC diagnostic pop
 
+#include "support/math/math.h"
+
 namespace autobatch {
 
 std::array<uint64_t, 2> PhiloxBits(uint64_t key, uint64_t counter, uint64_t block) {
@@ -87,21 +89,51 @@ void PhiloxBitsLanes(const uint64_t* key, const uint64_t* counter, uint64_t bloc
   if (start < lanes) PhiloxLanes<8>(key, counter, block, start, lanes - start, bits0, bits1);
 }
 
+namespace {
+
+constexpr double kTwoPi = 6.283185307179586;  // the double nearest 2 pi
+// Lanes per pass of RandomLanes, so that its values stay on the stack.
+constexpr int64_t kLaneChunk = 256;
+
+// BoxMuller on m pairs (u0[l], u1[l]), in place (z0 into u0, z1 into u1),
+// with the vector path of log, cos and sin: the same bits as BoxMuller.
+// m <= kLaneChunk.
+void BoxMullerLanes(double* u0, double* u1, int64_t m) {
+  double rho[kLaneChunk];
+  double c[kLaneChunk];
+  math::Eval(math::Fn::kLog, u0, rho, m);
+  for (int64_t l = 0; l < m; ++l) {
+    rho[l] = std::sqrt(-2.0 * rho[l]);
+    u1[l] = kTwoPi * u1[l];  // theta
+  }
+  math::Eval(math::Fn::kCos, u1, c, m);
+  math::Eval(math::Fn::kSin, u1, u1, m);
+  for (int64_t l = 0; l < m; ++l) {
+    u0[l] = rho[l] * c[l];
+    u1[l] = rho[l] * u1[l];
+  }
+}
+
+}  // namespace
+
 void RandomLanes(const uint64_t* key, const uint64_t* counter, int64_t lanes,
                  int64_t elements, bool normal, double* out) {
-  constexpr int64_t kChunk = 256;  // lanes per pass, so the bits stay on the stack
-  uint64_t bits[2][kChunk];
-  for (int64_t start = 0; start < lanes; start += kChunk) {
-    const int64_t m = std::min(kChunk, lanes - start);
+  uint64_t bits[2][kLaneChunk];
+  double values[2][kLaneChunk];
+  for (int64_t start = 0; start < lanes; start += kLaneChunk) {
+    const int64_t m = std::min(kLaneChunk, lanes - start);
     for (int64_t i = 0; i < elements; i += 2) {
       PhiloxBitsLanes(key + start, counter + start, static_cast<uint64_t>(i / 2), m, bits[0],
                       bits[1]);
       for (int64_t l = 0; l < m; ++l) {
-        std::array<double, 2> values = {UniformFromBits(bits[0][l]), UniformFromBits(bits[1][l])};
-        if (normal) values = BoxMuller(values[0], values[1]);
+        values[0][l] = UniformFromBits(bits[0][l]);
+        values[1][l] = UniformFromBits(bits[1][l]);
+      }
+      if (normal) BoxMullerLanes(values[0], values[1], m);
+      for (int64_t l = 0; l < m; ++l) {
         double* o = out + (start + l) * elements;
-        o[i] = values[0];
-        if (i + 1 < elements) o[i + 1] = values[1];
+        o[i] = values[0][l];
+        if (i + 1 < elements) o[i + 1] = values[1][l];
       }
     }
   }
@@ -114,9 +146,9 @@ double UniformFromBits(uint64_t bits) {
 }
 
 std::array<double, 2> BoxMuller(double u0, double u1) {
-  double rho = std::sqrt(-2.0 * std::log(u0));
-  double theta = 6.283185307179586 * u1;
-  return {rho * std::cos(theta), rho * std::sin(theta)};
+  const double rho = std::sqrt(-2.0 * math::Log(u0));
+  const double theta = kTwoPi * u1;
+  return {rho * math::Cos(theta), rho * math::Sin(theta)};
 }
 
 double PhiloxUniform(uint64_t key, uint64_t counter, int64_t index) {

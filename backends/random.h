@@ -12,13 +12,15 @@
 //   bits[0]     = r[0] | r[1] << 32,  bits[1] = r[2] | r[3] << 32
 //   uniform(w)  = ((bits[w] >> 12) + 0.5) * 2^-52           in (0, 1), exact
 //   normal      = Box-Muller on the block's two uniforms u0 = uniform(0),
-//                 u1 = uniform(1): rho = std::sqrt(-2 * std::log(u0)),
+//                 u1 = uniform(1): rho = std::sqrt(-2 * math::Log(u0)),
 //                 theta = 6.283185307179586 * u1 (the double nearest 2*pi),
-//                 normal(0) = rho * std::cos(theta), normal(1) = rho * std::sin(theta)
+//                 normal(0) = rho * math::Cos(theta), normal(1) = rho * math::Sin(theta)
+//                 (support/math/math.h: deterministic, the same on every CPU)
 //
 // Uniforms lie in [2^-53, 1 - 2^-53]: never 0 or 1, so log(u) is finite and
-// normals are finite (|z| < 8.58). The libm calls are scalar and the same for
-// every element, so the primitive and these helpers give identical bits.
+// normals are finite (|z| < 8.58). The primitive runs log, cos and sin
+// across lanes (math::Eval), these helpers one value at a time, with the
+// same bits.
 #ifndef AUTOBATCH_BACKENDS_RANDOM_H_
 #define AUTOBATCH_BACKENDS_RANDOM_H_
 

@@ -47,6 +47,22 @@ class Tensor {
   template <typename T>
   Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> ToEigen() const;
 
+  // A UNIFORM tensor (ir/ir.h) holds ONE lane's value that every lane of a
+  // batch reads (lane stride 0): batch() is 1 whatever the batch it is used
+  // with. Backends read it through a ConstLanesView flagged uniform and
+  // compute ops whose outputs are uniform once.
+  static Tensor Uniform(TensorType type) {
+    Tensor t(std::move(type), 1);
+    t.uniform_ = true;
+    return t;
+  }
+  bool uniform() const { return uniform_; }
+  // Marks a one-lane tensor uniform (an input given once for all lanes).
+  void set_uniform() {
+    AB_CHECK(batch_ == 1, "Tensor::set_uniform: a uniform tensor has exactly one lane");
+    uniform_ = true;
+  }
+
   const TensorType& type() const { return type_; }
   DType dtype() const { return type_.dtype; }
   int64_t batch() const { return batch_; }
@@ -93,6 +109,7 @@ class Tensor {
   TensorType type_;
   int64_t batch_ = 0;
   int64_t lane_elements_ = 1;
+  bool uniform_ = false;
   // Aligned for Eigen's widest vector loads (32 bytes with AVX): at malloc's
   // 16, whether a lane's loads straddle cache lines would depend on the heap.
   std::vector<std::byte, Eigen::aligned_allocator<std::byte>> storage_;

@@ -243,7 +243,12 @@ absl::Status ThreadedBackend::RunOp(const PrimOp& op,
   const int64_t batch = lanes.batch();
   bool aliased = false;
   for (const Tensor* in : inputs) {
-    AB_CHECK(in != nullptr && in->batch() == batch, "RunOp: input batch mismatch");
+    AB_CHECK(in != nullptr && (in->batch() == batch || in->uniform()),
+             "RunOp: input batch mismatch");
+  }
+  // Uniform operands (one shared lane) run on one thread.
+  if (HasUniformOperand(inputs, outputs)) {
+    return serial_.RunOp(op, inputs, outputs, lanes, mode, kernels);
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     AB_CHECK(outputs[k] != nullptr && outputs[k]->batch() == batch,

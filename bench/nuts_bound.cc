@@ -57,8 +57,6 @@
 #include <utility>
 #include <vector>
 
-#include <Eigen/Core>
-
 #include "absl/strings/str_split.h"
 #include "backends/random.h"
 #include "bench/scalar_loop.h"
@@ -71,6 +69,7 @@
 #include "mcmc/scalar/scalar_nuts.h"
 #include "mcmc/model/targets/registry.h"
 #include "mcmc/scalar/u_turn.h"
+#include "support/math/math.h"
 
 namespace autobatch::mcmc {
 namespace {
@@ -184,41 +183,16 @@ void HalfStepEnergyGroup(const double* m, const EnergyInputs* in, int64_t d, dou
 }
 
 // SamplerExp / SamplerLog1p across lanes: y[i] = SamplerExp(x[i]) for i < n,
-// the same bits. SamplerExp evaluates Eigen's packet function on a broadcast
-// packet; here each packet holds kPacket different lanes (the packet
-// functions compute every element alone). x and y must have n rounded up to
-// kPacket entries (the rest are junk, computed and ignored).
-namespace ei = Eigen::internal;
-using Packet = ei::find_best_packet<double, 16>::type;  // SamplerExp's packet
-constexpr int64_t kPacket = ei::unpacket_traits<Packet>::size;
-constexpr double kExpSubnormalBelow = -708.3964185322641;  // sampler_config.cc's
+// the same bits: the vector path of the same functions (support/math/math.h).
+// The lane-math vectors hold n rounded up to kPacket entries.
+constexpr int64_t kPacket = 8;
 
 int64_t RoundUp(int64_t n) { return (n + kPacket - 1) / kPacket * kPacket; }
 
-template <typename Functor>
-void PacketLanes(const double* x, double* y, int64_t n) {
-  if constexpr (ei::functor_traits<Functor>::PacketAccess &&
-                ei::packet_traits<double>::Vectorizable) {
-    for (int64_t i = 0; i < n; i += kPacket) {
-      ei::pstoreu(y + i, Functor().packetOp(ei::ploadu<Packet>(x + i)));
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) y[i] = Functor()(x[i]);
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    if (y[i] != y[i]) y[i] = std::numeric_limits<double>::quiet_NaN();
-  }
-}
-
-void ExpLanes(const double* x, double* y, int64_t n) {
-  PacketLanes<ei::scalar_exp_op<double>>(x, y, RoundUp(n));
-  for (int64_t i = 0; i < n; ++i) {
-    if (x[i] < kExpSubnormalBelow) y[i] = std::exp(x[i]);
-  }
-}
+void ExpLanes(const double* x, double* y, int64_t n) { math::Eval(math::Fn::kExp, x, y, n); }
 
 void Log1pLanes(const double* x, double* y, int64_t n) {
-  PacketLanes<ei::scalar_log1p_op<double>>(x, y, RoundUp(n));
+  math::Eval(math::Fn::kLog1p, x, y, n);
 }
 
 // Program-counter batching of ScalarNuts::Transition over B chains (lanes).
@@ -355,7 +329,7 @@ class PcBatchedNuts {
     // true (with interleave): the multinomial merges' and the progressive
     // sampling's uniforms, exp and log-sum-exp, and the leaves' Metropolis
     // probabilities, run across the block's lanes (Philox rounds across
-    // lanes, Eigen packets of different lanes; the same bits).
+    // lanes, the vector path of exp and log1p; the same bits).
     bool lane_math = false;
     // Lanes run as consecutive tiles of this many lanes, one tile after
     // another (each tile to its end), so a tile's workspace can stay in
@@ -1105,10 +1079,9 @@ double TimeModelAlone(const Model& model, const std::vector<ScalarChainResult>& 
 // The cost per call of the per-lane pieces of NUTS, cache-resident, calls
 // independent of one another (throughput, not latency), beside the same
 // values computed across lanes where a lane-parallel form with the same bits
-// exists (Philox rounds across lanes, PhiloxBitsLanes; Eigen's exp / log1p
-// packet functions on packets of different lanes, the functions SamplerExp /
-// SamplerLog1p evaluate on a broadcast packet). Exits 1 if a lane-parallel
-// value differs from the per-lane one.
+// exists (Philox rounds across lanes, PhiloxBitsLanes; the vector path of
+// exp / log1p, support/math/math.h). Exits 1 if a lane-parallel value
+// differs from the per-lane one.
 void PrintCallCosts(const Model& model) {
   constexpr int64_t kLanes = 1024;
   constexpr int kReps = 200;

@@ -296,6 +296,12 @@ class OpEmitter {
             "; ++i) acc = E::Add<", ct, ">(acc, ", term("i"), ");\n",
             "        r[k] = E::Canon(acc);\n      }\n");
       }
+      case P::kLogSumExp: {
+        const DType d = Dt(in(0));
+        if (!IsFloat(d) || od != d || n != 1) return std::nullopt;
+        return absl::StrCat("      E::EvalLogSumExp(", Local(in(0)), ", r, K, ", Elements(in(0)),
+                            ");\n");
+      }
       case P::kMatVec: {
         const DenseMatrix* mat = op.attrs.matrix.get();
         const DType d = Dt(in(0));
@@ -408,6 +414,18 @@ bool MovesInStorage(const Module& module, const PrimOp& op) {
          (op.inputs[1] == out || op.inputs[2] == out);
 }
 
+// Whether `op` reads or writes a uniform variable: generated code indexes
+// every operand by lane, so such ops run through the kernels (a stride-0
+// view) and never in a fused segment.
+bool TouchesUniform(const Module& module, const PrimOp& op) {
+  for (const std::vector<VarId>& vars : {op.inputs, op.outputs}) {
+    for (VarId v : vars) {
+      if (module.var(v).uniform) return true;
+    }
+  }
+  return false;
+}
+
 // The end of the run of fusable ops from `first`: prim ops the emitter can
 // fuse, and pops whose variables no later op of the run touches (the VM runs
 // them after the segment, which is then the same). Pops at the end of the
@@ -429,7 +447,10 @@ int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitte
       continue;
     }
     const auto* prim = std::get_if<PrimOp>(&op);
-    if (prim == nullptr || MovesInStorage(module, *prim) || !emitter.Emit(*prim)) break;
+    if (prim == nullptr || MovesInStorage(module, *prim) || TouchesUniform(module, *prim) ||
+        !emitter.Emit(*prim)) {
+      break;
+    }
     bool touches_popped = false;
     for (const std::vector<VarId>& vars : {OpReads(op), OpWrites(op)}) {
       for (VarId v : vars) {

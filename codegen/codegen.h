@@ -47,7 +47,7 @@ inline constexpr int32_t kMaxSegmentOps = 64;
 // other (element e of lane k at k * elements + e, as in storage, so a lane
 // loads and stores with contiguous copies), so the compiler vectorizes an op
 // over the lanes of a scalar and the elements of a vector, the
-// transcendental primitives run the kernels' own packet code on the chunk,
+// transcendental primitives run the kernels' own vector code on the chunk,
 // and a chunk's values stay in L1 from one op to the next.
 inline constexpr int64_t kFusedChunk = 8;
 

@@ -37,7 +37,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped when the prelude or the library's entry point changes.
-constexpr int kJitFormat = 1;
+constexpr int kJitFormat = 2;
 constexpr char kEntry[] = "autobatch_jit_entry";
 constexpr char kHint[] = "; run without fused blocks (omit --fused / CallOptions::jit_fused_blocks)";
 
@@ -154,6 +154,12 @@ void EvalTranscendental(Transcendental fn, const double* x, double* y, int64_t n
 void EvalTranscendental(Transcendental fn, const float* x, float* y, int64_t n) {
   jit_host->transcendental_f32(fn, x, y, n);
 }
+void EvalLogSumExp(const double* x, double* y, int64_t lanes, int64_t n) {
+  jit_host->log_sum_exp_f64(x, y, lanes, n);
+}
+void EvalLogSumExp(const float* x, float* y, int64_t lanes, int64_t n) {
+  jit_host->log_sum_exp_f32(x, y, lanes, n);
+}
 double Pow(double a, double b) { return jit_host->pow(a, b); }
 }  // namespace element
 }  // namespace autobatch
@@ -174,6 +180,8 @@ const JitHost& Host() {
           &element::EvalTranscendental),
       static_cast<void (*)(element::Transcendental, const float*, float*, int64_t)>(
           &element::EvalTranscendental),
+      static_cast<void (*)(const double*, double*, int64_t, int64_t)>(&element::EvalLogSumExp),
+      static_cast<void (*)(const float*, float*, int64_t, int64_t)>(&element::EvalLogSumExp),
       &element::Pow,
   };
   return host;

@@ -6,7 +6,8 @@
 // What it does, for a program whose fused blocks this process has not loaded
 // yet:
 //   1. EmitFusedBlocks(program), plus a few lines that route the generated
-//      code's calls into this library (RandomLanes, EvalTranscendental, Pow)
+//      code's calls into this library (RandomLanes, EvalTranscendental,
+//      EvalLogSumExp, Pow)
 //      through a table of function pointers, so the executable need not
 //      export its symbols (-rdynamic);
 //   2. looks the source up in the cache directory by a 64-bit hash of the
@@ -76,6 +77,8 @@ struct JitHost {
                              int64_t n);
   void (*transcendental_f32)(element::Transcendental fn, const float* x, float* y,
                              int64_t n);
+  void (*log_sum_exp_f64)(const double* x, double* y, int64_t lanes, int64_t n);
+  void (*log_sum_exp_f32)(const float* x, float* y, int64_t lanes, int64_t n);
   double (*pow)(double a, double b);
 };
 

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <set>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -430,10 +432,14 @@ void Body::Build(const BodyDefinition& def, std::source_location def_loc) {
                             " but the body lambda takes ", Plural(num_user_params, "parameter")));
   }
   std::vector<Value> leaves;
+  std::set<std::string> uniform(entry.options.uniform_params.begin(),
+                                entry.options.uniform_params.end());
   for (int p = 0; p < num_user_params; ++p) {
     std::string base = p < static_cast<int>(names.size()) ? names[p] : absl::StrCat("p", p);
+    const bool is_uniform = uniform.erase(base) > 0;
     for (const std::string& suffix : def.param_leaf_suffixes[p]) {
       int32_t var = NewVar(VarKind::kParam, base + suffix);
+      vars_[var].uniform = is_uniform;
       size_t k = params_.size();
       if (entry.options.signature && k < entry.options.signature->params.size()) {
         vars_[var].type = entry.options.signature->params[k];
@@ -448,6 +454,11 @@ void Body::Build(const BodyDefinition& def, std::source_location def_loc) {
                             Plural(static_cast<int>(entry.options.signature->params.size()), "parameter"),
                             " but the body takes ", Plural(static_cast<int>(params_.size()), "value"),
                             " (structs and tuples count one per field)"));
+  }
+  for (const std::string& name : uniform) {
+    Error(loc, absl::StrCat("FunctionOptions::uniform_params names '", name,
+                            "', which is not a parameter; use the names of param_names "
+                            "(or p0, p1, ... without them)"));
   }
   // The Builder lives as long as the Body, so a Builder& that escapes its
   // lambda is still detected as belonging to this function.

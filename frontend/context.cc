@@ -153,6 +153,11 @@ absl::StatusOr<std::vector<int>> ContextImpl::Reachable(int entry) {
           ") has no body; define it with ctx.Batch(", e.name, ")(...)"));
     }
     AB_RETURN_IF_ERROR(e.body->ResolveCalls());
+    // A gradient stub's primal is part of the program (call_graph.h).
+    if (const auto& grad = e.body->ir().gradient_of; grad && !seen[grad->function.value]) {
+      seen[grad->function.value] = true;
+      stack.push_back(grad->function.value);
+    }
     for (const Block& block : e.body->ir().blocks) {
       for (const Op& op : block.ops) {
         if (const CallOp* call = std::get_if<CallOp>(&op)) {
@@ -190,6 +195,10 @@ absl::StatusOr<autobatch::Module> ContextImpl::Assemble(const std::vector<int>& 
     }
     Function f = body.ir();
     RemapVars(f, offset);
+    if (f.gradient_of) {
+      AB_CHECK(function_id[f.gradient_of->function.value] >= 0, "primal missing from the module");
+      f.gradient_of->function = FunctionId(function_id[f.gradient_of->function.value]);
+    }
     for (Block& block : f.blocks) {
       for (Op& op : block.ops) {
         if (CallOp* call = std::get_if<CallOp>(&op)) {

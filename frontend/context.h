@@ -197,6 +197,12 @@ struct FunctionOptions {
   std::vector<std::string> result_names = {};
   // Declared types (flattened); checked by infer_types and by Run.
   std::optional<Signature> signature = std::nullopt;
+  // Parameters (names from param_names; a struct's every field) that are
+  // UNIFORM (ir/ir.h): the same for every lane, given once per call as a
+  // Tensor of ONE lane (no batch dimension to repeat), stored once and read
+  // by every lane through a stride-0 view. Only a program's entry may have
+  // them: calling such a function from a body is an error.
+  std::vector<std::string> uniform_params = {};
 };
 
 // Options of a Context; none at present.

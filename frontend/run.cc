@@ -53,11 +53,18 @@ absl::StatusOr<std::vector<Tensor>> RunBatched(const Program& executable, const 
   return RunStackVm(*plan, std::move(inputs), kernels, *backend, options, profile);
 }
 
-// Lanes [begin, end) of every tensor.
-std::vector<Tensor> LaneRange(const std::vector<Tensor>& tensors, int64_t begin, int64_t end) {
+// Lanes [begin, end) of every tensor; a uniform input (one lane for all)
+// whole.
+std::vector<Tensor> LaneRange(const Program& program, const std::vector<Tensor>& tensors,
+                              int64_t begin, int64_t end) {
   std::vector<Tensor> out;
   out.reserve(tensors.size());
-  for (const Tensor& t : tensors) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    if (IsUniformInput(program, i)) {
+      out.push_back(t);
+      continue;
+    }
     Tensor part(t.type(), end - begin);
     CopyBytes(part.bytes(), t.lane_bytes_ptr(begin), part.size_bytes());
     out.push_back(std::move(part));
@@ -92,7 +99,7 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
     return absl::InvalidArgumentError(absl::StrCat(
         "CallOptions::shards is ", options.shards, "; use 1 (no sharding) or more"));
   }
-  const int64_t batch = inputs.empty() ? 0 : inputs.front().batch();
+  const int64_t batch = inputs.empty() ? 0 : BatchOfInputs(executable, inputs);
   const std::vector<std::pair<int64_t, int64_t>> ranges = ShardRanges(batch, options.shards);
   const int shards = static_cast<int>(ranges.size());
   if (shards == 1) return RunBatched(executable, plan, std::move(inputs), kernels, options, profile);
@@ -116,7 +123,7 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
   std::vector<Shard> parts(static_cast<size_t>(shards));
   for (size_t s = 0; s < parts.size(); ++s) {
     std::tie(parts[s].begin, parts[s].end) = ranges[s];
-    parts[s].inputs = LaneRange(inputs, parts[s].begin, parts[s].end);
+    parts[s].inputs = LaneRange(executable, inputs, parts[s].begin, parts[s].end);
   }
   inputs.clear();
   // Each thread takes the next shard not yet started until none is left.

@@ -341,6 +341,14 @@ Value sqrt(const Operand& x) { return Unary(Primitive::kSqrt, x); }
 Value tanh(const Operand& x) { return Unary(Primitive::kTanh, x); }
 Value floor(const Operand& x) { return Unary(Primitive::kFloor, x); }
 Value pow(const Operand& a, const Operand& b) { return Binary(Primitive::kPow, a, b); }
+Value sin(const Operand& x) { return Unary(Primitive::kSin, x); }
+Value cos(const Operand& x) { return Unary(Primitive::kCos, x); }
+Value atan(const Operand& x) { return Unary(Primitive::kAtan, x); }
+Value lgamma(const Operand& x) { return Unary(Primitive::kLgamma, x); }
+Value erfc(const Operand& x) { return Unary(Primitive::kErfc, x); }
+Value digamma(const Operand& x) { return Unary(Primitive::kDigamma, x); }
+Value log1p_exp(const Operand& x) { return Unary(Primitive::kLog1pExp, x); }
+Value logistic(const Operand& x) { return Unary(Primitive::kLogistic, x); }
 Value lt(const Operand& a, const Operand& b) { return Binary(Primitive::kLt, a, b); }
 Value le(const Operand& a, const Operand& b) { return Binary(Primitive::kLe, a, b); }
 Value gt(const Operand& a, const Operand& b) { return Binary(Primitive::kGt, a, b); }
@@ -353,6 +361,7 @@ Value logical_not(const Operand& x) { return Unary(Primitive::kNot, x); }
 Value reduce_sum(const Operand& x) { return Unary(Primitive::kReduceSum, x); }
 Value dot(const Operand& a, const Operand& b) { return Binary(Primitive::kDot, a, b); }
 Value squared_norm(const Operand& x) { return Unary(Primitive::kSquaredNorm, x); }
+Value log_sum_exp(const Operand& x) { return Unary(Primitive::kLogSumExp, x); }
 
 namespace {
 Value MatVec(Primitive prim, std::shared_ptr<const DenseMatrix> matrix, const Operand& x) {
@@ -383,6 +392,24 @@ Value matvec(std::shared_ptr<const DenseMatrix> matrix, const Operand& x) {
 }
 Value matvec_batched(std::shared_ptr<const DenseMatrix> matrix, const Operand& x) {
   return MatVec(Primitive::kMatVecBatched, std::move(matrix), x);
+}
+Value gather(const Operand& x, const Operand& idx) {
+  return Emit(Primitive::kGather, {&x, &idx},
+              {LiteralPolicy::Constant(), LiteralPolicy::Constant()});
+}
+Value scatter_add(const Operand& v, const Operand& idx, int64_t n) {
+  Attributes attrs;
+  attrs.ints = {n};
+  return Emit(Primitive::kScatterAdd, {&v, &idx},
+              {LiteralPolicy::Constant(), LiteralPolicy::Constant()}, std::move(attrs));
+}
+Value matvec_input(const Operand& m, const Operand& x) {
+  return Emit(Primitive::kMatVecInput, {&m, &x},
+              {LiteralPolicy::Constant(), LiteralPolicy::Constant()});
+}
+Value matvec_t_input(const Operand& m, const Operand& y) {
+  return Emit(Primitive::kMatVecTInput, {&m, &y},
+              {LiteralPolicy::Constant(), LiteralPolicy::Constant()});
 }
 Value random_uniform(const Operand& key, const Operand& counter, std::vector<int64_t> shape) {
   return Random(Primitive::kRandomUniform, key, counter, std::move(shape));

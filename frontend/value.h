@@ -224,6 +224,14 @@ Value sqrt(const Operand& x);
 Value tanh(const Operand& x);
 Value floor(const Operand& x);
 Value pow(const Operand& a, const Operand& b);
+Value sin(const Operand& x);
+Value cos(const Operand& x);
+Value atan(const Operand& x);
+Value lgamma(const Operand& x);
+Value erfc(const Operand& x);
+Value digamma(const Operand& x);
+Value log1p_exp(const Operand& x);  // softplus, log(1 + e^x)
+Value logistic(const Operand& x);   // inverse logit, 1 / (1 + e^-x)
 Value lt(const Operand& a, const Operand& b);
 Value le(const Operand& a, const Operand& b);
 Value gt(const Operand& a, const Operand& b);
@@ -236,10 +244,18 @@ Value logical_not(const Operand& x);                    // "not"
 Value reduce_sum(const Operand& x);
 Value dot(const Operand& a, const Operand& b);
 Value squared_norm(const Operand& x);
+Value log_sum_exp(const Operand& x);  // log(sum_i e^x[i]), a float scalar
 // out = M x per lane (bit-stable).
 Value matvec(std::shared_ptr<const DenseMatrix> matrix, const Operand& x);
 // out = M x as one matrix product over the active lanes (NOT bit-stable).
 Value matvec_batched(std::shared_ptr<const DenseMatrix> matrix, const Operand& x);
+// x[idx[i]] (idx an i64 vector; out-of-range indices clamp).
+Value gather(const Operand& x, const Operand& idx);
+// zeros(n) with out[idx[i]] += v[i], i ascending (gather's adjoint).
+Value scatter_add(const Operand& v, const Operand& idx, int64_t n);
+// M x and M^T y with the matrix an operand (e.g. a uniform input), bit-stable.
+Value matvec_input(const Operand& m, const Operand& x);
+Value matvec_t_input(const Operand& m, const Operand& y);
 // f64 variates of `shape`; key and counter are u64 scalars (literals become
 // u64 constants).
 Value random_uniform(const Operand& key, const Operand& counter,

@@ -103,7 +103,7 @@ class DotWriter {
       WriteFunction(static_cast<int32_t>(f), lines);
     }
     const Function* entry = FunctionAt(program_.entry.value);
-    if (entry != nullptr && !entry->blocks.empty()) {
+    if (entry != nullptr && (!entry->blocks.empty() || IsStub(*entry))) {
       absl::StrAppend(&out_, "  \"start\" [shape=point];\n  \"start\" -> ",
                       BlockNode(program_.entry.value, 0), ";\n");
     }
@@ -116,6 +116,9 @@ class DotWriter {
   }
 
  private:
+  // A gradient stub is drawn as one node, which stands for its block 0.
+  static bool IsStub(const Function& fn) { return fn.gradient_of && fn.blocks.empty(); }
+
   const Function* FunctionAt(int32_t index) const {
     if (index < 0 || static_cast<size_t>(index) >= module_.functions.size()) return nullptr;
     return &module_.functions[index];
@@ -128,6 +131,8 @@ class DotWriter {
     const Function* fn = FunctionAt(function);
     if (fn == nullptr) {
       bad_nodes_.emplace(node, absl::StrCat("@<bad:", function, ">"));
+    } else if (IsStub(*fn) && block == 0) {
+      return node;
     } else if (block < 0 || static_cast<size_t>(block) >= fn->blocks.size()) {
       bad_nodes_.emplace(node, absl::StrCat("^<bad:", block, "> of function ", function));
     }
@@ -140,8 +145,27 @@ class DotWriter {
     edges_ += ";\n";
   }
 
+  // A stub: one node labelled with its header line, and a dashed edge to
+  // the function it is the gradient of.
+  void WriteStub(int32_t f, PrintedLines& lines) {
+    const Function& fn = module_.functions[f];
+    const std::string header(lines.Next());  // func @g(...) -> (...) = gradient @f wrt 0
+    if (fn.signature) lines.Next();
+    lines.SkipVarsLines();
+    const std::string node = BlockNode(f, 0);
+    absl::StrAppend(&out_, "  ", node, " [label=\"",
+                    LabelLine(header + (f == program_.entry.value ? "  (entry)" : "")),
+                    "\", style=dashed];\n");
+    Edge(node, Target(fn.gradient_of->function.value, 0),
+         "label=\"gradient of\", style=dashed");
+  }
+
   void WriteFunction(int32_t f, PrintedLines& lines) {
     const Function& fn = module_.functions[f];
+    if (IsStub(fn)) {
+      WriteStub(f, lines);
+      return;
+    }
     std::string_view header = lines.Next();  // func @name(...) -> (...) {
     if (header.ends_with(" {")) header.remove_suffix(2);
     absl::StrAppend(&out_, "  subgraph cluster_f", f, " {\n    label=\"",

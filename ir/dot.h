@@ -34,6 +34,10 @@
 //   (unlowered): a bold blue "call" edge to the callee's block 0; return and
 //   indirect_goto: to the function's "return" node; halt: to the
 //   function's "halt" node. Those two nodes exist only when used.
+// * A gradient stub (no blocks yet) is one dashed node outside any cluster,
+//   labelled with its header line (`func @g(...) -> (...) = gradient @f wrt
+//   0`), with a dashed "gradient of" edge to its primal's block 0; calls to
+//   the stub point at that node.
 // * Escaping: names go through the printer's quoting (`%"a\"b"`; bytes
 //   outside printable ASCII as \xNN), then every `"` and `\` is escaped for
 //   DOT, so no name can end a DOT string or start an escape. Labels are

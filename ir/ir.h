@@ -36,6 +36,14 @@
 // * Unlowered calls: CallOp copies args into the callee's parameters, runs the
 //   callee until Return, and copies the callee's result variables into the
 //   CallOp's results.
+//
+// Uniform values (after ISPC): a variable flagged `uniform` holds ONE value
+// that every lane reads, stored once per call, never pushed, never a call
+// argument or result. It is a uniform param of the entry function (a
+// read-only input shared by all lanes and shards), or is written exactly
+// once, by a built-in PrimOp whose inputs are all uniform, in a block of the
+// entry that every lane runs exactly once (outside loops and per-lane
+// branches; ir/uniform.h). Executors may compute such ops once per call.
 #ifndef AUTOBATCH_IR_IR_H_
 #define AUTOBATCH_IR_IR_H_
 
@@ -88,6 +96,10 @@ struct Variable {
   FunctionId function;          // the function it belongs to
   std::optional<TensorType> type;  // unset until infer_types (or if given)
   StorageClass storage = StorageClass::kFull;  // set by allocate_variables
+  // The same value for every lane, stored once per call (the rules: U1-U5 of
+  // ir/verifier.h). Set for uniform entry params by the frontend or the
+  // text/JSON form, and for values computed from them by infer_uniformity.
+  bool uniform = false;
   friend bool operator==(const Variable&, const Variable&) = default;
 };
 
@@ -199,12 +211,25 @@ struct Signature {
   friend bool operator==(const Signature&, const Signature&) = default;
 };
 
+// A function defined as the reverse-mode derivative of another (a gradient
+// "stub"): it has no blocks until the differentiate pass
+// (passes/differentiate.h) writes its body. Its params are the primal's
+// params (same count and types); its results are the primal's value (an
+// f64 scalar) followed by one gradient per `wrt` entry, each of the type of
+// the primal's param wrt[k]. Only in untyped and typed programs.
+struct GradientOf {
+  FunctionId function;        // the primal function
+  std::vector<int32_t> wrt;   // indices of the primal's params, ascending, distinct
+  friend bool operator==(const GradientOf&, const GradientOf&) = default;
+};
+
 struct Function {
   std::string name;
   std::vector<VarId> params;
   std::vector<VarId> results;
   std::vector<Block> blocks;  // blocks[0] is the entry
   std::optional<Signature> signature;
+  std::optional<GradientOf> gradient_of;  // a gradient stub: no blocks yet
   SourceLoc loc;  // where it was registered
   friend bool operator==(const Function&, const Function&) = default;
 };

@@ -163,7 +163,7 @@ J TerminatorToJson(const Terminator& t) {
 }
 
 template <typename J>
-J FunctionToJson(const Function& f) {
+J FunctionToJson(const Module& module, const Function& f) {
   J j = J::object();
   j["name"] = f.name;
   j["params"] = IdsToJson<J>(f.params);
@@ -173,6 +173,21 @@ J FunctionToJson(const Function& f) {
     sig["params"] = TypesToJson<J>(f.signature->params);
     sig["results"] = TypesToJson<J>(f.signature->results);
     j["signature"] = std::move(sig);
+  }
+  if (f.gradient_of) {
+    J grad = J::object();
+    const int32_t primal = f.gradient_of->function.value;
+    // By name (names are unique, verifier P2); an index out of range, which
+    // the reader refuses, is written as the number.
+    if (primal >= 0 && static_cast<size_t>(primal) < module.functions.size()) {
+      grad["function"] = module.functions[primal].name;
+    } else {
+      grad["function"] = primal;
+    }
+    J wrt = J::array();
+    for (int32_t i : f.gradient_of->wrt) wrt.push_back(i);
+    grad["wrt"] = std::move(wrt);
+    j["gradient_of"] = std::move(grad);
   }
   PutLoc(j, f.loc);
   J blocks = J::array();
@@ -209,11 +224,14 @@ J ToJson(const Program& program) {
     if (allocated || v.storage != StorageClass::kFull) {
       j["storage"] = std::string(StorageClassName(v.storage));
     }
+    if (v.uniform) j["uniform"] = true;
     variables.push_back(std::move(j));
   }
   root["variables"] = std::move(variables);
   J functions = J::array();
-  for (const Function& f : program.module.functions) functions.push_back(FunctionToJson<J>(f));
+  for (const Function& f : program.module.functions) {
+    functions.push_back(FunctionToJson<J>(program.module, f));
+  }
   root["functions"] = std::move(functions);
   J kernels = J::array();
   for (const auto& [name, sig] : program.module.kernels) {
@@ -441,6 +459,12 @@ class ProgramReader {
     for (size_t i = 0; i < functions->size(); ++i) {
       AB_RETURN_IF_ERROR(ReadFunction((*functions)[i], At("/functions", i)));
     }
+    for (size_t i = 0; i < functions->size(); ++i) {
+      if (const Json* grad = Optional((*functions)[i], "gradient_of")) {
+        AB_RETURN_IF_ERROR(ReadGradientOf(*grad, At(At("/functions", i), "gradient_of"),
+                                          program_.module.functions[i]));
+      }
+    }
     return std::move(program_);
   }
 
@@ -531,6 +555,9 @@ class ProgramReader {
                                             "; expected null, temp, register or full"));
       }
       v.storage = *storage_class;
+    }
+    if (const Json* uniform = Optional(j, "uniform")) {
+      AB_ASSIGN_OR_RETURN(v.uniform, ReadBool(*uniform, At(path, "uniform")));
     }
     program_.module.variables.push_back(std::move(v));
     return absl::OkStatus();
@@ -784,6 +811,41 @@ class ProgramReader {
       f.blocks.push_back(std::move(block));
     }
     program_.module.functions.push_back(std::move(f));
+    return absl::OkStatus();
+  }
+
+  // After every function is read: the primal is named, and may come later.
+  absl::Status ReadGradientOf(const Json& j, const std::string& path, Function& f) {
+    AB_RETURN_IF_ERROR(ExpectObject(j, path));
+    AB_ASSIGN_OR_RETURN(const Json* name_json, Required(j, path, "function"));
+    const std::string name_path = At(path, "function");
+    AB_ASSIGN_OR_RETURN(std::string name, ReadString(*name_json, name_path));
+    std::vector<int32_t> matches;
+    for (size_t g = 0; g < program_.module.functions.size(); ++g) {
+      if (program_.module.functions[g].name == name) matches.push_back(static_cast<int32_t>(g));
+    }
+    if (matches.size() != 1) {
+      return Invalid(name_path,
+                     matches.empty()
+                         ? absl::StrCat("unknown function ", QuotedExcerpt(name),
+                                        "; name the function this one is the gradient of")
+                         : absl::StrCat(matches.size(), " functions are named ",
+                                        QuotedExcerpt(name), "; function names must be unique"));
+    }
+    const Function& primal = program_.module.functions[matches[0]];
+    AB_ASSIGN_OR_RETURN(const Json* wrt, Required(j, path, "wrt"));
+    const std::string wrt_path = At(path, "wrt");
+    AB_RETURN_IF_ERROR(ExpectArray(*wrt, wrt_path));
+    GradientOf grad{FunctionId(matches[0]), {}};
+    for (size_t k = 0; k < wrt->size(); ++k) {
+      AB_ASSIGN_OR_RETURN(
+          int32_t index,
+          ReadIndex((*wrt)[k], At(wrt_path, k), primal.params.size(), "parameter",
+                    absl::StrCat("function ", QuotedExcerpt(name), " has ",
+                                 primal.params.size(), " params")));
+      grad.wrt.push_back(index);
+    }
+    f.gradient_of = std::move(grad);
     return absl::OkStatus();
   }
 

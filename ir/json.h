@@ -9,10 +9,14 @@
 //    "entry": <function index>,
 //    "variables": [{"name": str, "function": <function index>,
 //                   "type"?: TYPE (absent = not inferred yet),
-//                   "storage"?: "null" | "temp" | "register" | "full" (= full)}],
+//                   "storage"?: "null" | "temp" | "register" | "full" (= full),
+//                   "uniform"?: bool (= false; ir/ir.h)}],
 //    "functions": [{"name": str, "params": [<var>], "results": [<var>],
 //                   "signature"?: {"params": [TYPE], "results": [TYPE]},
-//                   "loc"?: LOC, "blocks": [BLOCK]}],
+//                   "gradient_of"?: {"function": <function name>,
+//                                    "wrt": [<param index of that function>]},
+//                   "loc"?: LOC, "blocks": [BLOCK]}],       (a gradient stub:
+//                                                            "blocks": [])
 //    "kernels"?: [{"name": str, "inputs": [TYPE], "outputs": [TYPE],
 //                  "bit_stable"?: bool (= true)}]}     (sorted by name)
 //   TYPE   "f64", "i64[3]", "f32[2,5]" (TensorType::ToString)
@@ -37,6 +41,9 @@
 //   FLOAT  a JSON number, or "nan", "inf", "-inf" (JSON has no such numbers).
 //          Doubles are written in the shortest form that reads back to the
 //          same bits (-0.0 included); a NaN's sign and payload are not kept.
+//
+// gradient_of (Function::gradient_of) names its primal rather than giving
+// its index, so the file reads like the text form (`= gradient @f wrt 0`).
 //
 // Versioning: adding optional fields, primitives or dtypes keeps version 1
 // (an older reader reports the primitive or dtype it does not know); any
@@ -74,8 +81,9 @@ std::string DumpProgramJson(const Program& program, int indent = 2);
 // primitive, dtype, stage and storage names are known, built-in primitives
 // have their arity (Info(prim).num_inputs) and exactly one output, each
 // literal has as many values as its shape has elements, each matrix rows *
-// cols values, kernel names are unique, and every function, block (within its
-// function) and variable index is in range. Does NOT run the verifier
+// cols values, kernel names are unique, every function, block (within its
+// function) and variable index is in range, and a gradient_of names exactly
+// one function and lists indices of that function's params. Does NOT run the verifier
 // (ir/verifier.h): a loaded program may still be ill-typed or ill-formed.
 // Errors are InvalidArgument naming the JSON pointer of the offending value,
 // e.g. "... at /functions/0/blocks/2/ops/1/prim: unknown primitive \"foo\"".

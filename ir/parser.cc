@@ -64,6 +64,7 @@ struct RawDecl {
   RawVar var;
   std::optional<TensorType> type;  // `?` = none
   std::optional<StorageClass> storage;
+  bool uniform = false;  // `uniform` after the type (and storage class)
   Pos type_pos;
 };
 
@@ -112,10 +113,19 @@ struct RawVarsRun {
   std::vector<bool> typed;
 };
 
+// `= gradient @f wrt 0, 2` on a function's header.
+struct RawGradient {
+  RawName function;
+  std::vector<int64_t> wrt;
+  std::vector<Pos> wrt_pos;
+};
+
 struct RawFunction {
   RawName name;
   std::vector<RawDecl> params;
   std::vector<RawDecl> results;
+  std::optional<RawGradient> gradient;
+  bool stub = false;  // a gradient stub without a body (no braces)
   std::optional<Signature> signature;
   SourceLoc loc;
   std::vector<RawVarsRun> runs;
@@ -391,13 +401,14 @@ std::optional<StorageClass> ReadStorage(Cursor& c) {
   return std::nullopt;
 }
 
-// `: TYPE [STORAGE]` after a variable.
+// `: TYPE [STORAGE] [uniform]` after a variable.
 absl::Status ReadTypeSuffix(Cursor& c, RawDecl& decl) {
   AB_RETURN_IF_ERROR(c.Expect(":", "':' and a type after the variable"));
   c.SkipSpaces();
   decl.type_pos = c.pos();
   AB_ASSIGN_OR_RETURN(decl.type, ReadOptionalType(c));
   decl.storage = ReadStorage(c);
+  decl.uniform = c.ConsumeWord("uniform");
   return absl::OkStatus();
 }
 
@@ -625,7 +636,7 @@ class LineReader {
       return ErrorAt(end_pos, "expected a header such as 'program stage=untyped entry=@main', "
                               "found the end of the text");
     }
-    if (function_ != nullptr) {
+    if (function_ != nullptr && !function_->stub) {
       return ErrorAt(end_pos, absl::StrCat("expected '}' closing function ",
                                            function_->name.Shown('@'),
                                            ", found the end of the text (is it truncated?)"));
@@ -653,6 +664,18 @@ class LineReader {
   }
 
   absl::Status ReadLine(Cursor& c) {
+    // A gradient stub's header may be followed by its signature and vars
+    // lines; anything else starts the next top-level line.
+    if (function_ != nullptr && function_->stub) {
+      if (c.ConsumeWord("signature")) return ReadSignature(c, *function_);
+      if (c.ConsumeWord("vars")) return ReadVars(c, *function_);
+      const std::string stub = function_->name.Shown('@');
+      function_ = nullptr;
+      if (c.Peek() == '^' || c.Peek() == '}' || c.Peek() == '%') {
+        return c.Error(absl::StrCat("'signature', 'vars', 'func' or 'kernel' (", stub,
+                                    " is a gradient stub, which has no body)"));
+      }
+    }
     if (function_ == nullptr) {
       if (c.ConsumeWord("kernel")) return ReadKernel(c);
       if (c.ConsumeWord("func")) return ReadFunctionHeader(c);
@@ -669,16 +692,7 @@ class LineReader {
     }
     if (c.Peek() == '^') return ReadBlockHeader(c, f);
     if (f.blocks.empty()) {
-      if (c.ConsumeWord("signature")) {
-        if (f.signature || !f.runs.empty()) return c.Error("'vars' or a block such as ^0");
-        Signature sig;
-        AB_ASSIGN_OR_RETURN(sig.params, ReadTypeList(c));
-        AB_RETURN_IF_ERROR(c.Expect("->", "'->'"));
-        AB_ASSIGN_OR_RETURN(sig.results, ReadTypeList(c));
-        f.signature = std::move(sig);
-        if (!c.AtEnd()) return c.Error("the end of the line");
-        return absl::OkStatus();
-      }
+      if (c.ConsumeWord("signature")) return ReadSignature(c, f);
       if (c.ConsumeWord("vars")) return ReadVars(c, f);
       return c.Error("'signature', 'vars' or a block such as ^0");
     }
@@ -689,6 +703,19 @@ class LineReader {
                                   " already has its terminator"));
     }
     return ReadOpOrTerminator(c, block);
+  }
+
+  absl::Status ReadSignature(Cursor& c, RawFunction& f) {
+    if (f.signature || !f.runs.empty()) {
+      return c.Error(f.stub ? "'vars' or the next 'func'" : "'vars' or a block such as ^0");
+    }
+    Signature sig;
+    AB_ASSIGN_OR_RETURN(sig.params, ReadTypeList(c));
+    AB_RETURN_IF_ERROR(c.Expect("->", "'->'"));
+    AB_ASSIGN_OR_RETURN(sig.results, ReadTypeList(c));
+    f.signature = std::move(sig);
+    if (!c.AtEnd()) return c.Error("the end of the line");
+    return absl::OkStatus();
   }
 
   absl::Status ReadKernel(Cursor& c) {
@@ -712,7 +739,24 @@ class LineReader {
     AB_ASSIGN_OR_RETURN(f.params, ReadList<RawDecl>(c, "(", ")", "the params", ReadDecl));
     AB_RETURN_IF_ERROR(c.Expect("->", "'->'"));
     AB_ASSIGN_OR_RETURN(f.results, ReadList<RawDecl>(c, "(", ")", "the results", ReadDecl));
-    AB_RETURN_IF_ERROR(c.Expect("{", "'{'"));
+    if (c.Consume("=")) {
+      if (!c.ConsumeWord("gradient")) return c.Error("'gradient' after '='");
+      RawGradient grad;
+      AB_ASSIGN_OR_RETURN(grad.function, ReadFunctionRef(c));
+      if (!c.ConsumeWord("wrt")) return c.Error("'wrt' and the parameter indices");
+      const char next = c.Peek();
+      if ((next >= '0' && next <= '9') || next == '-') {
+        do {
+          grad.wrt_pos.push_back((c.SkipSpaces(), c.pos()));
+          AB_ASSIGN_OR_RETURN(int64_t index, ReadInt(c, "a parameter index"));
+          grad.wrt.push_back(index);
+        } while (c.Consume(","));
+      }
+      f.gradient = std::move(grad);
+      f.stub = !c.Consume("{");
+    } else {
+      AB_RETURN_IF_ERROR(c.Expect("{", "'{' or '= gradient'"));
+    }
     AB_ASSIGN_OR_RETURN(f.loc, ReadLocComment(c));
     program_.functions.push_back(std::move(f));
     function_ = &program_.functions.back();
@@ -940,6 +984,7 @@ class Resolver {
     std::optional<TensorType> type;
     Pos type_pos;
     std::optional<StorageClass> storage;
+    bool uniform = false;  // some declaration says `uniform`
     int32_t id = -1;
   };
   struct Scope {
@@ -1008,6 +1053,7 @@ class Resolver {
       }
       v.storage = decl.storage;
     }
+    v.uniform = v.uniform || decl.uniform;
     return absl::OkStatus();
   }
 
@@ -1177,6 +1223,22 @@ class Resolver {
     fn.name = raw.name.name;
     fn.signature = raw.signature;
     fn.loc = raw.loc;
+    if (raw.gradient) {
+      AB_ASSIGN_OR_RETURN(FunctionId primal, FindFunction(raw.gradient->function));
+      const size_t num_params = raw_.functions[primal.value].params.size();
+      GradientOf grad{primal, {}};
+      for (size_t k = 0; k < raw.gradient->wrt.size(); ++k) {
+        const int64_t index = raw.gradient->wrt[k];
+        if (index < 0 || static_cast<uint64_t>(index) >= num_params) {
+          return ErrorAt(raw.gradient->wrt_pos[k],
+                         absl::StrCat("wrt index ", index, " is not a parameter of ",
+                                      raw.gradient->function.Shown('@'), " (it has ",
+                                      num_params, " params)"));
+        }
+        grad.wrt.push_back(static_cast<int32_t>(index));
+      }
+      fn.gradient_of = std::move(grad);
+    }
     for (const RawVarsRun& run : raw.runs) {
       for (size_t i = 0; i < run.entries.size(); ++i) {
         AB_RETURN_IF_ERROR(
@@ -1261,6 +1323,7 @@ class Resolver {
       var.function = FunctionId(v.owner);
       var.type = v.type;
       var.storage = v.storage.value_or(StorageClass::kFull);
+      var.uniform = v.uniform;
       program_.module.variables.push_back(std::move(var));
     }
     return absl::OkStatus();

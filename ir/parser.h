@@ -20,6 +20,9 @@
 //     branch VAR, ^N, ^N | goto ^N | return | push_goto @FUNC, ^N
 //       | indirect_goto | halt                                          [// LOC]
 //   }
+//   func @FUNC(DECL, ...) -> (DECL, ...) = gradient @FUNC wrt [INT, ...]  [// LOC]
+//     signature (TYPE, ...) -> (TYPE, ...)
+//     vars #INDEX: %NAME[: TYPE [STORAGE]], ...
 //
 //   DECL  VAR: TYPE [STORAGE]     TYPE is `?` (unknown) or TensorType's form
 //   VAR   %NAME[@FUNC]            STORAGE is null, temp, register or full
@@ -45,6 +48,12 @@
 // name. A variable's type and storage class come from where it is declared
 // (a param, result, op output or call result), or from its `vars` entry;
 // unset, they are `?` and full.
+//
+// A gradient stub (Function::gradient_of) has no body and no braces: its
+// optional signature and vars lines follow its header, and the next `func`
+// or `kernel` line (or the end of the text) ends it. `= gradient ... {`
+// followed by a body reads a stub with blocks (which the verifier refuses)
+// back as printed. Each wrt index must be a param of the primal.
 //
 // Errors (InvalidArgument) say where, what was expected and what was found:
 //   "3:14: expected a type such as f64 or i64[3] after ':', found \"x\"".

@@ -27,9 +27,14 @@ enum class TypeRule {
   kLogicalBinary,  // bool a, b like kArithmetic
   kLogicalNot,     // bool x
   kReduce,         // non-bool x; out = scalar of x's dtype
+  kFloatReduce,    // float x; out = scalar of x's dtype
   kDot,            // non-bool a, b of one type; out = scalar
   kMatVec,         // float x = [n], attr matrix m x n; out = [m]
   kRandom,         // key u64 scalar, counter u64 scalar; out = f64 of attr shape
+  kGather,         // x = [n] (any dtype), idx = i64[m]; out = x's dtype [m]
+  kScatterAdd,     // numeric v = [m], idx = i64[m], attr ints {n}; out = v's dtype [n]
+  kMatVecInput,    // float M = [m, n], x = [n] of M's dtype; out = [m]
+  kMatVecTInput,   // float M = [m, n], y = [m] of M's dtype; out = [n]
 };
 
 // What a primitive costs per lane, in units of one element read or written;

@@ -253,12 +253,14 @@ class Printer {
     return absl::StrCat("^", id.value);
   }
 
-  // `: f64` (plus ` full` when storage classes are shown).
+  // `: f64` (plus ` full` when storage classes are shown, ` uniform` for a
+  // uniform variable).
   std::string TypeSuffix(const Variable& v) const {
     std::string out = ": " + PrintType(v.type);
     if (options_.storage_classes) {
       absl::StrAppend(&out, " ", std::string(StorageClassName(v.storage)));
     }
+    if (v.uniform) out += " uniform";
     return out;
   }
 
@@ -346,14 +348,23 @@ class Printer {
     // The header names the function's own params and results: never
     // qualified (the parser reads them as the function's own).
     std::string out = absl::StrCat("func ", Function(id), "(", DeclList(f.params),
-                                   ") -> (", DeclList(f.results), ") {",
-                                   LocComment(options_, f.loc), "\n");
+                                   ") -> (", DeclList(f.results), ")");
+    // A gradient stub has no body: its header says what defines it (a stub
+    // with blocks, which the verifier refuses, shows both).
+    const bool stub = f.gradient_of && f.blocks.empty();
+    if (f.gradient_of) out += GradientOf(*f.gradient_of);
+    if (!stub) out += " {";
+    absl::StrAppend(&out, LocComment(options_, f.loc), "\n");
     current_ = id.value;
     if (f.signature) {
       absl::StrAppend(&out, "  signature ", TypeList(f.signature->params), " -> ",
                       TypeList(f.signature->results), "\n");
     }
     if (table_) out += VarsLines(id);
+    if (stub) {
+      current_ = -1;
+      return out;
+    }
     const auto num_blocks = static_cast<int64_t>(f.blocks.size());
     for (int64_t b = 0; b < num_blocks; ++b) {
       const autobatch::Block& block = f.blocks[b];
@@ -368,6 +379,15 @@ class Printer {
     }
     current_ = -1;
     return out + "}\n";
+  }
+
+  // ` = gradient @f wrt 0, 2`.
+  std::string GradientOf(const autobatch::GradientOf& grad) const {
+    std::string out = absl::StrCat(" = gradient ", Function(grad.function), " wrt");
+    for (size_t k = 0; k < grad.wrt.size(); ++k) {
+      absl::StrAppend(&out, k > 0 ? ", " : " ", grad.wrt[k]);
+    }
+    return out;
   }
 
   static std::string TypeList(const std::vector<TensorType>& types) {
@@ -480,7 +500,9 @@ class Printer {
     for (size_t i = 0; i < n; ++i) {
       const Variable& v = module_.variables[i];
       if (!ValidFunction(v.function)) return false;
-      if (!declared_[i] && (v.type || v.storage != StorageClass::kFull)) return false;
+      if (!declared_[i] && (v.type || v.storage != StorageClass::kFull || v.uniform)) {
+        return false;
+      }
     }
     int32_t next = 0;
     std::vector<bool> placed(n, false);

@@ -34,6 +34,12 @@
 //   `%n: i64 full = copy %n` thus reads `%n@fib: i64 full = copy %n` when
 //   the caller has its own %n. PrintOp and PrintTerminator, which have no
 //   enclosing function, never qualify. Header params and results never do.
+// * A gradient stub (Function::gradient_of, no blocks) is its header line
+//   with what defines it instead of a body, then its signature and `vars`
+//   lines if any, and no braces:
+//   `func @g(%x: f64, %y: f64) -> (%v: f64, %dx: f64) = gradient @f wrt 0`
+//   (wrt lists gradient_of.wrt). A stub that has blocks, which the
+//   verifier refuses, prints `= gradient @f wrt 0 {` and its body.
 // * `vars` lines (`  vars #9: %n, %r, %dead: f64 null`) follow a function's
 //   signature when the variable table does not follow from the text (ir/
 //   parser.h gives the default numbering: per function, params, then
@@ -88,7 +94,8 @@ struct PrintOptions {
 std::string PrintProgram(const Program& program, const PrintOptions& options = {});
 
 // One function: `func @name(params) -> (results) {`, its signature if any,
-// its blocks, `}`. Storage classes follow `options` only.
+// its blocks, `}` (a gradient stub: its header line, signature and vars
+// lines only). Storage classes follow `options` only.
 std::string PrintFunction(const Module& module, FunctionId function,
                           const PrintOptions& options = {});
 // Same, showing storage classes when the program's stage has them.

@@ -270,6 +270,9 @@ class RuleChecker {
       case TypeRule::kReduce:
         AB_RETURN_IF_ERROR(CheckDType(0, in_[0].dtype != DType::kBool, kNumeric));
         return One(Scalar(in_[0].dtype));
+      case TypeRule::kFloatReduce:
+        AB_RETURN_IF_ERROR(CheckDType(0, IsFloat(in_[0].dtype), kFloat));
+        return One(Scalar(in_[0].dtype));
       case TypeRule::kDot: {
         AB_RETURN_IF_ERROR(CheckDType(0, in_[0].dtype != DType::kBool, kNumeric));
         if (in_[1] != in_[0]) {
@@ -298,6 +301,45 @@ class RuleChecker {
                                     "equal the matrix's column count"));
         }
         return One(Vector(in_[0].dtype, m->rows));
+      }
+      case TypeRule::kGather: {
+        if (in_[0].Rank() != 1) {
+          return Error(absl::StrCat(Operand(0), ", but ", Name(), " gathers from a vector"));
+        }
+        if (in_[1].dtype != DType::kI64 || in_[1].Rank() != 1) {
+          return Error(absl::StrCat(Operand(1), ", but the indices must be an i64 vector"));
+        }
+        return One(Vector(in_[0].dtype, in_[1].shape[0]));
+      }
+      case TypeRule::kScatterAdd: {
+        if (in_[0].dtype == DType::kBool || in_[0].Rank() != 1) {
+          return Error(absl::StrCat(Operand(0), ", but ", Name(),
+                                    " adds a numeric (non-bool) vector"));
+        }
+        if (in_[1] != Vector(DType::kI64, in_[0].shape[0])) {
+          return Error(absl::StrCat(Operand(1), " but ", Operand(0),
+                                    "; the indices must be an i64 vector of the values' length"));
+        }
+        if (attrs.ints.size() != 1 || attrs.ints[0] < 0 || attrs.ints[0] > kMaxElements) {
+          return Error(absl::StrCat("needs attribute 'ints' = {n}, the result's length (n >= 0), "
+                                    "got ", DimsToString(attrs.ints)));
+        }
+        return One(Vector(in_[0].dtype, attrs.ints[0]));
+      }
+      case TypeRule::kMatVecInput:
+      case TypeRule::kMatVecTInput: {
+        if (!IsFloat(in_[0].dtype) || in_[0].Rank() != 2) {
+          return Error(absl::StrCat(Operand(0), ", but ", Name(),
+                                    " needs a float matrix (f64[m,n] or f32[m,n])"));
+        }
+        const bool transposed = Info(op_.prim).rule == TypeRule::kMatVecTInput;
+        const int64_t in_len = in_[0].shape[transposed ? 0 : 1];
+        const int64_t out_len = in_[0].shape[transposed ? 1 : 0];
+        if (in_[1] != Vector(in_[0].dtype, in_len)) {
+          return Error(absl::StrCat(Operand(1), " but ", Operand(0), "; ", Name(), " needs a ",
+                                    Vector(in_[0].dtype, in_len).ToString(), " vector"));
+        }
+        return One(Vector(in_[0].dtype, out_len));
       }
       case TypeRule::kRandom: {
         for (size_t i = 0; i < 2; ++i) {

@@ -16,6 +16,7 @@
 #include "ir/control_ops.h"
 #include "support/overloaded.h"
 #include "ir/type_rules.h"
+#include "ir/uniform.h"
 
 namespace autobatch {
 
@@ -97,6 +98,7 @@ class Verifier {
     for (size_t f = 0; f < m_.functions.size(); ++f) {
       CheckFunction(FunctionId(static_cast<int32_t>(f)));
     }
+    CheckUniform();
     return std::move(errors_);
   }
 
@@ -343,7 +345,7 @@ class Verifier {
     }
 
     // F1
-    if (fn.blocks.empty()) {
+    if (fn.blocks.empty() && !fn.gradient_of) {
       Report(here, "has no blocks; every function needs an entry block ^0");
     }
     // F2
@@ -358,6 +360,8 @@ class Verifier {
     }
     // F3
     CheckDistinct(here, fn.params, "parameters", fn.loc);
+    // G1-G6
+    if (fn.gradient_of) CheckGradientStub(f, fn, *fn.gradient_of, vars_ok);
     // F4, T5
     if (fn.signature) CheckSignature(f, fn, *fn.signature);
     // A1, A2
@@ -377,6 +381,153 @@ class Verifier {
         CheckBlockStorage(f, BlockId(static_cast<int32_t>(b)));
       }
       if (!broken_) CheckLiveAcrossCalls(f);
+    }
+  }
+
+  // --- G1-G6 ------------------------------------------------------------------
+  void CheckGradientStub(FunctionId f, const Function& fn, const GradientOf& grad,
+                         bool vars_ok) {
+    const Where here{f, BlockId()};
+    const std::string loc = AtLoc(fn.loc);
+    const std::string of = absl::StrCat("is a gradient stub of ",
+                                        FunctionDesc(grad.function));
+    // G1
+    if (p_.stage != Stage::kUntyped && p_.stage != Stage::kTyped) {
+      Report(here, absl::StrCat(of, " in a ", std::string(StageName(p_.stage)),
+                                " program", loc,
+                                "; stubs exist only in untyped and typed programs: "
+                                "run the differentiate pass before allocate_variables "
+                                "(CompileProgram and LowerProgram do)"));
+    }
+    // G2
+    if (!fn.blocks.empty()) {
+      Report(here, absl::StrCat(of, " but has ", fn.blocks.size(), " blocks", loc,
+                                "; a stub has no body until the differentiate pass "
+                                "writes one (and clears gradient_of)"));
+    }
+    // G3
+    if (!ValidFunction(grad.function)) {
+      Report(here, absl::StrCat(of, ", which does not exist (the module has ",
+                                m_.functions.size(), " functions)", loc,
+                                "; name the function to differentiate"));
+      return;
+    }
+    const Function& primal = m_.function(grad.function);
+    if (grad.function == f) {
+      Report(here, absl::StrCat("is a gradient stub of itself", loc,
+                                "; name the function to differentiate"));
+      return;
+    }
+    if (primal.gradient_of) {
+      Report(here, absl::StrCat(of, ", which is itself a gradient stub (of ",
+                                FunctionDesc(primal.gradient_of->function), ")", loc,
+                                "; only a function with a body can be differentiated"));
+      return;
+    }
+    // G4
+    const size_t n = primal.params.size();
+    bool wrt_ok = true;
+    if (grad.wrt.empty()) {
+      Report(here, absl::StrCat(of, " with respect to no parameter", loc,
+                                "; list at least one parameter index in wrt"));
+      wrt_ok = false;
+    }
+    for (size_t k = 0; k < grad.wrt.size(); ++k) {
+      const int32_t i = grad.wrt[k];
+      if (i < 0 || static_cast<size_t>(i) >= n) {
+        Report(here, absl::StrCat("wrt[", k, "] = ", i, " is not a parameter of ",
+                                  FunctionDesc(grad.function), " (it has ", n,
+                                  " parameters)", loc,
+                                  "; list indices of the primal's parameters"));
+        wrt_ok = false;
+      } else if (k > 0 && i <= grad.wrt[k - 1]) {
+        Report(here, absl::StrCat("wrt[", k, "] = ", i, " follows wrt[", k - 1, "] = ",
+                                  grad.wrt[k - 1], loc,
+                                  "; list the parameter indices in ascending order, "
+                                  "each once"));
+        wrt_ok = false;
+      }
+    }
+    // G5
+    bool shape_ok = true;
+    if (fn.params.size() != n) {
+      Report(here, absl::StrCat(of, " but has ", fn.params.size(),
+                                " parameters, and ", FunctionDesc(grad.function), " has ",
+                                n, loc, "; a gradient takes the primal's parameters"));
+      shape_ok = false;
+    }
+    if (fn.results.size() != 1 + grad.wrt.size()) {
+      Report(here, absl::StrCat(of, " with respect to ", grad.wrt.size(),
+                                " parameters but has ", fn.results.size(), " results",
+                                loc, "; a gradient returns the value, then one "
+                                "gradient per wrt entry (", 1 + grad.wrt.size(),
+                                " results)"));
+      shape_ok = false;
+    }
+    if (primal.results.size() != 1) {
+      Report(here, absl::StrCat(of, ", which has ", primal.results.size(), " results",
+                                loc, "; only a function with one result (an f64 "
+                                "scalar) can be differentiated"));
+      shape_ok = false;
+    }
+    // G6
+    if (!Typed() || !wrt_ok || !shape_ok || !vars_ok) return;
+    for (VarId v : primal.params) {
+      if (!ValidVar(v)) return;  // reported with the primal
+    }
+    if (!ValidVar(primal.results[0])) return;
+    for (size_t i = 0; i < n; ++i) {
+      const TensorType* mine = TypeOf(fn.params[i]);
+      const TensorType* theirs = TypeOf(primal.params[i]);
+      if (mine != nullptr && theirs != nullptr && *mine != *theirs) {
+        Report(here, absl::StrCat("parameter ", i, " ", VarDesc(fn.params[i]),
+                                  " has type ", mine->ToString(), ", but parameter ", i,
+                                  " ", VarDesc(primal.params[i]), " of ",
+                                  FunctionDesc(grad.function), ", of which it is the "
+                                  "gradient, has type ", theirs->ToString(), loc,
+                                  "; a gradient takes the primal's parameter types "
+                                  "(rerun infer_types)"));
+      }
+    }
+    const TensorType* value = TypeOf(primal.results[0]);
+    if (value != nullptr && *value != Scalar(DType::kF64)) {
+      Report(here, absl::StrCat(of, ", whose result ", VarDesc(primal.results[0]),
+                                " has type ", value->ToString(), loc,
+                                "; only a function returning an f64 scalar can be "
+                                "differentiated (cast the result to f64, or reduce "
+                                "it to a scalar)"));
+    } else if (const TensorType* mine = TypeOf(fn.results[0]);
+               mine != nullptr && value != nullptr && *mine != *value) {
+      Report(here, absl::StrCat("result 0 ", VarDesc(fn.results[0]), " has type ",
+                                mine->ToString(), ", but the value of ",
+                                FunctionDesc(grad.function), " has type ",
+                                value->ToString(), loc, "; result 0 of a gradient is "
+                                "the primal's value (rerun infer_types)"));
+    }
+    for (size_t k = 0; k < grad.wrt.size(); ++k) {
+      const VarId param = primal.params[grad.wrt[k]];
+      const TensorType* wrt_type = TypeOf(param);
+      if (wrt_type == nullptr) continue;
+      if (wrt_type->dtype != DType::kF64) {
+        Report(here, absl::StrCat(of, " with respect to parameter ", grad.wrt[k], " ",
+                                  VarDesc(param), ", which has type ",
+                                  wrt_type->ToString(), loc,
+                                  "; gradients exist only with respect to f64 "
+                                  "parameters (pass an f64 and cast it inside, or "
+                                  "drop it from wrt)"));
+        continue;
+      }
+      const TensorType* mine = TypeOf(fn.results[1 + k]);
+      if (mine != nullptr && *mine != *wrt_type) {
+        Report(here, absl::StrCat("result ", 1 + k, " ", VarDesc(fn.results[1 + k]),
+                                  " has type ", mine->ToString(),
+                                  ", but it is the gradient with respect to parameter ",
+                                  grad.wrt[k], " ", VarDesc(param), " of ",
+                                  FunctionDesc(grad.function), ", of type ",
+                                  wrt_type->ToString(), loc,
+                                  "; a gradient has its parameter's type (rerun "
+                                  "infer_types)"));
+      }
     }
   }
 
@@ -802,6 +953,156 @@ class Verifier {
           report({f, bid, static_cast<int>(k)}, across, call->callee, call->loc);
         }
         step_back(op, live);
+      }
+    }
+  }
+
+  // --- U1-U5 ------------------------------------------------------------------
+  void CheckUniform() {
+    std::vector<int32_t> uniform;
+    for (size_t i = 0; i < m_.variables.size(); ++i) {
+      if (m_.variables[i].uniform) uniform.push_back(static_cast<int32_t>(i));
+    }
+    if (uniform.empty()) return;
+    const bool entry_ok = ValidFunction(p_.entry);
+    std::set<int32_t> entry_params;
+    std::vector<bool> once;
+    if (entry_ok) {
+      const Function& entry = m_.function(p_.entry);
+      for (VarId v : entry.params) entry_params.insert(v.value);
+      once = BlocksRunOncePerLane(entry);
+      for (size_t k = 0; k < entry.results.size(); ++k) {
+        if (ValidVar(entry.results[k]) && m_.var(entry.results[k]).uniform) {
+          Report({p_.entry, BlockId()},
+                 absl::StrCat("result ", k, " ", VarDesc(entry.results[k]),
+                              " is uniform, but the program's outputs are per lane (U4); "
+                              "copy it into a varying variable and return that"));
+        }
+      }
+    }
+    auto why = [&](int32_t v) {
+      return entry_params.contains(v) ? std::string(" (a uniform input)")
+                                      : std::string(" (a uniform value)");
+    };
+    // U1, U5
+    for (int32_t v : uniform) {
+      const Variable& var = m_.variables[v];
+      const VarId id(v);
+      if (entry_ok && var.function != p_.entry) {
+        Report({var.function, BlockId()},
+               absl::StrCat("variable ", VarDesc(id), " is uniform but belongs to ",
+                            FunctionDesc(var.function), ", not the entry ",
+                            FunctionDesc(p_.entry),
+                            " (U1); only the entry's inputs and values computed from them "
+                            "once per call are uniform: drop the flag"));
+      }
+      if (Allocated() && var.storage != StorageClass::kRegister &&
+          var.storage != StorageClass::kNull) {
+        Report({var.function, BlockId()},
+               absl::StrCat("uniform variable ", VarDesc(id), " has storage class ",
+                            Storage(var.storage),
+                            "; a uniform value is stored once, so it is register or null "
+                            "(U5; allocate_variables chooses so)"));
+      }
+    }
+    // U2-U4, op by op.
+    std::map<int32_t, int> writes;
+    for (size_t f = 0; f < m_.functions.size(); ++f) {
+      const FunctionId fid(static_cast<int32_t>(f));
+      const Function& fn = m_.functions[f];
+      for (size_t b = 0; b < fn.blocks.size(); ++b) {
+        const BlockId bid(static_cast<int32_t>(b));
+        const Block& block = fn.blocks[b];
+        for (size_t k = 0; k < block.ops.size(); ++k) {
+          const Op& op = block.ops[k];
+          const Where here{fid, bid, static_cast<int>(k)};
+          const std::string at = AtLoc(LocOf(op));
+          if (const auto* call = std::get_if<CallOp>(&op)) {
+            for (size_t i = 0; i < call->args.size(); ++i) {
+              if (ValidVar(call->args[i]) && m_.var(call->args[i]).uniform) {
+                Report(here, absl::StrCat("argument ", i, " ", VarDesc(call->args[i]),
+                                          why(call->args[i].value),
+                                          " is passed to a call", at,
+                                          "; uniform values are never call arguments (U4): "
+                                          "copy it into a varying variable first"));
+              }
+            }
+            CheckCalleeHasNoUniformParams(here, call->callee, at);
+          }
+          for (VarId w : OpWrites(op)) {
+            if (!ValidVar(w) || !m_.var(w).uniform) continue;
+            ++writes[w.value];
+            const auto* prim = std::get_if<PrimOp>(&op);
+            if (entry_params.contains(w.value)) {
+              Report(here, absl::StrCat("writes uniform input ", VarDesc(w), at,
+                                        "; inputs marked uniform are read-only (U2): write "
+                                        "a new variable instead"));
+              continue;
+            }
+            if (prim == nullptr || !MayComputeUniform(*prim)) {
+              Report(here, absl::StrCat(
+                               "writes uniform variable ", VarDesc(w), at,
+                               " by ", prim == nullptr ? "a call or pop" : "a user kernel or a "
+                               "primitive without inputs",
+                               "; a uniform value is computed by a built-in primitive from "
+                               "uniform inputs (U3): drop the flag"));
+              continue;
+            }
+            for (size_t i = 0; i < prim->inputs.size(); ++i) {
+              if (ValidVar(prim->inputs[i]) && !m_.var(prim->inputs[i]).uniform) {
+                Report(here, absl::StrCat(
+                                 "writes uniform variable ", VarDesc(w), " from input ", i, " ",
+                                 VarDesc(prim->inputs[i]), ", which is varying", at,
+                                 "; a uniform value is computed from uniform values only (U3): "
+                                 "drop the flag, or mark the input uniform"));
+              }
+            }
+            if (entry_ok && fid == p_.entry && b < once.size() && !once[b]) {
+              Report(here, absl::StrCat(
+                               "writes uniform variable ", VarDesc(w), at,
+                               " in a block that a lane may run several times or not at "
+                               "all (a loop or a per-lane branch); uniform values are "
+                               "computed where every lane passes exactly once (U3): move "
+                               "the op before the loop or branch, or drop the flag"));
+            }
+          }
+        }
+        if (const auto* branch = std::get_if<Branch>(&block.terminator)) {
+          if (ValidVar(branch->cond) && m_.var(branch->cond).uniform) {
+            Report({fid, bid, -1},
+                   absl::StrCat("branches on uniform variable ", VarDesc(branch->cond),
+                                "; a branch condition is per lane (U4): copy it into a "
+                                "varying variable first"));
+          }
+        }
+        if (const auto* push = std::get_if<PushGoto>(&block.terminator)) {
+          CheckCalleeHasNoUniformParams({fid, bid, -1}, push->callee, "");
+        }
+      }
+    }
+    for (int32_t v : uniform) {
+      if (entry_params.contains(v)) continue;
+      const Variable& var = m_.variables[v];
+      const int n = writes.contains(v) ? writes[v] : 0;
+      if (n != 1) {
+        Report({var.function, BlockId()},
+               absl::StrCat("uniform variable ", VarDesc(VarId(v)), " is written by ", n,
+                            " ops; a uniform value that is not an input of the entry is "
+                            "written exactly once (U3): drop the flag, or mark it on an "
+                            "entry parameter"));
+      }
+    }
+  }
+
+  void CheckCalleeHasNoUniformParams(Where here, FunctionId callee, const std::string& at) {
+    if (!ValidFunction(callee)) return;
+    for (VarId p : m_.function(callee).params) {
+      if (ValidVar(p) && m_.var(p).uniform) {
+        Report(here, absl::StrCat("calls ", FunctionDesc(callee), at, ", whose parameter ",
+                                  VarDesc(p), " is uniform; uniform inputs are given once "
+                                  "per call of the program, so nothing calls a function "
+                                  "with uniform parameters (U4)"));
+        return;
       }
     }
   }

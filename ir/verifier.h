@@ -14,12 +14,22 @@
 //  V2  variable names are unique within their function.
 //  V3  a variable's type, when present, has dimensions >= 0 and an element
 //      count that fits (8 * count <= INT64_MAX).
-//  F1  a function has at least one block (block 0 is its entry).
+//  F1  a function has at least one block (block 0 is its entry), unless it
+//      is a gradient stub (G2).
 //  F2  params and results name existing variables of the function itself.
 //  F3  no variable appears twice among the params (a call copies each
 //      argument into its own parameter). Results may repeat.
 //  F4  an explicit Signature declares as many params and results as the
 //      function has.
+//  G1  a gradient stub (Function::gradient_of set) appears only in untyped
+//      and typed programs (the differentiate pass writes its body first).
+//  G2  a gradient stub has no blocks.
+//  G3  gradient_of.function exists, is not the stub itself and is not a
+//      stub.
+//  G4  gradient_of.wrt is non-empty and lists indices of the primal's params
+//      in ascending order, each once.
+//  G5  the stub has as many params as the primal, 1 + wrt.size() results,
+//      and the primal has exactly one result.
 //  R1  every variable an op or terminator names exists.
 //  R2  it belongs to the function using it. In LOWERED programs a function
 //      may also use the params and results of the functions it PushGotos to
@@ -48,6 +58,10 @@
 //  T4  a CallOp's args have the types of the callee's params, and its
 //      results the types of the callee's results.
 //  T5  an explicit Signature's types equal the param and result types.
+//  G6  a gradient stub's param i has the type of the primal's param i; the
+//      primal's result is an f64 scalar and so is the stub's result 0; each
+//      param wrt[k] of the primal has dtype f64, and the stub's result 1 + k
+//      has its type. (Checked only when G3-G5 hold.)
 //
 // Once ALLOCATED (stage >= kAllocated; storage classes are only meaningful
 // from there, so none of this is checked before):
@@ -75,6 +89,18 @@
 //      params, and the callee's results are written by the call (so reading
 //      them after the return does not make them live across it). Checked only
 //      for functions with no R1-R4 / F2 error.
+//
+// Uniform variables (Variable::uniform; ir/ir.h), at EVERY stage:
+//  U1  a uniform variable belongs to the entry function.
+//  U2  a uniform parameter of the entry is written by no op.
+//  U3  any other uniform variable is written by exactly one op of the
+//      program: a built-in PrimOp with at least one input, every input
+//      uniform, in a block of the entry that every lane runs exactly once
+//      (BlocksRunOncePerLane, ir/uniform.h: no loop, no per-lane branch).
+//  U4  a uniform variable is never a CallOp argument or result, a Branch
+//      condition or a result of the entry; nothing calls (CallOp, PushGoto)
+//      a function with uniform parameters.
+//  U5  once allocated, a uniform variable is Register or Null (no stack).
 //
 // Deliberately NOT checked (not sound, or not an invariant): reads of
 // variables that may be unwritten (inactive or unassigned lanes hold junk, and

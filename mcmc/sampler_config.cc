@@ -1,41 +1,13 @@
 // Sampler configuration checks, chain states and the shared arithmetic.
 #include "mcmc/sampler_config.h"
 
-#include <Eigen/Core>
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 
 namespace autobatch::mcmc {
 namespace {
-
-// The exp / log1p primitives evaluate every element as part of a 16-element
-// Eigen array (backends/kernels.cc, EvalChunk). Per element, that is the
-// packet function of the array's packet type when Eigen vectorizes the
-// functor, and the functor's scalar form otherwise. Evaluating the same
-// functor on one broadcast packet gives the same bits for a single value at
-// a sixteenth of the cost. SamplerMathTest (tests/mcmc/scalar_nuts_test.cc)
-// checks this against RunPrimitive.
-constexpr int kPrimitiveChunk = 16;
-// Below log(DBL_MIN) the kernel replaces Eigen's exp by std::exp.
-constexpr double kExpSubnormalBelow = -708.3964185322641;
-
-template <typename Functor>
-double EvalLikePrimitive(double x) {
-  namespace ei = Eigen::internal;
-  double y;
-  if constexpr (ei::functor_traits<Functor>::PacketAccess &&
-                ei::packet_traits<double>::Vectorizable) {
-    using Packet = typename ei::find_best_packet<double, kPrimitiveChunk>::type;
-    y = ei::pfirst(Functor().packetOp(ei::pset1<Packet>(x)));
-  } else {
-    y = Functor()(x);
-  }
-  // The kernels store every NaN as the canonical quiet NaN.
-  return y != y ? std::numeric_limits<double>::quiet_NaN() : y;
-}
 
 absl::Status OutOfRange(std::string_view field, std::string value,
                         std::string_view allowed) {
@@ -119,15 +91,6 @@ absl::StatusOr<ChainState> MakeChainState(const Model& model, std::span<const do
     }
   }
   return state;
-}
-
-double SamplerExp(double x) {
-  if (x < kExpSubnormalBelow) return std::exp(x);  // never NaN here
-  return EvalLikePrimitive<Eigen::internal::scalar_exp_op<double>>(x);
-}
-
-double SamplerLog1p(double x) {
-  return EvalLikePrimitive<Eigen::internal::scalar_log1p_op<double>>(x);
 }
 
 double JitteredStepSize(double step_size, double jitter, ChainRng& rng) {

@@ -10,8 +10,8 @@
 //    (ir/primitives.def), evaluated in that order in IEEE double without
 //    contraction (the build uses -ffp-contract=off). Sums over a vector run
 //    in index order starting from element 0 (the `dot` / `reduce_sum`
-//    primitives). exp and log1p are THE primitives' definitions
-//    (SamplerExp / SamplerLog1p below), not std::exp / std::log1p.
+//    primitives). exp, log1p, log and pow are THE primitives' definitions
+//    (support/math/math.h; SamplerExp / SamplerLog1p below), never <cmath>'s.
 //
 // 2. Every random draw comes from the chain's own stream (chain_rng.h) in an
 //    order fixed by the chain's own path, never by other chains:
@@ -51,6 +51,7 @@
 #include "absl/status/statusor.h"
 #include "mcmc/chain_rng.h"
 #include "mcmc/model/model.h"
+#include "support/math/math.h"
 
 namespace autobatch::mcmc {
 
@@ -106,11 +107,10 @@ absl::StatusOr<ChainState> MakeChainState(const Model& model, std::span<const do
 // reproduce with the primitives named.
 
 // exp / log1p exactly as the `exp` / `log1p` primitives compute them
-// (backends/kernels.cc: Eigen's packet functions, with the kernel's
-// subnormal fix-up for exp), bit for bit, for every input including
-// NaN and +-inf. Pure, no allocation.
-double SamplerExp(double x);
-double SamplerLog1p(double x);
+// (support/math/math.h), bit for bit, for every input including NaN and
+// +-inf. Pure, no allocation.
+inline double SamplerExp(double x) { return math::Exp(x); }
+inline double SamplerLog1p(double x) { return math::Log1p(x); }
 
 // sum_i a[i] * b[i] in index order: acc = a[0] * b[0]; acc = acc + a[i] * b[i]
 // for i = 1..n-1 (the `dot` primitive). Requires a.size() == b.size() >= 1.

@@ -9,6 +9,7 @@
 #include "passes/analysis/call_graph.h"
 #include "passes/analysis/definedness.h"
 #include "passes/analysis/liveness.h"
+#include "passes/require_stage.h"
 
 namespace autobatch {
 
@@ -18,6 +19,7 @@ absl::StatusOr<Program> AllocateVariables(Program program) {
         "allocate_variables needs a typed program (run infer_types first), got stage ",
         std::string(StageName(program.stage))));
   }
+  AB_RETURN_IF_ERROR(RequireNoGradientStubs(program, "allocate_variables"));
   AB_RETURN_IF_ERROR(CheckDefinedBeforeUse(program));
   Module& module = program.module;
   const size_t num_vars = module.variables.size();
@@ -54,7 +56,11 @@ absl::StatusOr<Program> AllocateVariables(Program program) {
   for (size_t i = 0; i < num_vars; ++i) {
     const VarId v(static_cast<int32_t>(i));
     StorageClass storage = StorageClass::kRegister;
-    if (full.contains(v)) {
+    if (module.variables[i].uniform) {
+      // Stored once per call, never pushed (verifier U5): a register, which
+      // nothing but its one write changes, or null when nothing reads it.
+      if (!read.contains(v)) storage = StorageClass::kNull;
+    } else if (full.contains(v)) {
       storage = StorageClass::kFull;
     } else if (!read.contains(v)) {
       storage = StorageClass::kNull;

@@ -24,7 +24,8 @@ namespace autobatch {
 // Liveness is passes/analysis/liveness.h's activation-local analysis.
 //
 // Requires: stage kTyped (after infer_types), a program that passes
-// VerifyProgram. Runs CheckDefinedBeforeUse (passes/analysis/definedness.h) first and
+// VerifyProgram, no gradient stubs (run differentiate first; a stub is an
+// InvalidArgument naming it). Runs CheckDefinedBeforeUse (passes/analysis/definedness.h) first and
 // returns its error, if any: the classes above assume that a live variable
 // has been assigned.
 // Guarantees: only storage classes change; stage = kAllocated.

@@ -34,7 +34,8 @@ class Coalescer {
 
  private:
   bool IsRegister(VarId v) const {
-    return module_.var(v).storage == StorageClass::kRegister;
+    // A uniform register holds one value for every lane: never merged.
+    return module_.var(v).storage == StorageClass::kRegister && !module_.var(v).uniform;
   }
 
   int32_t Gid(FunctionId f, BlockId b) const { return fn_offset_[f.value] + b.value; }

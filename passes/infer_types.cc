@@ -25,7 +25,7 @@ std::string BlockName(const Block& block, size_t index) {
 
 // Why a variable has the type it has, for error messages.
 struct Origin {
-  enum Kind { kInput, kSignature, kDeclared, kOp, kCallArg, kCallResult };
+  enum Kind { kInput, kSignature, kDeclared, kOp, kCallArg, kCallResult, kGradient };
   Kind kind;
   std::string text;  // e.g. "assigned by sub at fib.cc:11"
 };
@@ -33,13 +33,24 @@ struct Origin {
 // A place where a variable gets its value, and the variable it then depends
 // on; used to explain variables left untyped.
 struct Writer {
-  enum Kind { kPrim, kCallResult, kParam };
+  enum Kind { kPrim, kCallResult, kParam, kGradient };
   Kind kind;
-  FunctionId function;  // where the writing op is
+  FunctionId function;  // where the writing op is (kGradient: the stub)
   SourceLoc loc;
   const PrimOp* prim = nullptr;  // kPrim
-  VarId from;                    // kCallResult: callee result; kParam: the arg
+  VarId from;                    // kCallResult: callee result; kParam: the arg;
+                                 // kGradient: the stub's or primal's variable
+                                 // whose type it shares
   FunctionId callee;             // kCallResult, kParam
+};
+
+// A variable of a gradient stub and the primal's variable of the same type
+// (ir/ir.h GradientOf), with how messages name each.
+struct GradientLink {
+  VarId stub_var;
+  VarId primal_var;
+  std::string stub_role;    // "parameter 0", "result 0", "result 1"
+  std::string primal_role;  // "parameter 0", "result 0"
 };
 
 class TypeInference {
@@ -56,9 +67,11 @@ class TypeInference {
       changed = false;
       for (size_t f = 0; f < m_.functions.size(); ++f) {
         AB_RETURN_IF_ERROR(Sweep(FunctionId(static_cast<int32_t>(f)), changed));
+        AB_RETURN_IF_ERROR(SweepGradient(FunctionId(static_cast<int32_t>(f)), changed));
       }
     }
     AB_RETURN_IF_ERROR(ExplainUntyped());
+    AB_RETURN_IF_ERROR(CheckGradients());
     AB_RETURN_IF_ERROR(CheckBranches());
     AB_RETURN_IF_ERROR(CheckSignatures());
     for (size_t v = 0; v < m_.variables.size(); ++v) m_.variables[v].type = types_[v];
@@ -97,7 +110,12 @@ class TypeInference {
     if (*have == t) return absl::OkStatus();
     const Origin& before = *origins_[v.value];
     std::string advice;
-    if (why.kind == Origin::kCallArg || before.kind == Origin::kCallArg) {
+    if (why.kind == Origin::kGradient || before.kind == Origin::kGradient) {
+      advice = absl::StrCat(
+          "a gradient takes its primal's parameter types, returns the primal's "
+          "value first and each gradient with its parameter's type; call both "
+          "with the same types (or cast)");
+    } else if (why.kind == Origin::kCallArg || before.kind == Origin::kCallArg) {
       advice = absl::StrCat(
           "a function is typed once, so every call must pass the same types; "
           "cast the argument (cast primitive) or call a separate function");
@@ -244,6 +262,83 @@ class TypeInference {
     return absl::OkStatus();
   }
 
+  // The variables a gradient stub shares types with (none for other
+  // functions). The verifier (G3-G5) guarantees the counts.
+  std::vector<GradientLink> GradientLinks(const Function& stub) const {
+    std::vector<GradientLink> links;
+    if (!stub.gradient_of) return links;
+    const Function& primal = F(stub.gradient_of->function);
+    const std::vector<int32_t>& wrt = stub.gradient_of->wrt;
+    AB_CHECK(stub.params.size() == primal.params.size() && primal.results.size() == 1 &&
+                 stub.results.size() == 1 + wrt.size(),
+             "gradient stub shapes are checked by the verifier (G5)");
+    for (size_t i = 0; i < stub.params.size(); ++i) {
+      links.push_back({stub.params[i], primal.params[i], absl::StrCat("parameter ", i),
+                       absl::StrCat("parameter ", i)});
+    }
+    links.push_back({stub.results[0], primal.results[0], "result 0", "result 0"});
+    for (size_t k = 0; k < wrt.size(); ++k) {
+      links.push_back({stub.results[1 + k], primal.params[wrt[k]],
+                       absl::StrCat("result ", 1 + k), absl::StrCat("parameter ", wrt[k])});
+    }
+    return links;
+  }
+
+  // Types flow both ways between a stub and its primal, so calling either
+  // types the other.
+  absl::Status SweepGradient(FunctionId f, bool& changed) {
+    const Function& stub = F(f);
+    for (const GradientLink& link : GradientLinks(stub)) {
+      const std::string& primal = F(stub.gradient_of->function).name;
+      if (const auto& t = types_[link.primal_var.value]) {
+        AB_RETURN_IF_ERROR(Assign(
+            link.stub_var, *t,
+            {Origin::kGradient,
+             absl::StrCat(link.primal_role, " '", V(link.primal_var).name, "' of '", primal,
+                          "', of which '", stub.name, "' is the gradient")},
+            changed));
+      }
+      if (const auto& t = types_[link.stub_var.value]) {
+        AB_RETURN_IF_ERROR(Assign(
+            link.primal_var, *t,
+            {Origin::kGradient, absl::StrCat(link.stub_role, " '", V(link.stub_var).name,
+                                             "' of its gradient '", stub.name, "'")},
+            changed));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Only an f64 scalar function can be differentiated, with respect to f64
+  // parameters (what the verifier's G6 requires of a typed stub).
+  absl::Status CheckGradients() const {
+    for (const Function& stub : m_.functions) {
+      if (!stub.gradient_of) continue;
+      const Function& primal = F(stub.gradient_of->function);
+      const std::string where =
+          absl::StrCat("cannot differentiate function '", primal.name, "' (for its gradient '",
+                       stub.name, "', registered at ", stub.loc.ToString(), "): ");
+      const VarId result = primal.results[0];
+      if (*types_[result.value] != Scalar(DType::kF64)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, "its result '", V(result).name, "' is ", types_[result.value]->ToString(),
+            ", but only a function returning an f64 scalar has a gradient; cast the "
+            "result to f64 (cast primitive) or reduce it to a scalar"));
+      }
+      for (int32_t i : stub.gradient_of->wrt) {
+        const VarId param = primal.params[i];
+        if (types_[param.value]->dtype != DType::kF64) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              where, "parameter ", i, " '", V(param).name, "' is ",
+              types_[param.value]->ToString(),
+              ", but gradients exist only with respect to f64 parameters; pass an f64 "
+              "(and cast it inside '", primal.name, "') or leave it out of wrt"));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status CheckBranches() const {
     for (const Function& fn : m_.functions) {
       for (size_t b = 0; b < fn.blocks.size(); ++b) {
@@ -298,6 +393,16 @@ class TypeInference {
                      },
                      op);
         }
+      }
+    }
+    // Last, so that explanations follow real writes first.
+    for (size_t f = 0; f < m_.functions.size(); ++f) {
+      const FunctionId fid(static_cast<int32_t>(f));
+      for (const GradientLink& link : GradientLinks(m_.functions[f])) {
+        writers[link.stub_var.value].push_back(
+            {Writer::kGradient, fid, m_.functions[f].loc, nullptr, link.primal_var, {}});
+        writers[link.primal_var.value].push_back(
+            {Writer::kGradient, fid, m_.functions[f].loc, nullptr, link.stub_var, {}});
       }
     }
     return writers;

@@ -24,7 +24,11 @@ namespace autobatch {
 // recursing), with no annotation. Typing is monomorphic: one type per
 // variable, so one set of param types per function. An explicit
 // Function::signature, when given, seeds and is checked against its
-// function's params and results.
+// function's params and results. A gradient stub (Function::gradient_of)
+// has no body; its types and its primal's flow both ways: stub param i <->
+// primal param i, stub result 0 <-> primal result 0, stub result 1 + k <->
+// primal param wrt[k]. So calling the stub types the primal and vice versa.
+// Stubs stay stubs (the differentiate pass writes their bodies).
 //
 // Guarantees on success: functions not reachable from the entry (through
 // calls) are dropped, and so are variables that no remaining function
@@ -38,10 +42,13 @@ namespace autobatch {
 // Errors (InvalidArgument) name the function, the variable, both types and
 // the user's source line, and say what to do:
 // * a variable given two types (f64 on one path, i64 on another), including
-//   a function called with two different argument types, or a signature
-//   that disagrees with the inferred or given types;
+//   a function called with two different argument types, a gradient stub
+//   and its primal called with different types, or a signature that
+//   disagrees with the inferred or given types;
 // * a primitive whose operand types break its rule;
 // * a Branch on anything but a bool scalar;
+// * a gradient stub whose primal does not return an f64 scalar, or is
+//   differentiated with respect to a param whose dtype is not f64;
 // * a variable whose type cannot be inferred: a recursion with no base case
 //   (every path assigning a result goes through a recursive call), a
 //   variable only computed from itself (a loop variable with no initial

@@ -102,7 +102,9 @@ class Inliner {
     candidate_.assign(module_.functions.size(), false);
     call_sites_ = std::move(call_sites);
     for (size_t g = 0; g < module_.functions.size(); ++g) {
-      candidate_[g] = reachable[g] && !recursive[g] && !Halts(module_.functions[g]);
+      // A gradient stub has no body to inline until differentiate writes one.
+      candidate_[g] = reachable[g] && !recursive[g] && !Halts(module_.functions[g]) &&
+                      !module_.functions[g].gradient_of;
     }
     for (FunctionId f : PostOrder(module_, program_.entry)) {
       if (InlineInto(f)) MergeStraightLines(module_.function(f));

@@ -10,7 +10,8 @@ namespace autobatch {
 
 // A call is inlined when its callee cannot reach itself through the call
 // graph (no recursion, direct or mutual), never halts (a Halt inlined into the
-// entry would change which of its paths must assign the results), and either
+// entry would change which of its paths must assign the results), is not a
+// gradient stub (it has no body until differentiate writes one), and either
 // has one call site in the functions the entry reaches or has at most
 // kInlineMaxOps ops as it is at that point, its own calls already inlined
 // (so a chain of small functions calling each other twice grows by a bounded

@@ -39,6 +39,7 @@ constexpr ListedStep kTidyRound[] = {
 // CompileProgram after the tidy passes.
 constexpr ListedStep kCompile[] = {
     {"infer_types"},
+    {"infer_uniformity"},
     {"thread_jumps", &PipelineOptions::thread_jumps},
     {"allocate_variables"},
 };
@@ -46,6 +47,7 @@ constexpr ListedStep kCompile[] = {
 // LowerProgram after the tidy passes.
 constexpr ListedStep kLower[] = {
     {"infer_types"},
+    {"infer_uniformity"},
     {"inline_calls", &PipelineOptions::inline_calls},
     {"thread_jumps", &PipelineOptions::thread_jumps},
     {"allocate_variables"},

@@ -13,6 +13,7 @@
 #include "passes/fold_copies.h"
 #include "passes/fuse_pop_push.h"
 #include "passes/infer_types.h"
+#include "passes/infer_uniformity.h"
 #include "passes/inline_calls.h"
 #include "passes/lower_calls.h"
 #include "passes/merge_blocks.h"
@@ -64,6 +65,9 @@ constexpr PassInfo kPasses[] = {
      ProgramOnly<CompactVariables>},
     {"infer_types", "gives every variable its type from the entry's input types (--types)",
      RunInferTypes},
+    {"infer_uniformity",
+     "values the entry computes once from uniform values become uniform (ir/ir.h)",
+     ProgramOnly<InferUniformity>},
     {"inline_calls", "inlines calls of non-recursive functions (one call site, or small)",
      ProgramOnly<InlineCalls>},
     {"allocate_variables", "picks each variable's storage class from liveness",

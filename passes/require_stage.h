@@ -1,5 +1,5 @@
 // RequireStage: the error a pass returns when given a program at a stage
-// it does not handle.
+// it does not handle (or with gradient stubs it cannot take).
 #ifndef AUTOBATCH_PASSES_REQUIRE_STAGE_H_
 #define AUTOBATCH_PASSES_REQUIRE_STAGE_H_
 
@@ -29,6 +29,22 @@ inline absl::Status RequireStage(const Program& program, std::string_view pass,
   return absl::InvalidArgumentError(absl::StrCat(
       std::string(pass), " needs a program at stage ", names, ", got stage ",
       std::string(StageName(program.stage)), ": ", std::string(advice)));
+}
+
+// OK unless a function of `program` is a gradient stub (Function::
+// gradient_of), which a pass past the typed stage cannot take: then
+// InvalidArgument naming `pass`, the stub and its primal, saying to run the
+// differentiate pass first. Requires: indices in range (a verified program).
+inline absl::Status RequireNoGradientStubs(const Program& program, std::string_view pass) {
+  for (const Function& f : program.module.functions) {
+    if (!f.gradient_of) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(pass), " cannot take function '", f.name, "', a gradient stub of '",
+        program.module.function(f.gradient_of->function).name,
+        "' with no body yet: run the differentiate pass first (CompileProgram and "
+        "LowerProgram do)"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace autobatch

@@ -386,8 +386,22 @@ int RunRun(const RunArgs& args) {
         "--inputs: '", args.inputs, "' is a directory, not an inputs file: give the path of "
         "a JSON file like {\"inputs\": [[lane values...], ...]}")));
   }
-  absl::StatusOr<std::vector<Tensor>> inputs = ReadInputsFile(args.inputs, expected);
+  std::vector<bool> uniform;
+  absl::StatusOr<std::vector<Tensor>> inputs = ReadInputsFile(args.inputs, expected, &uniform);
   if (!inputs.ok()) return Fail(inputs.status());
+  // Inputs written {"uniform": ...} make their parameters uniform (ir/ir.h).
+  Program marked = program;
+  for (size_t i = 0; i < uniform.size() && i < marked.entry_function().params.size(); ++i) {
+    Variable& param = marked.module.var(marked.entry_function().params[i]);
+    if (!uniform[i] || param.uniform) continue;
+    if (marked.stage == Stage::kLowered) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          args.inputs, ": inputs[", i, "] is uniform but parameter '", param.name,
+          "' of the lowered program is not; mark it uniform before lowering (run the "
+          "untyped program, or its IR with \"uniform\": true on the parameter)")));
+    }
+    param.uniform = true;
+  }
 
   if (args.fused && args.vm != "stack") {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
@@ -411,7 +425,7 @@ int RunRun(const RunArgs& args) {
   options.profile_timing = args.profile;
   Profile profile;
   absl::StatusOr<std::vector<Tensor>> outputs =
-      RunProgram(program, std::move(*inputs), &ctx.kernels(), options, &profile);
+      RunProgram(marked, std::move(*inputs), &ctx.kernels(), options, &profile);
   if (!outputs.ok()) return Fail(outputs.status());
   nlohmann::json out;
   out["outputs"] = nlohmann::json::array();

@@ -3,6 +3,8 @@
 set -euo pipefail
 packages=(cmake g++ make libeigen3-dev libabsl-dev nlohmann-json3-dev
           libgtest-dev libbenchmark-dev librandom123-dev libcli11-dev
+          # Deterministic vectorized transcendentals (support/math).
+          libsleef-dev pkg-config
           # The tests render `autobatch ir --dot` with Graphviz's dot.
           graphviz
           # The fuzzer (tools/fuzz.sh): libFuzzer; clang-14 lacks

@@ -194,12 +194,23 @@ absl::StatusOr<Tensor> TensorFromJson(const nlohmann::json& json,
     shape = expected->shape;
   }
   std::string shape_at = where;  // where the shape came from, for errors
+  nlohmann::json one_lane;  // a uniform tensor's single lane
   if (json.is_object()) {
-    if (!json.contains("values") || !json["values"].is_array()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": a tensor object needs a \"values\" array of lanes"));
+    if (json.contains("uniform")) {
+      if (json.contains("values")) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": a tensor object has \"values\" (one per lane) or \"uniform\" (one "
+            "value for every lane), not both"));
+      }
+      one_lane = nlohmann::json::array({json["uniform"]});
+      lanes = &one_lane;
+    } else if (!json.contains("values") || !json["values"].is_array()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": a tensor object needs a \"values\" array of lanes (or a \"uniform\" "
+          "value shared by every lane)"));
+    } else {
+      lanes = &json["values"];
     }
-    lanes = &json["values"];
     if (json.contains("dtype")) {
       const nlohmann::json& name = json["dtype"];
       std::optional<DType> declared =
@@ -325,7 +336,9 @@ absl::StatusOr<Tensor> TensorFromJson(const nlohmann::json& json,
 }
 
 absl::StatusOr<std::vector<Tensor>> ReadInputsFile(
-    const std::string& path, const std::vector<std::optional<TensorType>>& expected) {
+    const std::string& path, const std::vector<std::optional<TensorType>>& expected,
+    std::vector<bool>* uniform) {
+  if (uniform != nullptr) uniform->clear();
   std::ifstream in(path);
   if (!in) {
     return absl::NotFoundError(absl::StrCat("cannot open inputs file '", path, "'"));
@@ -357,6 +370,9 @@ absl::StatusOr<std::vector<Tensor>> ReadInputsFile(
         i < expected.size() ? expected[i] : std::optional<TensorType>();
     AB_ASSIGN_OR_RETURN(Tensor t, TensorFromJson((*list)[i],
                                                  absl::StrCat(path, ": inputs[", i, "]"), want));
+    if (uniform != nullptr) {
+      uniform->push_back((*list)[i].is_object() && (*list)[i].contains("uniform"));
+    }
     out.push_back(std::move(t));
   }
   return out;

@@ -1,7 +1,8 @@
 // Batched tensors to and from JSON, for the command-line tool.
 //
 // A tensor is written as {"dtype": "f64", "shape": [3], "values": [[...], ...]}
-// with one entry of "values" per lane (a nested array of the event shape, a
+// with one entry of "values" per lane (or, for a uniform input, "uniform":
+// [...], the one value every lane reads) (a nested array of the event shape, a
 // bare number for scalars). Non-finite floats are the strings "nan", "inf"
 // and "-inf". When reading, "dtype" and "shape" are optional: a bare array of
 // lanes is accepted. The dtype is the declared one, else `expected`'s, else
@@ -42,8 +43,12 @@ absl::StatusOr<Tensor> TensorFromJson(const nlohmann::json& json,
                                       std::optional<TensorType> expected = {});
 
 // Reads {"inputs": [tensor, ...]} (or a bare array of tensors) from a file.
+// An input written {"uniform": VALUE} (with optional "dtype" and "shape")
+// is UNIFORM: one value for every lane, read as a tensor of one lane;
+// `uniform`, if given, receives per input whether it was written so.
 absl::StatusOr<std::vector<Tensor>> ReadInputsFile(
-    const std::string& path, const std::vector<std::optional<TensorType>>& expected);
+    const std::string& path, const std::vector<std::optional<TensorType>>& expected,
+    std::vector<bool>* uniform = nullptr);
 
 }  // namespace autobatch
 

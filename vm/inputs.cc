@@ -31,6 +31,7 @@ absl::Status CheckInputs(const Program& program, std::span<const Tensor> inputs)
         "'", entry.name, "' takes ", entry.params.size(), " input(s) (", names, ") but ",
         inputs.size(), " were given"));
   }
+  int first_varying = -1;
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::optional<TensorType> declared;
     VarId v = entry.params[i];
@@ -46,14 +47,46 @@ absl::Status CheckInputs(const Program& program, std::span<const Tensor> inputs)
           inputs[i].type().ToString(), " but the parameter is declared ",
           declared->ToString()));
     }
-    if (inputs[i].batch() != inputs[0].batch()) {
+    if (IsUniformInput(program, i)) {
+      if (inputs[i].batch() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input ", i, " (parameter '", param_name(i), "' of '", entry.name,
+            "') is uniform, so it is given once, as a tensor of ONE lane shared by every "
+            "lane, but it has batch size ", inputs[i].batch(),
+            "; pass one lane's value (no batch dimension to repeat)"));
+      }
+      continue;
+    }
+    if (first_varying < 0) first_varying = static_cast<int>(i);
+    if (inputs[i].batch() != inputs[first_varying].batch()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "input ", i, " (parameter '", param_name(i), "') has batch size ", inputs[i].batch(),
-          " but input 0 (parameter '", param_name(0), "') has batch size ", inputs[0].batch(),
+          " but input ", first_varying, " (parameter '", param_name(first_varying),
+          "') has batch size ", inputs[first_varying].batch(),
           "; every input needs the same batch size"));
     }
   }
   return absl::OkStatus();
+}
+
+bool IsUniformInput(const Program& program, size_t i) {
+  const Module& module = program.module;
+  if (!program.entry.valid() ||
+      program.entry.value >= static_cast<int32_t>(module.functions.size())) {
+    return false;
+  }
+  const Function& entry = module.function(program.entry);
+  if (i >= entry.params.size()) return false;
+  const VarId v = entry.params[i];
+  return v.valid() && v.value < static_cast<int32_t>(module.variables.size()) &&
+         module.var(v).uniform;
+}
+
+int64_t BatchOfInputs(const Program& program, std::span<const Tensor> inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!IsUniformInput(program, i)) return inputs[i].batch();
+  }
+  return 1;
 }
 
 absl::Status CheckValueSize(const Module& module, VarId variable, const TensorType& type,
@@ -76,7 +109,7 @@ absl::Status CheckValueSizes(const Program& program, int64_t batch, int64_t max_
     const Variable& var = program.module.variables[v];
     if (!var.type) continue;
     AB_RETURN_IF_ERROR(CheckValueSize(program.module, VarId(static_cast<int32_t>(v)),
-                                      *var.type, batch, max_bytes));
+                                      *var.type, var.uniform ? 1 : batch, max_bytes));
   }
   return absl::OkStatus();
 }

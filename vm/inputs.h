@@ -13,9 +13,19 @@ namespace autobatch {
 // OK if `inputs` fit the entry function of `program`: one tensor per
 // parameter, each of the parameter's type when the type is known (the
 // variable's type, or the function's explicit Signature), and all with the
-// same batch size (0 allowed). Otherwise InvalidArgument naming the input
-// index, the parameter and what is wrong.
+// same batch size (0 allowed), except that a UNIFORM parameter's tensor
+// (Variable::uniform) holds exactly one lane, shared by every lane.
+// Otherwise InvalidArgument naming the input index, the parameter and what
+// is wrong.
 absl::Status CheckInputs(const Program& program, std::span<const Tensor> inputs);
+
+// Whether entry parameter `i` of `program` is uniform (false when out of range).
+bool IsUniformInput(const Program& program, size_t i);
+
+// The batch size of checked inputs: that of the first input that is not
+// uniform; 1 when there is none (no inputs, or only uniform ones: one
+// example, as on the reference interpreter).
+int64_t BatchOfInputs(const Program& program, std::span<const Tensor> inputs);
 
 // OK if every typed variable of `program` takes at most `max_bytes` bytes for
 // `batch` lanes (overflow-safe). Otherwise ResourceExhausted naming the

@@ -12,6 +12,7 @@ void Profile::Reset(const Program& program, int64_t batch_size,
                     bool with_timing) {
   batch = batch_size;
   steps = 0;
+  storage_bytes = 0;
   timing = with_timing;
   const auto& functions = program.module.functions;
   blocks.assign(functions.size(), {});
@@ -32,6 +33,7 @@ void Profile::Add(const Profile& shard) {
            "Profile::Add: the profiles are of different programs");
   batch += shard.batch;
   steps += shard.steps;
+  storage_bytes += shard.storage_bytes;
   timing = timing || shard.timing;
   for (size_t f = 0; f < blocks.size(); ++f) {
     AB_CHECK(shard.blocks[f].size() == blocks[f].size(),
@@ -100,6 +102,7 @@ nlohmann::json Profile::ToJson() const {
   nlohmann::json out;
   out["batch"] = batch;
   out["steps"] = steps;
+  out["storage_bytes"] = storage_bytes;
   out["utilization"] = Utilization();
   out["lock_step_bound"] = LockStepBound();
   nlohmann::json block_list = nlohmann::json::array();

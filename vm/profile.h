@@ -47,6 +47,11 @@ struct PrimitiveCounters {
 struct Profile {
   int64_t batch = 0;
   int64_t steps = 0;  // batched block executions
+  // Bytes of variable storage the batched VM allocated at the start of the
+  // call (the stack VM: every value, stack top and initial frames; the
+  // stackless VM: the entry activation's values). A uniform value counts
+  // one lane. Shards add theirs.
+  int64_t storage_bytes = 0;
   // Indexed [function][block] of the program that ran (which may be a
   // compiled form of the program the caller passed), with its names.
   std::vector<std::vector<BlockCounters>> blocks;

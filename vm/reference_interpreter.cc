@@ -457,6 +457,7 @@ absl::StatusOr<ReferenceInterpreter> ReferenceInterpreter::Create(const Program&
         "the reference interpreter runs unlowered programs (stage untyped, typed or "
         "allocated); this program is lowered");
   }
+  AB_RETURN_IF_ERROR(CheckNoGradientStubs(program));
   const int32_t num_functions = static_cast<int32_t>(module.functions.size());
   const int32_t num_vars = static_cast<int32_t>(module.variables.size());
   if (!program.entry.valid() || program.entry.value >= num_functions) {
@@ -522,7 +523,7 @@ absl::StatusOr<std::vector<Tensor>> RunReferenceBatch(const Program& program,
   AB_ASSIGN_OR_RETURN(ReferenceInterpreter interp, ReferenceInterpreter::Create(program, kernels));
   const Module& module = program.module;
   const Function& entry = module.function(program.entry);
-  const int64_t batch = inputs.empty() ? 1 : inputs[0].batch();
+  const int64_t batch = BatchOfInputs(program, inputs);
   std::vector<Tensor> outputs;
   if (batch == 0) {
     for (size_t k = 0; k < entry.results.size(); ++k) {
@@ -541,9 +542,11 @@ absl::StatusOr<std::vector<Tensor>> RunReferenceBatch(const Program& program,
   }
   for (int64_t lane = 0; lane < batch; ++lane) {
     std::vector<LaneValue> lane_inputs;
-    for (const Tensor& in : inputs) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& in = inputs[i];
       Tensor t(in.type(), 1);
-      t.CopyLaneFrom(in, lane, 0);
+      // A uniform input holds one lane, every lane's value.
+      t.CopyLaneFrom(in, IsUniformInput(program, i) ? 0 : lane, 0);
       lane_inputs.push_back(std::move(t));
     }
     absl::StatusOr<std::vector<LaneValue>> out = interp.Run(std::move(lane_inputs), options);

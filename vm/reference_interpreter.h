@@ -60,7 +60,8 @@ struct ReferenceOptions {
 class ReferenceInterpreter {
  public:
   // Checks what running needs (and never trusts the program otherwise):
-  // stage is not lowered; the entry, every function, block, variable and
+  // stage is not lowered; no function is a gradient stub
+  // (CheckNoGradientStubs, vm/run_support.h); the entry, every function, block, variable and
   // callee index is in range; a function's variables belong to it; CallOp
   // arities match the callee; no lowered-only op or terminator; every user
   // kernel an op names is registered in `kernels` (null = none registered)

@@ -49,6 +49,22 @@ absl::Status Budget::ExhaustedAt(Outcome outcome, std::string_view at) const {
       "just long, or look for a loop that never ends"));
 }
 
+absl::Status CheckNoGradientStubs(const Program& program) {
+  const std::vector<Function>& functions = program.module.functions;
+  for (const Function& f : functions) {
+    if (!f.gradient_of) continue;
+    const int32_t primal = f.gradient_of->function.value;
+    const std::string primal_name =
+        primal >= 0 && static_cast<size_t>(primal) < functions.size()
+            ? absl::StrCat("'", functions[primal].name, "'")
+            : absl::StrCat("function #", primal);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "function '", f.name, "' is a gradient stub of ", primal_name,
+        "; run the differentiate pass (CompileProgram/LowerProgram do)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunCountedOp(Backend& backend, const PrimOp& op,
                           std::span<const Tensor* const> inputs,
                           std::span<Tensor* const> outputs,

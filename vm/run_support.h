@@ -80,6 +80,12 @@ class Budget {
   double timeout_seconds_ = 0;  // for the message; 0 when given a deadline
 };
 
+// OK unless a function of `program` is a gradient stub (Function::
+// gradient_of, ir/ir.h), which has no body yet and which no executor runs:
+// then InvalidArgument naming it and its primal and saying to run the
+// differentiate pass. Every executor checks this before it runs.
+absl::Status CheckNoGradientStubs(const Program& program);
+
 // Whether a block should run compact for `active` of `batch` lanes: compact
 // when active < fraction * batch, with options.dense_fraction_heavy for
 // heavy blocks (RunsExpensiveKernel, ir/ir.h) and options.dense_fraction for

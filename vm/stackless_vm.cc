@@ -43,8 +43,9 @@ class StacklessVm {
           "stage '", std::string(StageName(program_.stage)),
           "': run CompileProgram (passes/pipeline.h)"));
     }
+    AB_RETURN_IF_ERROR(CheckNoGradientStubs(program_));
     AB_RETURN_IF_ERROR(CheckInputs(program_, inputs));
-    batch_ = BatchOf(inputs);
+    batch_ = BatchOfInputs(program_, inputs);
     AB_RETURN_IF_ERROR(CheckValueSizes(program_, batch_, options_.max_value_bytes));
     profile_.Reset(program_, batch_, options_.profile_timing);
     halted_.assign(static_cast<size_t>(batch_), 0);
@@ -62,8 +63,11 @@ class StacklessVm {
     const Function& entry = program_.entry_function();
     Activation& top = Acquire(program_.entry, 0);
     for (size_t i = 0; i < inputs.size(); ++i) {
+      // A uniform input keeps its one lane: stored once, read with stride 0.
+      if (module_.var(entry.params[i]).uniform) inputs[i].set_uniform();
       Var(top, entry.params[i]) = std::move(inputs[i]);
     }
+    for (const Tensor& t : top.vars) profile_.storage_bytes += t.size_bytes();
     AB_RETURN_IF_ERROR(
         RunActivation(program_.entry, top, LaneSet::All(batch_), 0));
     std::vector<Tensor> outputs;
@@ -81,7 +85,9 @@ class StacklessVm {
       for (VarId v : fn_vars_[f.value]) {
         const Variable& var = module_.var(v);
         AB_CHECK(var.type.has_value(), "typed programs type every variable");
-        a->vars.push_back(backend_.Allocate(*var.type, batch_));
+        // A uniform value (entry only) is one lane for the batch.
+        a->vars.push_back(var.uniform ? Tensor::Uniform(*var.type)
+                                      : backend_.Allocate(*var.type, batch_));
       }
       a->waiting.assign(module_.function(f).blocks.size(), LaneSet(batch_));
       a->running.Reset(batch_);

@@ -233,4 +233,47 @@ Program MakeSmallLoweredProgram() {
   return program;
 }
 
+Program MakeGradientStubProgram() {
+  Program program;
+  const TensorType f64 = Scalar(DType::kF64);
+  const FunctionId main_id = program.module.AddFunction(NewFunction("main", {"grad.cc", 1}));
+  const FunctionId grad_id = program.module.AddFunction(NewFunction("grad_f", {"grad.cc", 5}));
+  const FunctionId f_id = program.module.AddFunction(NewFunction("f", {"grad.cc", 10}));
+  program.entry = main_id;
+
+  FunctionEditor main_fn(program, main_id, "grad.cc");
+  VarId x = main_fn.Var("x");
+  VarId y = main_fn.Var("y");
+  VarId v = main_fn.Var("v");
+  VarId dy = main_fn.Var("dy");
+  main_fn.function().params = {x, y};
+  main_fn.function().results = {v, dy};
+  BlockId entry = main_fn.AddBlock("entry");
+  main_fn.Call(entry, 2, grad_id, {x, y}, {v, dy});
+  main_fn.Terminate(entry, 3, Return{});
+
+  FunctionEditor grad(program, grad_id, "grad.cc");
+  VarId ga = grad.Var("a");
+  VarId gb = grad.Var("b");
+  VarId value = grad.Var("value");
+  VarId db = grad.Var("db");
+  grad.function().params = {ga, gb};
+  grad.function().results = {value, db};
+  grad.function().signature = Signature{{f64, f64}, {f64, f64}};
+  grad.function().gradient_of = GradientOf{f_id, {1}};
+
+  FunctionEditor f(program, f_id, "grad.cc");
+  VarId a = f.Var("a");
+  VarId b = f.Var("b");
+  VarId ab = f.Var("ab");
+  VarId r = f.Var("r");
+  f.function().params = {a, b};
+  f.function().results = {r};
+  BlockId f_entry = f.AddBlock("entry");
+  f.Prim(f_entry, 11, Primitive::kMul, {a, b}, ab);
+  f.Prim(f_entry, 12, Primitive::kMul, {ab, a}, r);
+  f.Terminate(f_entry, 13, Return{});
+  return program;
+}
+
 }  // namespace autobatch::testing

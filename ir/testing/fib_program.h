@@ -48,6 +48,14 @@ Program MakeProgramWithSpecialConstants();
 // PopOp, Halt), not the output of lower_calls.
 Program MakeSmallLoweredProgram();
 
+// Stage untyped, untyped variables, with a gradient stub. Entry
+// `main(x, y) -> (v, dy)`: v, dy = call grad_f(x, y); return. `grad_f(a, b)
+// -> (value, db)` is the gradient stub of f with respect to param 1 (b),
+// with signature (f64, f64) -> (f64, f64) and no blocks. `f(a, b) -> (r)`:
+// ab = mul(a, b); r = mul(ab, a); return (r = a^2 b, dr/db = a^2). The stub
+// comes before its primal. Locations in "grad.cc".
+Program MakeGradientStubProgram();
+
 }  // namespace autobatch::testing
 
 #endif  // AUTOBATCH_IR_TESTING_FIB_PROGRAM_H_

@@ -5,18 +5,11 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "support/math/math.h"
 #include "support/status.h"
 
 namespace autobatch::mcmc {
 namespace {
-
-// 1 / (1 + exp(-u)) without overflow: exp only ever sees a non-positive
-// argument.
-double Logistic(double u) {
-  if (u >= 0) return 1.0 / (1.0 + std::exp(-u));
-  double e = std::exp(u);
-  return e / (1.0 + e);
-}
 
 // "theta.2.1" for element `flat` (first index fastest) of a parameter.
 std::string ElementName(const ParameterSpec& spec, int64_t flat) {
@@ -66,8 +59,8 @@ void Constrain(const Model& model, std::span<const double> q,
     for (int64_t k = 0; k < n; ++k, ++i) {
       switch (spec.transform) {
         case Transform::kIdentity: constrained[i] = q[i]; break;
-        case Transform::kLog: constrained[i] = std::exp(q[i]); break;
-        case Transform::kLogit: constrained[i] = Logistic(q[i]); break;
+        case Transform::kLog: constrained[i] = math::Exp(q[i]); break;
+        case Transform::kLogit: constrained[i] = math::Logistic(q[i]); break;
       }
     }
   }
@@ -95,12 +88,12 @@ absl::Status Unconstrain(const Model& model, std::span<const double> constrained
         case Transform::kLog:
           in_support = x > 0 && std::isfinite(x);
           support = "finite and > 0 (log transform)";
-          if (in_support) q[i] = std::log(x);
+          if (in_support) q[i] = math::Log(x);
           break;
         case Transform::kLogit:
           in_support = x > 0 && x < 1;
           support = "in (0, 1) (logit transform)";
-          if (in_support) q[i] = std::log(x) - std::log1p(-x);
+          if (in_support) q[i] = math::Log(x) - math::Log1p(-x);
           break;
       }
       if (!in_support) {

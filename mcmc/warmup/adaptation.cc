@@ -9,10 +9,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "backends/kernels.h"
-#include "ir/ir.h"
 #include "support/status.h"
 #include "mcmc/sampler_config.h"
+#include "support/math/math.h"
 
 namespace autobatch::mcmc {
 namespace {
@@ -55,7 +54,7 @@ double DualAveraging::Update(double accept_stat) {
   const double eta = 1.0 / (t + options.t0);
   s_bar = (1.0 - eta) * s_bar + eta * (options.delta - a);
   const double x = mu - s_bar * std::sqrt(t) / options.gamma;
-  const double w = std::pow(t, -options.kappa);
+  const double w = math::Pow(t, -options.kappa);
   x_bar = (1.0 - w) * x_bar + w * x;
   return SamplerExp(x);
 }
@@ -65,27 +64,7 @@ double DualAveraging::FinalStepSize(double current) const {
   return SamplerExp(x_bar);
 }
 
-double DualAveragingMu(double step_size) {
-  // Rare (once per window end), so the kernel itself is called rather than
-  // re-deriving its packet arithmetic here.
-  static const PrimOp* const kLogOp = [] {
-    auto* op = new PrimOp;
-    op->prim = Primitive::kLog;
-    op->inputs = {VarId(0)};
-    op->outputs = {VarId(1)};
-    return op;
-  }();
-  const double x = 10.0 * step_size;
-  double y = 0;
-  const TensorType scalar{DType::kF64, {}};
-  const ConstLanesView in{scalar, reinterpret_cast<const std::byte*>(&x)};
-  const LanesView out{scalar, reinterpret_cast<std::byte*>(&y)};
-  const absl::Status status =
-      RunPrimitive(*kLogOp, std::span<const ConstLanesView>(&in, 1),
-                   std::span<const LanesView>(&out, 1), /*num_lanes=*/1, /*kernels=*/nullptr);
-  AB_CHECK(status.ok(), "the log primitive failed on one f64 lane");
-  return y;
-}
+double DualAveragingMu(double step_size) { return math::Log(10.0 * step_size); }
 
 double ClampStepSize(double step_size) {
   if (step_size != step_size) return step_size;

@@ -18,8 +18,8 @@
 // Every value below is Stan's expression, evaluated in the stated order in
 // IEEE double without contraction, using only operations with a primitive
 // (ir/primitives.def) of the same bits: + - * / and comparisons, `sqrt`
-// (exact), `pow` (std::pow), `exp` (SamplerExp) and `log` (the primitive's
-// kernel itself, see DualAveragingMu). So a batched per-example program that
+// (exact), and `pow`, `exp` and `log` (support/math/math.h, the primitives'
+// definitions). So a batched per-example program that
 // does the adaptation with primitives reproduces the scalar driver bit for
 // bit, and so does a host-side driver that calls these functions per chain.
 #ifndef AUTOBATCH_MCMC_WARMUP_ADAPTATION_H_
@@ -71,7 +71,7 @@ struct DualAveraging {
   //   eta = 1.0 / (t + t0)
   //   s_bar = (1.0 - eta) * s_bar + eta * (delta - a)
   //   x = mu - s_bar * std::sqrt(t) / gamma        ((s_bar * sqrt(t)) / gamma)
-  //   w = std::pow(t, -kappa)                      (`pow`; -kappa is a constant)
+  //   w = math::Pow(t, -kappa)                     (`pow`; -kappa is a constant)
   //   x_bar = (1.0 - w) * x_bar + w * x
   //   return SamplerExp(x)                         (`exp`)
   // The result may be 0 or +inf in pathological runs (x beyond +-709):
@@ -85,9 +85,8 @@ struct DualAveraging {
 };
 
 // Stan's restart target for a step size: log(10 * step_size), i.e.
-// 10.0 * step_size (`mul`) then the `log` primitive, bit for bit (computed
-// by the primitive's own kernel, backends/kernels.h). 0 gives -inf, +inf
-// gives +inf, NaN gives NaN.
+// 10.0 * step_size (`mul`) then the `log` primitive, bit for bit
+// (math::Log). 0 gives -inf, +inf gives +inf, NaN gives NaN.
 double DualAveragingMu(double step_size);
 
 // A dual-averaged step size made safe for a sampler (finite, > 0):

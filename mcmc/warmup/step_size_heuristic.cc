@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "support/math/math.h"
 #include "support/status.h"
 
 namespace autobatch::mcmc {
@@ -90,7 +91,7 @@ absl::StatusOr<StepSizeHeuristicResult> InitialStepSize(
   trial.grad.resize(n);
   trial.p_sharp.resize(n);
 
-  const double log_target = std::log(options.target_accept);
+  const double log_target = math::Log(options.target_accept);
   ChainRng local = rng;
   double eps = step_size;
   double w = trial.Run(eps, local);
@@ -101,7 +102,7 @@ absl::StatusOr<StepSizeHeuristicResult> InitialStepSize(
       return absl::FailedPreconditionError(absl::StrCat(
           "step size heuristic on model '", model.name(), "': no crossing of the one-step ",
           "acceptance ", options.target_accept, " after ", trials, " trials (step size now ",
-          eps, ", last acceptance ", std::exp(w), "); raise max_trials or start from a ",
+          eps, ", last acceptance ", math::Exp(w), "); raise max_trials or start from a ",
           "better step size"));
     }
     w = trial.Run(eps, local);
@@ -118,7 +119,7 @@ absl::StatusOr<StepSizeHeuristicResult> InitialStepSize(
     if (eps == 0) {
       return absl::FailedPreconditionError(absl::StrCat(
           "step size heuristic on model '", model.name(), "': the one-step acceptance stays ",
-          "below ", options.target_accept, " (last ", std::exp(w), ") down to step size 0: ",
+          "below ", options.target_accept, " (last ", math::Exp(w), ") down to step size 0: ",
           "the log density or its gradient is likely discontinuous or not finite near the ",
           "current point; check the model"));
     }

@@ -21,7 +21,7 @@
 //     down: if !(w < log_target): stop          else eps = 0.5 * eps
 //     error if eps > max_step_size (up) or eps == 0 (down)
 //   return eps
-// with log_target = std::log(target_accept) (log(0.8) by default). Every
+// with log_target = math::Log(target_accept) (log(0.8) by default). Every
 // trial starts from the given point with a fresh momentum; the point itself
 // is never changed.
 //

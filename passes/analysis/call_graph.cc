@@ -20,6 +20,8 @@ std::vector<std::vector<FunctionId>> Callees(const Module& module) {
         out.push_back(push->callee);
       }
     }
+    // A gradient stub will run its primal once differentiate writes its body.
+    if (const auto& grad = module.functions[f].gradient_of) out.push_back(grad->function);
     for (FunctionId g : out) {
       AB_CHECK(g.valid() && static_cast<size_t>(g.value) < module.functions.size());
     }
@@ -127,6 +129,7 @@ Program PruneUnreachable(const Program& in) {
     Function fn = m.functions[f];
     RenameVariables(fn, [&](VarId v) { return VarId(new_var.at(v.value)); });
     auto function = [&](FunctionId g) { return FunctionId(new_function.at(g.value)); };
+    if (fn.gradient_of) fn.gradient_of->function = function(fn.gradient_of->function);
     for (Block& block : fn.blocks) {
       for (Op& op : block.ops) {
         std::visit(Overloaded{

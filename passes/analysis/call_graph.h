@@ -9,8 +9,11 @@
 
 namespace autobatch {
 
-// callees[f]: the functions f calls (CallOp or PushGoto), ascending, unique.
-// Requires: every function index named is in range.
+// callees[f]: the functions f calls (CallOp or PushGoto), ascending, unique;
+// a gradient stub's callee is its primal (Function::gradient_of), which its
+// body will call once differentiate writes it, so reachability, recursion
+// and pruning see the primal. Requires: every function index named is in
+// range.
 std::vector<std::vector<FunctionId>> Callees(const Module& module);
 
 // reachable[f]: f is `entry` or can be called, transitively, from it.
@@ -35,7 +38,8 @@ std::vector<VarSet> CallMayWrite(const Module& module);
 
 // The program without the functions its entry cannot reach and without the
 // variables no remaining function mentions; what is left keeps its order and
-// is renumbered. Requires: indices in range (a verified program).
+// is renumbered (callees and gradient_of included). Requires: indices in
+// range (a verified program).
 Program PruneUnreachable(const Program& in);
 
 }  // namespace autobatch

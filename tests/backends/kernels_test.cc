@@ -18,6 +18,7 @@
 #include "backends/tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/math/math.h"
 #include "tests/backends/test_util.h"
 
 namespace autobatch {
@@ -180,9 +181,12 @@ const std::vector<double>& TranscendentalSpecials() {
 }
 
 TEST(OneDefinitionTest, FloatUnaryPrimitivesAreBitIdenticalAcrossBatches) {
-  const Primitive kPrims[] = {Primitive::kExp,   Primitive::kLog,  Primitive::kLog1p,
-                              Primitive::kExpm1, Primitive::kTanh, Primitive::kSqrt,
-                              Primitive::kFloor, Primitive::kNeg,  Primitive::kAbs};
+  const Primitive kPrims[] = {
+      Primitive::kExp,     Primitive::kLog,      Primitive::kLog1p,    Primitive::kExpm1,
+      Primitive::kTanh,    Primitive::kSqrt,     Primitive::kFloor,    Primitive::kNeg,
+      Primitive::kAbs,     Primitive::kSin,      Primitive::kCos,      Primitive::kAtan,
+      Primitive::kLgamma,  Primitive::kErfc,     Primitive::kDigamma,  Primitive::kLog1pExp,
+      Primitive::kLogistic};
   uint64_t seed = 1;
   for (Primitive prim : kPrims) {
     for (DType d : {DType::kF64, DType::kF32}) {
@@ -192,6 +196,61 @@ TEST(OneDefinitionTest, FloatUnaryPrimitivesAreBitIdenticalAcrossBatches) {
       }
     }
   }
+}
+
+// The transcendental primitives are support/math/math.h's functions, bit for
+// bit: f64 as they are, f32 widened and rounded once.
+TEST(OneDefinitionTest, TranscendentalsAreTheSupportMathFunctions) {
+  const std::pair<Primitive, math::Fn> kPairs[] = {
+      {Primitive::kExp, math::Fn::kExp},         {Primitive::kLog, math::Fn::kLog},
+      {Primitive::kLog1p, math::Fn::kLog1p},     {Primitive::kExpm1, math::Fn::kExpm1},
+      {Primitive::kTanh, math::Fn::kTanh},       {Primitive::kSin, math::Fn::kSin},
+      {Primitive::kCos, math::Fn::kCos},         {Primitive::kAtan, math::Fn::kAtan},
+      {Primitive::kLgamma, math::Fn::kLgamma},   {Primitive::kErfc, math::Fn::kErfc},
+      {Primitive::kDigamma, math::Fn::kDigamma}, {Primitive::kLog1pExp, math::Fn::kLog1pExp},
+      {Primitive::kLogistic, math::Fn::kLogistic}};
+  ValueGen gen(77);
+  std::vector<double> xs = TranscendentalSpecials();
+  for (int i = 0; i < 1000; ++i) xs.push_back(gen.Uniform(-30, 30));
+  const Tensor in64 = Make(xs);
+  std::vector<float> narrow(xs.begin(), xs.end());
+  const Tensor in32 = Make(narrow);
+  for (const auto& [prim, fn] : kPairs) {
+    const std::vector<double> got = Eval(MakeOp(prim, 1), {&in64}, in64.type()).ToVector<double>();
+    const std::vector<float> got32 =
+        Eval(MakeOp(prim, 1), {&in32}, in32.type()).ToVector<float>();
+    for (size_t i = 0; i < xs.size(); ++i) {
+      ASSERT_TRUE(SameBits(got[i], math::Eval(fn, xs[i]))) << PrimitiveName(prim) << " " << xs[i];
+      const float want32 = static_cast<float>(math::Eval(fn, static_cast<double>(narrow[i])));
+      ASSERT_TRUE(SameBits(got32[i], want32 != want32 ? std::numeric_limits<float>::quiet_NaN()
+                                                      : want32))
+          << PrimitiveName(prim) << " f32 " << narrow[i];
+    }
+  }
+  // pow, with a scalar operand broadcast either way.
+  const Tensor base = Make(std::vector<double>{-2.0, 0.5, 3.0, kInf, kNaN, 1.0}, {6});
+  const Tensor two = Make(std::vector<double>{2.5});
+  const std::vector<double> pow_got =
+      Eval(MakeOp(Primitive::kPow, 2), {&base, &two}, base.type()).ToVector<double>();
+  const std::vector<double> pow_rev =
+      Eval(MakeOp(Primitive::kPow, 2), {&two, &base}, base.type()).ToVector<double>();
+  const std::vector<double> b = base.ToVector<double>();
+  for (size_t i = 0; i < b.size(); ++i) {
+    EXPECT_TRUE(SameBits(pow_got[i], math::Pow(b[i], 2.5))) << b[i];
+    EXPECT_TRUE(SameBits(pow_rev[i], math::Pow(2.5, b[i]))) << b[i];
+  }
+  // log_sum_exp per lane.
+  const Tensor lanes = Make(std::vector<double>{1, 2, 3, -kInf, -kInf, -kInf, 0, kInf, 5},
+                            {3});
+  const std::vector<double> lse =
+      Eval(MakeOp(Primitive::kLogSumExp, 1), {&lanes}, Scalar(DType::kF64)).ToVector<double>();
+  const std::vector<double> lv = lanes.ToVector<double>();
+  ASSERT_EQ(lse.size(), 3u);
+  for (size_t l = 0; l < 3; ++l) {
+    EXPECT_TRUE(SameBits(lse[l], math::LogSumExp(lv.data() + 3 * l, 3))) << l;
+  }
+  EXPECT_EQ(lse[1], -kInf);
+  EXPECT_EQ(lse[2], kInf);
 }
 
 TEST(OneDefinitionTest, FloatBinaryPrimitivesAreBitIdenticalAcrossBatches) {
@@ -221,6 +280,8 @@ TEST(OneDefinitionTest, ReductionsCastsAndMatVecAreBitIdenticalAcrossBatches) {
     ExpectOneDefinition(MakeOp(Primitive::kReduceSum, 1), {v}, s, seed++);
     ExpectOneDefinition(MakeOp(Primitive::kSquaredNorm, 1), {v}, s, seed++);
     ExpectOneDefinition(MakeOp(Primitive::kDot, 2), {v, v}, s, seed++);
+    ExpectOneDefinition(MakeOp(Primitive::kLogSumExp, 1), {v}, s, seed++,
+                        TranscendentalSpecials());
     for (DType to : kAllDTypes) {
       Attributes attrs;
       attrs.dtype = to;
@@ -286,6 +347,15 @@ long double Log1pl(long double x) { return std::log1p(x); }
 long double Expm1l(long double x) { return std::expm1(x); }
 long double Tanhl(long double x) { return std::tanh(x); }
 long double Sqrtl(long double x) { return std::sqrt(x); }
+long double Sinl(long double x) { return std::sin(x); }
+long double Cosl(long double x) { return std::cos(x); }
+long double Atanl(long double x) { return std::atan(x); }
+long double Lgammal(long double x) { return std::lgamma(x); }
+long double Erfcl(long double x) { return std::erfc(x); }
+long double Log1pExpl(long double x) {
+  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+long double Logisticl(long double x) { return 1 / (1 + std::exp(-x)); }
 
 TEST(AccuracyTest, TranscendentalsAreWithinAFewUlps) {
   const AccuracyCase kCases[] = {
@@ -299,6 +369,13 @@ TEST(AccuracyTest, TranscendentalsAreWithinAFewUlps) {
       {Primitive::kExpm1, Expm1l, 1e-300, 1e-3, true},
       {Primitive::kTanh, Tanhl, -25, 25, false},
       {Primitive::kSqrt, Sqrtl, 1e-320, 1e308, true},
+      {Primitive::kSin, Sinl, -50, 50, false},
+      {Primitive::kCos, Cosl, -50, 50, false},
+      {Primitive::kAtan, Atanl, -1e6, 1e6, false},
+      {Primitive::kLgamma, Lgammal, 2.5, 1e6, true},
+      {Primitive::kErfc, Erfcl, -5, 26, false},
+      {Primitive::kLog1pExp, Log1pExpl, -700, 700, false},
+      {Primitive::kLogistic, Logisticl, -700, 700, false},
   };
   uint64_t seed = 300;
   for (const AccuracyCase& c : kCases) {
@@ -330,6 +407,14 @@ TEST(AccuracyTest, TranscendentalSpecialValuesAreExact) {
       {Primitive::kSqrt, -1.0, kNaN},         {Primitive::kSqrt, kInf, kInf},
       {Primitive::kSqrt, 4.0, 2.0},           {Primitive::kFloor, -2.5, -3.0},
       {Primitive::kFloor, kInf, kInf},        {Primitive::kFloor, 2.0, 2.0},
+      {Primitive::kSin, kInf, kNaN},          {Primitive::kCos, 0.0, 1.0},
+      {Primitive::kAtan, kInf, 1.5707963267948966}, {Primitive::kLgamma, 0.0, kInf},
+      {Primitive::kLgamma, -2.0, kInf},       {Primitive::kErfc, -kInf, 2.0},
+      {Primitive::kErfc, kInf, 0.0},          {Primitive::kDigamma, -1.0, kNaN},
+      {Primitive::kDigamma, kInf, kInf},      {Primitive::kLog1pExp, kInf, kInf},
+      {Primitive::kLog1pExp, -kInf, 0.0},     {Primitive::kLog1pExp, 1e300, 1e300},
+      {Primitive::kLogistic, kInf, 1.0},      {Primitive::kLogistic, -kInf, 0.0},
+      {Primitive::kLogistic, 0.0, 0.5},
   };
   for (const Expect& c : kCases) {
     for (DType d : {DType::kF64, DType::kF32}) {
@@ -360,15 +445,18 @@ TEST(AccuracyTest, SqrtIsCorrectlyRounded) {
   }
 }
 
-TEST(AccuracyTest, PowMatchesStdPow) {
+// pow is SLEEF's (support/math/math.h): within 1 ulp of the exact value, and
+// C99 Annex F's special values, as the C library's pow.
+TEST(AccuracyTest, PowIsAccurateWithTheC99SpecialValues) {
   ValueGen gen(400);
   std::vector<double> a, b;
   for (int i = 0; i < 5000; ++i) {
     a.push_back(std::exp(gen.Uniform(-7, 7)));
     b.push_back(gen.Uniform(-20, 20));
   }
-  const double kA[] = {0.0, -0.0, -8.0, -1.0, 1.0, kInf, kNaN, 2.0};
-  const double kB[] = {-1.0, 0.0, 1.0 / 3, kInf, -kInf, kNaN, 0.5, 3.0};
+  const size_t random = a.size();  // the rest: the special values' grid
+  const double kA[] = {0.0, -0.0, -8.0, -1.0, 1.0, kInf, -kInf, kNaN, 2.0, 0.5};
+  const double kB[] = {-1.0, 0.0, -0.0, 1.0 / 3, kInf, -kInf, kNaN, 0.5, 3.0, -3.0, 2.0};
   for (double x : kA) {
     for (double y : kB) {
       a.push_back(x);
@@ -380,8 +468,17 @@ TEST(AccuracyTest, PowMatchesStdPow) {
                                 .ToVector<double>();
   for (size_t i = 0; i < a.size(); ++i) {
     const double want = std::pow(a[i], b[i]);
-    EXPECT_TRUE(SameBits(got[i], want) || (std::isnan(got[i]) && std::isnan(want)))
-        << "pow(" << a[i] << ", " << b[i] << ") = " << got[i] << ", want " << want;
+    if (i < random || (std::isfinite(want) && want != 0)) {
+      const long double exact =
+          std::pow(static_cast<long double>(a[i]), static_cast<long double>(b[i]));
+      const double w = static_cast<double>(exact);
+      const double ulp = std::nextafter(std::fabs(w), kInf) - std::fabs(w);
+      EXPECT_LE(std::fabs(static_cast<long double>(got[i]) - exact), ulp)
+          << "pow(" << a[i] << ", " << b[i] << ") = " << got[i];
+    } else {  // 0, infinities and NaN exactly as C99 says
+      EXPECT_TRUE(SameBits(got[i], want) || (std::isnan(got[i]) && std::isnan(want)))
+          << "pow(" << a[i] << ", " << b[i] << ") = " << got[i] << ", want " << want;
+    }
   }
 }
 

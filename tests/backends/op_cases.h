@@ -99,6 +99,7 @@ inline std::vector<OpCase> AllCases() {
     AddCase(cases, MakeOp(Primitive::kSlice, 1, slice), {TensorType{d, {5}}}, TensorType{d, kV});
     AddCase(cases, MakeOp(Primitive::kConcat, 3), {s, TensorType{d, {2}}, v}, TensorType{d, {6}});
     AddCase(cases, MakeOp(Primitive::kConcat, 1), {s}, TensorType{d, {1}});
+    AddCase(cases, MakeOp(Primitive::kGather, 2), {TensorType{d, {5}}, Vector(DType::kI64, 3)}, v);
     for (Primitive p : {Primitive::kLt, Primitive::kLe, Primitive::kGt, Primitive::kGe,
                         Primitive::kEq, Primitive::kNe}) {
       for (const auto& [a, b] : shape_pairs(d)) {
@@ -122,14 +123,22 @@ inline std::vector<OpCase> AllCases() {
     AddCase(cases, MakeOp(Primitive::kReduceSum, 1), {s}, s);
     AddCase(cases, MakeOp(Primitive::kSquaredNorm, 1), {w}, s);
     AddCase(cases, MakeOp(Primitive::kDot, 2), {w, w}, s);
+    // Random i64 indices: most are out of range and clamp.
+    Attributes length;
+    length.ints = {4};
+    AddCase(cases, MakeOp(Primitive::kScatterAdd, 2, length), {v, Vector(DType::kI64, 3)}, w);
   }
   for (DType d : kFloats) {
     const TensorType s{d, kS}, v{d, kV};
     for (Primitive p : {Primitive::kExp, Primitive::kLog, Primitive::kLog1p, Primitive::kExpm1,
-                        Primitive::kSqrt, Primitive::kTanh, Primitive::kFloor}) {
+                        Primitive::kSqrt, Primitive::kTanh, Primitive::kFloor, Primitive::kSin,
+                        Primitive::kCos, Primitive::kAtan, Primitive::kLgamma, Primitive::kErfc,
+                        Primitive::kDigamma, Primitive::kLog1pExp, Primitive::kLogistic}) {
       AddCase(cases, MakeOp(p, 1), {v}, v);
       AddCase(cases, MakeOp(p, 1), {s}, s);
     }
+    AddCase(cases, MakeOp(Primitive::kLogSumExp, 1), {TensorType{d, {4}}}, s);
+    AddCase(cases, MakeOp(Primitive::kLogSumExp, 1), {s}, s);
     for (const auto& [a, b] : shape_pairs(d)) {
       AddCase(cases, MakeOp(Primitive::kPow, 2), {a, b}, TensorType{d, out_shape(a, b)});
     }
@@ -141,6 +150,9 @@ inline std::vector<OpCase> AllCases() {
     attrs.matrix = m;
     AddCase(cases, MakeOp(Primitive::kMatVec, 1, attrs), {v}, TensorType{d, {4}});
     AddCase(cases, MakeOp(Primitive::kMatVecBatched, 1, attrs), {v}, TensorType{d, {4}});
+    const TensorType matrix{d, {4, 3}};
+    AddCase(cases, MakeOp(Primitive::kMatVecInput, 2), {matrix, v}, TensorType{d, {4}});
+    AddCase(cases, MakeOp(Primitive::kMatVecTInput, 2), {matrix, TensorType{d, {4}}}, v);
   }
   {
     const TensorType s = Scalar(DType::kBool), v = Vector(DType::kBool, 3);

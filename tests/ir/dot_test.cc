@@ -137,6 +137,35 @@ TEST(DotTest, UntypedProgramHasOneNodePerBlockAndItsEdges) {
   EXPECT_TRUE(StringsAreWellFormed(dot));
 }
 
+TEST(DotTest, GradientStubIsOneNodeWithItsHeader) {
+  const Program program = testing::MakeGradientStubProgram();
+  const std::string dot = PrintDot(program);
+  EXPECT_TRUE(testing::MatchesGoldenFile(dot, "tests/ir/golden/dot", "gradient_stub"));
+  // main and f are clusters; the stub is a single node outside them.
+  EXPECT_EQ(CountOccurrences(dot, "subgraph cluster_f"), 2);
+  EXPECT_THAT(dot, Not(HasSubstr("cluster_f1")));
+  EXPECT_THAT(dot, HasSubstr("  \"f1_b0\" [label=\"func @grad_f(%a: ?, %b: ?) -> (%value: ?, "
+                             "%db: ?) = gradient @f wrt 1\\l\", style=dashed];\n"));
+  // The call reaches the stub's node, and the stub points at its primal.
+  EXPECT_THAT(dot, HasSubstr("\"f0_b0\" -> \"f1_b0\" [label=\"call\", color=blue, style=bold];"));
+  EXPECT_THAT(dot, HasSubstr("\"f1_b0\" -> \"f2_b0\" [label=\"gradient of\", style=dashed];"));
+  EXPECT_THAT(dot, Not(HasSubstr("color=red")));  // no bad node
+  EXPECT_THAT(dot, Not(HasSubstr("signature")));   // the stub's signature line is skipped
+  EXPECT_TRUE(StringsAreWellFormed(dot));
+  // A stub as the entry: the start arrow points at it.
+  Program stub_entry = program;
+  stub_entry.entry = FunctionId(1);
+  const std::string entry_dot = PrintDot(stub_entry);
+  EXPECT_THAT(entry_dot, HasSubstr("\"start\" -> \"f1_b0\";"));
+  EXPECT_THAT(entry_dot, HasSubstr("= gradient @f wrt 1  (entry)\\l\""));
+  // A primal out of range is a bad node, as for calls.
+  stub_entry.module.functions[1].gradient_of->function = FunctionId(8);
+  EXPECT_THAT(PrintDot(stub_entry), HasSubstr("\"f8_b0\" [label=\"@<bad:8>\\l\""));
+  if (HaveGraphviz()) {
+    EXPECT_EQ(RunGraphviz(dot, "gradient_stub").exit_code, 0);
+  }
+}
+
 // Names hold every character that means something in DOT: quotes,
 // backslashes (with letters that would make \N, \l or \G escapes),
 // newlines, braces, angle brackets, bars, and bytes that are not UTF-8.

@@ -74,7 +74,8 @@ std::vector<Program> AllFixtures() {
           typed,
           MakeAllocatedFibonacci(),
           testing::MakeSmallLoweredProgram(),
-          MakeCornerCaseProgram()};
+          MakeCornerCaseProgram(),
+          testing::MakeGradientStubProgram()};
 }
 
 // Every index of `program` is inside its table (what loading guarantees).
@@ -88,6 +89,12 @@ void ExpectIndicesInRange(const Program& program) {
   for (const Variable& v : m.variables) EXPECT_TRUE(fn_ok(v.function));
   for (const Function& f : m.functions) {
     auto block_ok = [&](BlockId b) { return b.value >= 0 && size_t(b.value) < f.blocks.size(); };
+    if (f.gradient_of) {
+      ASSERT_TRUE(fn_ok(f.gradient_of->function));
+      for (int32_t i : f.gradient_of->wrt) {
+        EXPECT_TRUE(i >= 0 && size_t(i) < m.function(f.gradient_of->function).params.size());
+      }
+    }
     for (VarId v : f.params) EXPECT_TRUE(var_ok(v));
     for (VarId v : f.results) EXPECT_TRUE(var_ok(v));
     for (const Block& block : f.blocks) {
@@ -169,6 +176,21 @@ TEST(JsonTest, HeaderAndFieldOrder) {
   EXPECT_THAT(text, ::testing::Not(HasSubstr("\"type\"")));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("\"storage\"")));
   EXPECT_THAT(DumpProgramJson(MakeAllocatedFibonacci()), HasSubstr("\"storage\": \"temp\""));
+}
+
+TEST(JsonTest, GradientStubNamesItsPrimal) {
+  const Program program = testing::MakeGradientStubProgram();
+  const std::string text = DumpProgramJson(program, -1);
+  EXPECT_THAT(text, HasSubstr("\"signature\":{\"params\":[\"f64\",\"f64\"],\"results\":"
+                              "[\"f64\",\"f64\"]},\"gradient_of\":{\"function\":\"f\","
+                              "\"wrt\":[1]},\"loc\":{\"file\":\"grad.cc\",\"line\":5},"
+                              "\"blocks\":[]}"));
+  absl::StatusOr<Program> loaded = LoadProgramJson(text);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->module.functions[1].gradient_of, (GradientOf{FunctionId(2), {1}}));
+  // Other functions have no gradient_of field.
+  EXPECT_EQ(ProgramToJson(program)["functions"][0].count("gradient_of"), 0u);
+  EXPECT_EQ(ProgramToJson(program)["functions"][2].count("gradient_of"), 0u);
 }
 
 TEST(JsonTest, SpecialValuesAreWrittenExactly) {
@@ -487,6 +509,30 @@ TEST(JsonErrorTest, DanglingIndices) {
                   "/functions/1/blocks/0/ops/1/in_place/0", "variable index 99 is out of range");
 }
 
+TEST(JsonErrorTest, MalformedGradientOf) {
+  const Program program = testing::MakeGradientStubProgram();
+  const std::string grad = "/functions/1/gradient_of";
+  ExpectLoadError(program, [&](Json& j) { Set(j, grad + "/function", "g"); },
+                  grad + "/function",
+                  "unknown function \"g\"; name the function this one is the gradient of");
+  ExpectLoadError(program, [&](Json& j) { Set(j, grad + "/function", 2); }, grad + "/function",
+                  "expected a string, got number");
+  ExpectLoadError(program, [&](Json& j) { Set(j, "/functions/0/name", "f"); }, grad + "/function",
+                  "2 functions are named \"f\"; function names must be unique");
+  ExpectLoadError(program, [&](Json& j) { Set(j, grad + "/wrt/0", 2); }, grad + "/wrt/0",
+                  "parameter index 2 is out of range: function \"f\" has 2 params");
+  ExpectLoadError(program, [&](Json& j) { Set(j, grad + "/wrt/0", -1); }, grad + "/wrt/0",
+                  "parameter index -1 is out of range");
+  ExpectLoadError(program, [&](Json& j) { Set(j, grad + "/wrt/0", "b"); }, grad + "/wrt/0",
+                  "expected an integer, got string");
+  ExpectLoadError(program, [&](Json& j) { Set(j, grad + "/wrt", 1); }, grad + "/wrt",
+                  "expected an array, got number");
+  ExpectLoadError(program, [&](Json& j) { Set(j, grad, Json::array()); }, grad,
+                  "expected an object, got array");
+  ExpectLoadError(program, [&](Json& j) { j[Pointer(grad)].erase("wrt"); }, grad + "/wrt",
+                  "required field is missing");
+}
+
 TEST(JsonErrorTest, InconsistentAttributes) {
   ExpectLoadError(Special(),
                   [](Json& j) {
@@ -540,7 +586,8 @@ void ForEachMember(const Json& j, const std::string& pointer,
 
 bool IsOptionalField(const std::string& parent, const std::string& key) {
   static const std::set<std::string> kOptional = {
-      "kernels", "type", "storage", "signature", "loc", "label", "attrs", "in_place", "bit_stable"};
+      "kernels", "type",     "storage",    "signature",  "loc",
+      "label",   "attrs",    "in_place",   "bit_stable", "gradient_of"};
   bool is_attribute = parent.size() >= 6 && parent.substr(parent.size() - 6) == "/attrs";
   return kOptional.count(key) > 0 || is_attribute;
 }

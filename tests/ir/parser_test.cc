@@ -89,6 +89,37 @@ TEST(ParserTest, HandBuiltProgramsRoundTrip) {
   ExpectProgramRoundTrips(testing::MakeFibonacciProgram(), "fibonacci");
   ExpectProgramRoundTrips(testing::MakeProgramWithSpecialConstants(), "special constants");
   ExpectProgramRoundTrips(testing::MakeSmallLoweredProgram(), "small lowered");
+  ExpectProgramRoundTrips(testing::MakeGradientStubProgram(), "gradient stub");
+}
+
+// A stub's header, signature and vars lines, wherever the stub is; and the
+// forms the verifier refuses (no wrt, a body) read back as printed.
+TEST(ParserTest, GradientStubsRoundTrip) {
+  Program program = testing::MakeGradientStubProgram();
+  Function& stub = program.module.functions[1];
+  stub.gradient_of->wrt = {0, 1};
+  stub.results.push_back(program.module.AddVariable(Variable{"da", FunctionId(1), std::nullopt, StorageClass::kFull}));
+  ExpectProgramRoundTrips(program, "two wrt entries");
+  // Variables out of the default order: every function gets vars lines.
+  std::swap(program.module.variables[4].name, program.module.variables[5].name);
+  ExpectProgramRoundTrips(program, "vars lines");
+  EXPECT_THAT(PrintProgram(program), HasSubstr("= gradient @f wrt 0, 1\n  signature"));
+  EXPECT_THAT(PrintProgram(program), HasSubstr("\n  vars #4: %b, %a, %value, %db\n  vars #12: %da\n\n"));
+  // The stub last, then alone.
+  const std::string last =
+      "program stage=typed entry=@g\n\n"
+      "func @f(%x: f64) -> (%y: f64) {\n^0:\n  %y: f64 = mul %x, %x\n  return\n}\n\n"
+      "func @g(%x: f64) -> (%v: f64, %dx: f64) = gradient @f wrt 0\n";
+  ExpectTextRoundTrips(last, "stub last");
+  absl::StatusOr<Program> parsed = ParseProgram(last);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->module.functions[1].gradient_of, (GradientOf{FunctionId(0), {0}}));
+  EXPECT_TRUE(parsed->module.functions[1].blocks.empty());
+  EXPECT_TRUE(VerifyProgram(*parsed).ok()) << VerifyProgram(*parsed);
+  stub.gradient_of->wrt.clear();
+  ExpectProgramRoundTrips(program, "no wrt");
+  stub.blocks.resize(1);
+  ExpectProgramRoundTrips(program, "a stub with a body");
 }
 
 TEST(ParserTest, FuzzCorpusProgramsRoundTrip) {
@@ -278,6 +309,40 @@ TEST(ParserTest, ErrorsSayWhereWhatWasExpectedAndWhatWasFound) {
             "push_gotos to): list it there, or name its function as in %x@f");
   EXPECT_EQ(ErrorOf(Main("  %y: f64 = constant {literal = f64 1, literal = f64 2}\n  return\n")),
             "4:40: attribute literal is given twice");
+}
+
+TEST(ParserTest, GradientStubErrors) {
+  const std::string f = "func @f(%a: f64, %b: f64) -> (%r: f64) {\n^0:\n  return\n}\n";
+  auto stub = [&](const std::string& header_tail, const std::string& after = "") {
+    return absl::StrCat("program stage=untyped entry=@main\n", f,
+                        "func @main(%a: f64, %b: f64) -> (%v: f64, %d: f64)", header_tail, "\n",
+                        after);
+  };
+  EXPECT_EQ(ErrorOf(stub(" = gradient @f wrt 1")), "(parsed)");
+  EXPECT_EQ(ErrorOf(stub(" = grad @f wrt 1")), "6:54: expected 'gradient' after '=', found \"grad\"");
+  EXPECT_EQ(ErrorOf(stub(" = gradient f wrt 1")),
+            "6:63: expected a function such as @main, found \"f\"");
+  EXPECT_EQ(ErrorOf(stub(" = gradient @f 1")),
+            "6:66: expected 'wrt' and the parameter indices, found \"1\"");
+  EXPECT_EQ(ErrorOf(stub(" = gradient @f wrt 1,")),
+            "6:72: expected a parameter index, found the end of the line");
+  EXPECT_EQ(ErrorOf(stub(" = gradient @f wrt 1 x")), "6:72: expected the end of the line, found \"x\"");
+  EXPECT_EQ(ErrorOf(stub(" = gradient @g wrt 1")), "6:63: unknown function @g: no 'func' defines it");
+  EXPECT_EQ(ErrorOf(stub(" = gradient @f wrt 0, 2")),
+            "6:73: wrt index 2 is not a parameter of @f (it has 2 params)");
+  EXPECT_EQ(ErrorOf(stub(" = gradient @f wrt -1")),
+            "6:70: wrt index -1 is not a parameter of @f (it has 2 params)");
+  EXPECT_EQ(ErrorOf(stub(" = gradient @f wrt 1", "^0:\n  return\n")),
+            "7:1: expected 'signature', 'vars', 'func' or 'kernel' (@main is a gradient stub, "
+            "which has no body), found \"^0:\"");
+  EXPECT_EQ(ErrorOf(stub(" = gradient @f wrt 1", "  signature (f64, f64) -> (f64, f64)\n"
+                                                  "  signature (f64, f64) -> (f64, f64)\n")),
+            "8:13: expected 'vars' or the next 'func', found \"(f64,\"");
+  EXPECT_EQ(ErrorOf(stub(" = gradient @f wrt 1 {")),
+            "7:1: expected '}' closing function @main, found the end of the text (is it "
+            "truncated?)");
+  EXPECT_EQ(ErrorOf(stub(" gradient @f wrt 1")),
+            "6:52: expected '{' or '= gradient', found \"gradient\"");
 }
 
 // Whatever the text, the parser returns: truncations of a real program at

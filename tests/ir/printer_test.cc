@@ -111,6 +111,34 @@ TEST(PrinterTest, LoweredGoldenShowsStorageAndLoweredConstructs) {
   EXPECT_THAT(text, HasSubstr("  indirect_goto\n"));
 }
 
+TEST(PrinterTest, GradientStubGoldenHasAHeaderAndNoBody) {
+  const Program program = testing::MakeGradientStubProgram();
+  std::string text = PrintProgram(program);
+  ExpectMatchesGolden("gradient_stub.txt", text);
+  EXPECT_THAT(text, HasSubstr("\nfunc @grad_f(%a: ?, %b: ?) -> (%value: ?, %db: ?) = gradient "
+                              "@f wrt 1\n  signature (f64, f64) -> (f64, f64)\n\nfunc @f("));
+  EXPECT_THAT(text, HasSubstr("  %v: ?, %dy: ? = call @grad_f(%x, %y)\n"));
+  EXPECT_EQ(CountOccurrences(text, "{\n"), 2);  // main and f only
+  EXPECT_EQ(CountOccurrences(text, "}\n"), 2);
+  // The location follows the header, as for any function.
+  EXPECT_THAT(PrintFunction(program.module, FunctionId(1), {.locations = true}),
+              ::testing::StartsWith("func @grad_f(%a: ?, %b: ?) -> (%value: ?, %db: ?) = "
+                                    "gradient @f wrt 1  // grad.cc:5\n"));
+  // Several wrt entries, none, and a stub with blocks (which the verifier
+  // refuses) still print.
+  Program edited = program;
+  edited.module.functions[1].gradient_of->wrt = {0, 1};
+  EXPECT_THAT(PrintFunction(edited.module, FunctionId(1)), HasSubstr("= gradient @f wrt 0, 1\n"));
+  edited.module.functions[1].gradient_of->wrt = {};
+  EXPECT_THAT(PrintFunction(edited.module, FunctionId(1)), HasSubstr("= gradient @f wrt\n"));
+  edited.module.functions[1].blocks.resize(1);
+  EXPECT_THAT(PrintFunction(edited.module, FunctionId(1)),
+              HasSubstr("= gradient @f wrt {\n  signature (f64, f64) -> (f64, f64)\n^0:\n  "
+                        "halt\n}\n"));
+  edited.module.functions[1].gradient_of->function = FunctionId(9);
+  EXPECT_THAT(PrintFunction(edited.module, FunctionId(1)), HasSubstr("= gradient @<bad:9> wrt"));
+}
+
 TEST(PrinterTest, StorageClassesFollowStageOrOption) {
   Program program = testing::MakeProgramWithSpecialConstants();
   EXPECT_THAT(PrintProgram(program), Not(HasSubstr(" full")));

@@ -267,6 +267,10 @@ TEST(TypeRulesTest, Reduce) {
   ExpectType(Infer(Primitive::kSquaredNorm, {T("i64[3]")}), "i64");
   ExpectInvalid(Infer(Primitive::kReduceSum, {T("bool[3]")}),
                 {"reduce_sum", "operand 0 has type bool[3]"});
+  ExpectType(Infer(Primitive::kLogSumExp, {T("f32[2,3]")}), "f32");
+  ExpectType(Infer(Primitive::kLogSumExp, {T("f64")}), "f64");
+  ExpectInvalid(Infer(Primitive::kLogSumExp, {T("i64[3]")}),
+                {"log_sum_exp", "operand 0 has type i64[3]", "float"});
 }
 
 TEST(TypeRulesTest, Dot) {
@@ -275,6 +279,29 @@ TEST(TypeRulesTest, Dot) {
                 {"dot", "operand 1 has type f32[2]", "operand 0 has type f32[3]"});
   ExpectInvalid(Infer(Primitive::kDot, {T("bool[3]"), T("bool[3]")}),
                 {"dot", "numeric"});
+}
+
+TEST(TypeRulesTest, GatherAndScatterAdd) {
+  ExpectType(Infer(Primitive::kGather, {T("bool[5]"), T("i64[2]")}), "bool[2]");
+  ExpectInvalid(Infer(Primitive::kGather, {T("f64[5]"), T("i32[2]")}),
+                {"gather", "operand 1 has type i32[2]", "i64 vector"});
+  ExpectInvalid(Infer(Primitive::kGather, {T("f64[2,2]"), T("i64[2]")}), {"from a vector"});
+  Attributes n;
+  n.ints = {4};
+  ExpectType(Infer(Primitive::kScatterAdd, {T("f64[3]"), T("i64[3]")}, n), "f64[4]");
+  ExpectInvalid(Infer(Primitive::kScatterAdd, {T("f64[3]"), T("i64[2]")}, n),
+                {"scatter_add", "operand 1 has type i64[2]", "of the values' length"});
+  ExpectInvalid(Infer(Primitive::kScatterAdd, {T("f64[3]"), T("i64[3]")}),
+                {"needs attribute 'ints' = {n}"});
+}
+
+TEST(TypeRulesTest, MatVecInput) {
+  ExpectType(Infer(Primitive::kMatVecInput, {T("f64[2,3]"), T("f64[3]")}), "f64[2]");
+  ExpectType(Infer(Primitive::kMatVecTInput, {T("f32[2,3]"), T("f32[2]")}), "f32[3]");
+  ExpectInvalid(Infer(Primitive::kMatVecInput, {T("f64[2,3]"), T("f64[2]")}),
+                {"matvec_input", "operand 1 has type f64[2]", "needs a f64[3] vector"});
+  ExpectInvalid(Infer(Primitive::kMatVecTInput, {T("i64[2,3]"), T("i64[2]")}),
+                {"float matrix"});
 }
 
 TEST(TypeRulesTest, MatVec) {
@@ -387,6 +414,23 @@ TEST(TypeRulesTest, EveryPrimitiveHasAWellTypedUse) {
         in = {T("f64"), T("f64")};
         want = "f64[2]";
         break;
+      case TypeRule::kGather:
+        in = {T("f64[4]"), T("i64[2]")};
+        want = "f64[2]";
+        break;
+      case TypeRule::kScatterAdd:
+        in = {T("f64[3]"), T("i64[3]")};
+        attrs = WithInts({2});
+        want = "f64[2]";
+        break;
+      case TypeRule::kMatVecInput:
+        in = {T("f64[2,3]"), T("f64[3]")};
+        want = "f64[2]";
+        break;
+      case TypeRule::kMatVecTInput:
+        in = {T("f64[2,3]"), T("f64[2]")};
+        want = "f64[3]";
+        break;
       case TypeRule::kArithmetic:
       case TypeRule::kFloatBinary:
         in = {T("f64[2]"), T("f64")};
@@ -405,6 +449,7 @@ TEST(TypeRulesTest, EveryPrimitiveHasAWellTypedUse) {
         want = "bool[2]";
         break;
       case TypeRule::kReduce:
+      case TypeRule::kFloatReduce:
         in = {T("f64[2]")};
         want = "f64";
         break;

@@ -124,13 +124,18 @@ TEST(PrimitiveTableTest, ArityMatchesTypeRule) {
       case TypeRule::kFloatUnary:
       case TypeRule::kLogicalNot:
       case TypeRule::kReduce:
+      case TypeRule::kFloatReduce:
       case TypeRule::kMatVec: want = 1; break;
       case TypeRule::kArithmetic:
       case TypeRule::kFloatBinary:
       case TypeRule::kCompare:
       case TypeRule::kLogicalBinary:
       case TypeRule::kDot:
-      case TypeRule::kRandom: want = 2; break;
+      case TypeRule::kRandom:
+      case TypeRule::kGather:
+      case TypeRule::kScatterAdd:
+      case TypeRule::kMatVecInput:
+      case TypeRule::kMatVecTInput: want = 2; break;
       case TypeRule::kSelect: want = 3; break;
       case TypeRule::kConcat: want = -1; break;
     }
@@ -183,7 +188,8 @@ TEST(PrimitiveTableTest, OperatorsAreUnique) {
 }
 
 // Expensive kernels (RunsExpensiveKernel, ir/ir.h) are the matrix products
-// and user kernels; only the batched product and user kernels are not fused.
+// and user kernels; the batched product, the data-indexed ops and user
+// kernels are not fused.
 TEST(PrimitiveTableTest, CostClassesAndFusability) {
   EXPECT_EQ(Info(Primitive::kUserKernel).cost, CostClass::kUserKernel);
   EXPECT_FALSE(Info(Primitive::kUserKernel).fusable);
@@ -194,7 +200,11 @@ TEST(PrimitiveTableTest, CostClassesAndFusability) {
     EXPECT_NE(info.cost, CostClass::kUserKernel) << info.name;
     EXPECT_EQ(IsExpensive(prim), prim == Primitive::kMatVec || prim == Primitive::kMatVecBatched)
         << info.name;
-    EXPECT_EQ(info.fusable, prim != Primitive::kMatVecBatched) << info.name;
+    // The data-indexed ops are documented non-fusable (ir/primitives.def).
+    const bool data_indexed = prim == Primitive::kGather || prim == Primitive::kScatterAdd ||
+                              prim == Primitive::kMatVecInput ||
+                              prim == Primitive::kMatVecTInput;
+    EXPECT_EQ(info.fusable, prim != Primitive::kMatVecBatched && !data_indexed) << info.name;
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/overloaded.h"
@@ -286,6 +287,58 @@ TEST(VerifierTest, ReportsEveryViolationOnePerLine) {
                         "target ^9 does not exist (function 'fib' has 4 blocks)"));
 }
 
+// f(x, y) = x * y, and g, its gradient stub with respect to `wrt`:
+//   func @f(%x: f64, %y: f64) -> (%r: f64) { ^0: %r = mul %x, %y; return }
+//   func @g(%gx: f64, %gy: f64) -> (%v: f64, %d0: f64, ...) = gradient @f wrt ...
+struct Grad {
+  Program program;
+  FunctionId f, g;
+  VarId x, y, r, gx, gy, v;
+  std::vector<VarId> d;  // one per wrt entry
+
+  Function& stub() { return program.module.function(g); }
+  Function& primal() { return program.module.function(f); }
+  Variable& var(VarId id) { return program.module.var(id); }
+};
+
+Grad MakeGrad(Stage stage, std::vector<int32_t> wrt = {0}) {
+  const TensorType f64 = Scalar(DType::kF64);
+  Grad gr;
+  Module& m = gr.program.module;
+  Function f;
+  f.name = "f";
+  f.loc = L(10);
+  gr.f = m.AddFunction(std::move(f));
+  Function g;
+  g.name = "g";
+  g.loc = L(20);
+  gr.g = m.AddFunction(std::move(g));
+  using SC = StorageClass;
+  gr.x = AddVar(m, gr.f, "x", f64, SC::kFull, stage);
+  gr.y = AddVar(m, gr.f, "y", f64, SC::kFull, stage);
+  gr.r = AddVar(m, gr.f, "r", f64, SC::kFull, stage);
+  gr.gx = AddVar(m, gr.g, "gx", f64, SC::kFull, stage);
+  gr.gy = AddVar(m, gr.g, "gy", f64, SC::kFull, stage);
+  gr.v = AddVar(m, gr.g, "v", f64, SC::kFull, stage);
+  for (size_t k = 0; k < wrt.size(); ++k) {
+    gr.d.push_back(AddVar(m, gr.g, absl::StrCat("d", k), f64, SC::kFull, stage));
+  }
+  Function& primal = gr.primal();
+  primal.params = {gr.x, gr.y};
+  primal.results = {gr.r};
+  primal.blocks.resize(1);
+  primal.blocks[0].ops = {Prim(Primitive::kMul, {gr.x, gr.y}, gr.r, 11)};
+  primal.blocks[0].terminator = Return{};
+  Function& stub = gr.stub();
+  stub.params = {gr.gx, gr.gy};
+  stub.results = {gr.v};
+  stub.results.insert(stub.results.end(), gr.d.begin(), gr.d.end());
+  stub.gradient_of = GradientOf{gr.f, std::move(wrt)};
+  gr.program.entry = gr.g;
+  gr.program.stage = stage;
+  return gr;
+}
+
 // --- program and variables (P1-P3, V1-V3, T1) ------------------------------------------
 
 TEST(VerifierTest, P1EntryMustExist) {
@@ -552,6 +605,208 @@ TEST(VerifierTest, O4CallArity) {
   ExpectOneError(f.program, AtOp(f.fib, 1, 1),
                  {"call to 'fib' passes 2 arguments and receives 1 results, but "
                   "'fib' has 1 parameters and 1 results"});
+}
+
+// --- gradient stubs (G1-G6) ---------------------------------------------------------
+
+TEST(VerifierTest, GradientStubsAreValidUntypedAndTyped) {
+  ExpectValid(MakeGrad(Stage::kUntyped).program);
+  ExpectValid(MakeGrad(Stage::kTyped).program);
+  ExpectValid(MakeGrad(Stage::kTyped, {0, 1}).program);
+  // A stub called like any function.
+  Grad gr = MakeGrad(Stage::kTyped, {1});
+  Module& m = gr.program.module;
+  Function main;
+  main.name = "main";
+  const FunctionId main_id = m.AddFunction(std::move(main));
+  const TensorType f64 = Scalar(DType::kF64);
+  const VarId a = AddVar(m, main_id, "a", f64, StorageClass::kFull, Stage::kTyped);
+  const VarId b = AddVar(m, main_id, "b", f64, StorageClass::kFull, Stage::kTyped);
+  const VarId db = AddVar(m, main_id, "db", f64, StorageClass::kFull, Stage::kTyped);
+  Function& fn = m.function(main_id);
+  fn.params = {a};
+  fn.results = {db};
+  fn.blocks.resize(1);
+  fn.blocks[0].ops = {Call(gr.g, {a, a}, {b, db}, 30)};
+  fn.blocks[0].terminator = Return{};
+  gr.program.entry = main_id;
+  ExpectValid(gr.program);
+}
+
+TEST(VerifierTest, F1StubsHaveNoBlocksButOtherFunctionsDo) {
+  Grad gr = MakeGrad(Stage::kUntyped);
+  gr.primal().blocks.clear();
+  ExpectOneError(gr.program, InFunction(gr.f), {"has no blocks"});
+}
+
+TEST(VerifierTest, G1StubsOnlyBeforeAllocation) {
+  for (Stage stage : {Stage::kAllocated, Stage::kLowered}) {
+    Grad gr = MakeGrad(Stage::kTyped);
+    gr.program.stage = stage;
+    if (stage == Stage::kLowered) {
+      gr.primal().blocks[0].terminator = IndirectGoto{};
+    }
+    ExpectOneError(gr.program, InFunction(gr.g),
+                   {"is a gradient stub of 'f' in a", "(at fib.cc:20)",
+                    "run the differentiate pass",
+                    "(CompileProgram and LowerProgram do)"});
+    EXPECT_THAT(CollectVerifierErrors(gr.program)[0].ToString(),
+                HasSubstr(absl::StrCat("in a ", std::string(StageName(stage)), " program")));
+  }
+}
+
+TEST(VerifierTest, G2StubsHaveNoBlocks) {
+  Grad gr = MakeGrad(Stage::kUntyped);
+  gr.stub().blocks.resize(1);
+  gr.stub().blocks[0].terminator = Return{};
+  ExpectOneError(gr.program, InFunction(gr.g),
+                 {"is a gradient stub of 'f' but has 1 blocks",
+                  "a stub has no body until the differentiate pass writes one"});
+}
+
+TEST(VerifierTest, G3PrimalExists) {
+  Grad gr = MakeGrad(Stage::kUntyped);
+  gr.stub().gradient_of->function = FunctionId(7);
+  ExpectOneError(gr.program, InFunction(gr.g),
+                 {"is a gradient stub of #7, which does not exist (the module has 2 "
+                  "functions)"});
+  gr.stub().gradient_of->function = FunctionId();
+  ExpectOneError(gr.program, InFunction(gr.g), {"gradient stub of #-1, which does not exist"});
+}
+
+TEST(VerifierTest, G3PrimalIsNotTheStubItself) {
+  Grad gr = MakeGrad(Stage::kUntyped);
+  gr.stub().gradient_of->function = gr.g;
+  ExpectOneError(gr.program, InFunction(gr.g), {"is a gradient stub of itself"});
+}
+
+TEST(VerifierTest, G3PrimalIsNotAStub) {
+  Grad gr = MakeGrad(Stage::kUntyped);
+  Module& m = gr.program.module;
+  Function h;
+  h.name = "h";
+  h.gradient_of = GradientOf{gr.g, {0}};
+  const FunctionId hid = m.AddFunction(std::move(h));
+  const TensorType f64 = Scalar(DType::kF64);
+  Function& fn = m.function(hid);
+  fn.params = {AddVar(m, hid, "a", f64, StorageClass::kFull, Stage::kUntyped),
+               AddVar(m, hid, "b", f64, StorageClass::kFull, Stage::kUntyped)};
+  fn.results = {AddVar(m, hid, "c", f64, StorageClass::kFull, Stage::kUntyped),
+                AddVar(m, hid, "e", f64, StorageClass::kFull, Stage::kUntyped)};
+  ExpectOneError(gr.program, InFunction(hid),
+                 {"is a gradient stub of 'g', which is itself a gradient stub (of 'f')",
+                  "only a function with a body can be differentiated"});
+}
+
+TEST(VerifierTest, G4WrtIsNotEmpty) {
+  Grad gr = MakeGrad(Stage::kUntyped, {});
+  ExpectOneError(gr.program, InFunction(gr.g),
+                 {"is a gradient stub of 'f' with respect to no parameter",
+                  "list at least one parameter index in wrt"});
+}
+
+TEST(VerifierTest, G4WrtIndicesAreParametersOfThePrimal) {
+  Grad gr = MakeGrad(Stage::kUntyped, {0, 2});
+  ExpectOneError(gr.program, InFunction(gr.g),
+                 {"wrt[1] = 2 is not a parameter of 'f' (it has 2 parameters)"});
+  gr.stub().gradient_of->wrt = {-1, 0};
+  ExpectOneError(gr.program, InFunction(gr.g), {"wrt[0] = -1 is not a parameter of 'f'"});
+}
+
+TEST(VerifierTest, G4WrtIsAscendingAndDistinct) {
+  Grad gr = MakeGrad(Stage::kUntyped, {1, 0});
+  ExpectOneError(gr.program, InFunction(gr.g),
+                 {"wrt[1] = 0 follows wrt[0] = 1", "ascending order, each once"});
+  gr.stub().gradient_of->wrt = {1, 1};
+  ExpectOneError(gr.program, InFunction(gr.g), {"wrt[1] = 1 follows wrt[0] = 1"});
+}
+
+TEST(VerifierTest, G5StubHasThePrimalsParameters) {
+  Grad gr = MakeGrad(Stage::kUntyped);
+  gr.stub().params.pop_back();
+  ExpectOneError(gr.program, InFunction(gr.g),
+                 {"is a gradient stub of 'f' but has 1 parameters, and 'f' has 2",
+                  "a gradient takes the primal's parameters"});
+}
+
+TEST(VerifierTest, G5StubReturnsTheValueAndOneGradientPerWrt) {
+  Grad gr = MakeGrad(Stage::kUntyped, {0, 1});
+  gr.stub().results.pop_back();
+  ExpectOneError(gr.program, InFunction(gr.g),
+                 {"with respect to 2 parameters but has 2 results",
+                  "the value, then one gradient per wrt entry (3 results)"});
+}
+
+TEST(VerifierTest, G5PrimalHasOneResult) {
+  Grad gr = MakeGrad(Stage::kUntyped);
+  gr.primal().results.push_back(gr.x);
+  ExpectOneError(gr.program, InFunction(gr.g),
+                 {"is a gradient stub of 'f', which has 2 results",
+                  "only a function with one result (an f64 scalar)"});
+}
+
+TEST(VerifierTest, G6StubParameterTypesAreThePrimals) {
+  Grad gr = MakeGrad(Stage::kTyped);
+  gr.var(gr.gy).type = Scalar(DType::kF32);
+  ExpectOneError(gr.program, InFunction(gr.g),
+                 {"parameter 1 'gy' (#4) has type f32, but parameter 1 'y' (#1) of 'f'",
+                  "has type f64", "(at fib.cc:20)"});
+}
+
+TEST(VerifierTest, G6PrimalReturnsAnF64Scalar) {
+  Grad gr = MakeGrad(Stage::kTyped);
+  gr.var(gr.x).type = Scalar(DType::kI64);
+  gr.var(gr.y).type = Scalar(DType::kI64);
+  gr.var(gr.r).type = Scalar(DType::kI64);
+  gr.var(gr.gx).type = Scalar(DType::kI64);
+  gr.var(gr.gy).type = Scalar(DType::kI64);
+  std::vector<VerifierError> errors = CollectVerifierErrors(gr.program);
+  ASSERT_EQ(errors.size(), 2u) << AllErrors(errors);
+  ExpectErrorAt(errors[0], InFunction(gr.g),
+                {"whose result 'r' (#2) has type i64",
+                 "only a function returning an f64 scalar can be differentiated"});
+  ExpectErrorAt(errors[1], InFunction(gr.g),
+                {"with respect to parameter 0 'x' (#0), which has type i64",
+                 "gradients exist only with respect to f64 parameters"});
+  // A vector result is refused too.
+  Grad vec = MakeGrad(Stage::kTyped);
+  const TensorType f64x2{DType::kF64, {2}};
+  for (VarId v : {vec.x, vec.y, vec.r, vec.gx, vec.gy, vec.v, vec.d[0]}) vec.var(v).type = f64x2;
+  ExpectOneError(vec.program, InFunction(vec.g), {"whose result 'r' (#2) has type f64[2]"});
+}
+
+TEST(VerifierTest, G6StubValueHasThePrimalsResultType) {
+  Grad gr = MakeGrad(Stage::kTyped);
+  gr.var(gr.v).type = Scalar(DType::kF32);
+  ExpectOneError(gr.program, InFunction(gr.g),
+                 {"result 0 'v' (#5) has type f32, but the value of 'f' has type f64"});
+}
+
+TEST(VerifierTest, G6GradientsHaveTheirParametersType) {
+  Grad gr = MakeGrad(Stage::kTyped, {0, 1});
+  const TensorType f64x3{DType::kF64, {3}};
+  gr.var(gr.y).type = f64x3;
+  gr.var(gr.gy).type = f64x3;
+  gr.primal().blocks[0].ops = {Prim(Primitive::kReduceSum, {gr.y}, gr.r, 11)};
+  ExpectOneError(gr.program, InFunction(gr.g),
+                 {"result 2 'd1' (#7) has type f64, but it is the gradient with respect "
+                  "to parameter 1 'y' (#1) of 'f', of type f64[3]"});
+  gr.var(gr.d[1]).type = f64x3;
+  ExpectValid(gr.program);
+}
+
+TEST(VerifierTest, StubErrorsAreAllReported) {
+  Grad gr = MakeGrad(Stage::kLowered, {3, 3});
+  gr.primal().blocks[0].terminator = IndirectGoto{};
+  gr.stub().params.pop_back();
+  gr.stub().results.pop_back();
+  std::vector<VerifierError> errors = CollectVerifierErrors(gr.program);
+  ASSERT_EQ(errors.size(), 5u) << AllErrors(errors);
+  ExpectErrorAt(errors[0], InFunction(gr.g), {"in a lowered program"});
+  ExpectErrorAt(errors[1], InFunction(gr.g), {"wrt[0] = 3 is not a parameter"});
+  ExpectErrorAt(errors[2], InFunction(gr.g), {"wrt[1] = 3 is not a parameter"});
+  ExpectErrorAt(errors[3], InFunction(gr.g), {"has 1 parameters, and 'f' has 2"});
+  ExpectErrorAt(errors[4], InFunction(gr.g), {"with respect to 2 parameters but has 2 results"});
 }
 
 // --- stages (S1) -----------------------------------------------------------------------
@@ -839,6 +1094,7 @@ std::vector<std::pair<int32_t*, size_t>> IndexFields(Program& p) {
     const size_t num_blocks = fn.blocks.size();
     vars(fn.params);
     vars(fn.results);
+    if (fn.gradient_of) fields.emplace_back(&fn.gradient_of->function.value, num_functions);
     for (Block& block : fn.blocks) {
       for (Op& op : block.ops) {
         std::visit(Overloaded{
@@ -884,11 +1140,13 @@ TEST(VerifierTest, RandomOutOfRangeIndicesAreAlwaysReported) {
     FunctionId main;
     VarId x, y;
     Program p;
-    switch (trial % 4) {
+    switch (trial % 6) {
       case 0: p = MakeFib(Stage::kUntyped).program; break;
       case 1: p = MakeFib(Stage::kTyped).program; break;
       case 2: p = MakeFib(Stage::kAllocated).program; break;
       case 3: p = MakeLoweredMain(&main, &x, &y).program; break;
+      case 4: p = MakeGrad(Stage::kUntyped).program; break;
+      case 5: p = MakeGrad(Stage::kTyped, {0, 1}).program; break;
     }
     std::vector<std::pair<int32_t*, size_t>> fields = IndexFields(p);
     const int corruptions = 1 + static_cast<int>(rng() % 3);

@@ -318,6 +318,79 @@ TEST(InferTypesTest, ErrorWrongNumberOfInputTypes) {
             "pass one TensorType per parameter");
 }
 
+// --- gradient stubs ----------------------------------------------------------
+
+// The stub's params type the primal's; the primal's body types its result,
+// which types the stub's value; the primal's param b types the gradient db.
+TEST(InferTypesTest, TypesFlowBothWaysBetweenAStubAndItsPrimal) {
+  absl::StatusOr<Program> typed =
+      InferTypes(testing::MakeGradientStubCallerProgram(), {{kF64, kF64}});
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  EXPECT_TRUE(VerifyProgram(*typed).ok()) << VerifyProgram(*typed);
+  for (const char* v : {"a", "b", "ab", "r"}) EXPECT_EQ(TypeOf(*typed, "f", v), kF64) << v;
+  for (const char* v : {"a", "b", "value", "db"}) EXPECT_EQ(TypeOf(*typed, "grad_f", v), kF64) << v;
+  EXPECT_EQ(TypeOf(*typed, "main", "dy"), kF64);
+  // The stub stays a stub, its primal renumbered past the pruned `unused`.
+  EXPECT_EQ(typed->module.functions.size(), 3u);
+  const Function& stub = testing::FindFunction(*typed, "grad_f");
+  ASSERT_TRUE(stub.gradient_of.has_value());
+  EXPECT_EQ(typed->module.function(stub.gradient_of->function).name, "f");
+  EXPECT_TRUE(stub.blocks.empty());
+}
+
+// Vector params: each gradient has its param's type.
+TEST(InferTypesTest, GradientsHaveTheirParametersTypes) {
+  const TensorType f64x3 = Vector(DType::kF64, 3);
+  Program p = testing::MakeGradientStubCallerProgram();
+  // f(a, b) = reduce_sum(a * b).
+  Function& f = p.module.function(*p.module.FindFunction("f"));
+  std::get<PrimOp>(f.blocks[0].ops[1]).prim = Primitive::kReduceSum;
+  std::get<PrimOp>(f.blocks[0].ops[1]).inputs.pop_back();
+  absl::StatusOr<Program> typed = InferTypes(p, {{f64x3, f64x3}});
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  EXPECT_TRUE(VerifyProgram(*typed).ok()) << VerifyProgram(*typed);
+  EXPECT_EQ(TypeOf(*typed, "grad_f", "value"), kF64);
+  EXPECT_EQ(TypeOf(*typed, "grad_f", "db"), f64x3);
+  EXPECT_EQ(TypeOf(*typed, "main", "dy"), f64x3);
+}
+
+TEST(InferTypesTest, ErrorGradientOfANonF64Function) {
+  EXPECT_EQ(Message(InferTypes(testing::MakeGradientStubCallerProgram(), {{kI64, kI64}})),
+            "cannot differentiate function 'f' (for its gradient 'grad_f', registered at "
+            "grad.cc:7): its result 'r' is i64, but only a function returning an f64 scalar "
+            "has a gradient; cast the result to f64 (cast primitive) or reduce it to a scalar");
+  const TensorType f64x2 = Vector(DType::kF64, 2);
+  EXPECT_THAT(Message(InferTypes(testing::MakeGradientStubCallerProgram(), {{f64x2, kF64}})),
+              HasSubstr("its result 'r' is f64[2], but only a function returning an f64 scalar"));
+}
+
+TEST(InferTypesTest, ErrorGradientWithRespectToANonF64Parameter) {
+  // f(a, b) = a * a, b an i64 the result does not use.
+  Program p = testing::MakeGradientStubCallerProgram();
+  Function& f = p.module.function(*p.module.FindFunction("f"));
+  std::get<PrimOp>(f.blocks[0].ops[0]).inputs[1] = f.params[0];
+  EXPECT_EQ(Message(InferTypes(p, {{kF64, kI64}})),
+            "cannot differentiate function 'f' (for its gradient 'grad_f', registered at "
+            "grad.cc:7): parameter 1 'b' is i64, but gradients exist only with respect to "
+            "f64 parameters; pass an f64 (and cast it inside 'f') or leave it out of wrt");
+}
+
+TEST(InferTypesTest, ErrorStubAndPrimalCalledWithDifferentTypes) {
+  // main also calls f(y, x) directly, with x: i64 and y: f64.
+  Program p = testing::MakeGradientStubCallerProgram();
+  const FunctionId main_id = *p.module.FindFunction("main");
+  Function& main = p.module.function(main_id);
+  const VarId w = p.module.AddVariable(Variable{"w", main_id, {}, StorageClass::kFull});
+  main.blocks[1].ops.push_back(CallOp{*p.module.FindFunction("f"),
+                                      {main.params[1], main.params[0]}, {w}, {"grad.cc", 3}});
+  EXPECT_EQ(Message(InferTypes(p, {{kI64, kF64}})),
+            "type mismatch in function 'grad_f': parameter 'a' is i64 (argument 0 't' of the "
+            "call from 'main' at grad.cc:3) but f64 (parameter 0 'a' of 'f', of which 'grad_f' "
+            "is the gradient); a gradient takes its primal's parameter types, returns the "
+            "primal's value first and each gradient with its parameter's type; call both with "
+            "the same types (or cast)");
+}
+
 TEST(InferTypesTest, RejectsLoweredPrograms) {
   Program p = testing::MakeSmallLoweredProgram();
   EXPECT_THAT(Message(InferTypes(p, {{kF64}})), HasSubstr("got stage lowered"));

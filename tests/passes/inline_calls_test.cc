@@ -327,6 +327,26 @@ TEST(InlineCallsTest, CalleesThatHaltAreNotInlined) {
   EXPECT_TRUE(lowered.ok()) << lowered.status();
 }
 
+// A call to a gradient stub stays a call (the stub has no body yet); its
+// primal, inlined at its own call site, stays a function for the stub.
+TEST(InlineCallsTest, GradientStubsAreNotInlinedAndKeepTheirPrimal) {
+  Program program = testing::MakeGradientStubCallerProgram();
+  const FunctionId f = *program.module.FindFunction("f");
+  const FunctionId main_id = *program.module.FindFunction("main");
+  Function& main = program.module.function(main_id);
+  const VarId w = program.module.AddVariable(Variable{"w", main_id, {}, StorageClass::kFull});
+  main.results.push_back(w);
+  main.blocks[1].ops.push_back(CallOp{f, {main.params[0], main.params[1]}, {w}, {"grad.cc", 3}});
+  const TensorType f64 = Scalar(DType::kF64);
+  Program p = Inlined(program, {f64, f64});
+  EXPECT_EQ(testing::CountOps(p, IsCall), 1) << PrintProgram(p);
+  const Function& stub = testing::FindFunction(p, "grad_f");
+  ASSERT_TRUE(stub.gradient_of.has_value());
+  EXPECT_EQ(p.module.function(stub.gradient_of->function).name, "f");
+  EXPECT_TRUE(stub.blocks.empty());
+  EXPECT_THAT(PrintProgram(p), ::testing::HasSubstr("= call @grad_f("));
+}
+
 TEST(InlineCallsTest, RejectsUntypedPrograms) {
   absl::StatusOr<Program> p = InlineCalls(MakeInlineProgram());
   ASSERT_FALSE(p.ok());

@@ -120,7 +120,8 @@ TEST(PipelineTest, PrintsTheIrAfterEveryPass) {
   const std::string text = out.str();
   size_t last = 0;
   bool first = true;
-  for (const char* pass : {"infer_types", "inline_calls", "thread_jumps", "allocate_variables",
+  for (const char* pass : {"infer_types", "infer_uniformity", "inline_calls", "thread_jumps",
+                           "allocate_variables",
                            "lower_calls", "fuse_pop_push", "coalesce_copies",
                            "coalesce_registers", "coalesce_copies(any_reads)", "thread_jumps",
                            "order_blocks"}) {
@@ -190,10 +191,11 @@ TEST(PipelineTest, ThePipelinesAreListsOfRegisteredPasses) {
             "remove_unreachable_blocks,repeat(thread_jumps,fold_branches,merge_blocks,"
             "fold_copies,propagate_copies,remove_dead_ops),compact_variables");
   EXPECT_EQ(CompilePipelineText(),
-            TidyPipelineText() + ",infer_types,thread_jumps,allocate_variables");
+            TidyPipelineText() + ",infer_types,infer_uniformity,thread_jumps,allocate_variables");
   EXPECT_EQ(LowerPipelineText(),
             TidyPipelineText() +
-                ",infer_types,inline_calls,thread_jumps,allocate_variables,lower_calls,"
+                ",infer_types,infer_uniformity,inline_calls,thread_jumps,allocate_variables,"
+                "lower_calls,"
                 "fuse_pop_push,coalesce_copies,coalesce_registers,coalesce_copies(any_reads),"
                 "thread_jumps,order_blocks");
   PipelineOptions bare;
@@ -202,7 +204,7 @@ TEST(PipelineTest, ThePipelinesAreListsOfRegisteredPasses) {
   EXPECT_EQ(LowerPipelineText(bare),
             "remove_unreachable_blocks,repeat(fold_branches,merge_blocks,fold_copies,"
             "propagate_copies,remove_dead_ops),compact_variables,infer_types,"
-            "allocate_variables,lower_calls");
+            "infer_uniformity,allocate_variables,lower_calls");
   for (const std::string& text : {CompilePipelineText(), LowerPipelineText(), std::string()}) {
     absl::StatusOr<Pipeline> pipeline = ParsePipeline(text);
     ASSERT_TRUE(pipeline.ok()) << pipeline.status();
@@ -270,6 +272,47 @@ TEST(PipelineTest, ARepeatedGroupRunsUntilARoundChangesNothing) {
     EXPECT_THAT(last_round, ::testing::HasSubstr(absl::StrCat("=== after ", pass,
                                                               " (round 2) ===\n(unchanged)\n")));
   }
+}
+
+// The tidy passes and infer_types keep a gradient stub as it is (every
+// pass's output verified), whatever they do to its caller and primal; the
+// first pass that cannot take a stub, allocate_variables, says to run the
+// differentiate pass.
+TEST(PipelineTest, TidyPassesAndInferTypesKeepGradientStubs) {
+  const Program program = testing::MakeGradientStubCallerProgram();
+  const Function& stub = program.module.functions[2];
+  std::ostringstream out;
+  PipelineOptions options;
+  options.print_ir_after_each_pass = &out;
+  absl::StatusOr<Pipeline> pipeline = ParsePipeline(TidyPipelineText() + ",infer_types");
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  PassContext context;
+  context.input_types = {Scalar(DType::kF64), Scalar(DType::kF64)};
+  absl::StatusOr<Program> typed = RunPipeline(program, *pipeline, context, options);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  // The tidy passes changed main (its two blocks merged).
+  EXPECT_EQ(testing::BlockText(*typed, "main", 0),
+            (std::vector<std::string>{"%t: f64 full = copy %x",
+                                      "%v: f64 full, %dy: f64 full = call @grad_f(%t, %y)",
+                                      "return"}));
+  const Function& kept = testing::FindFunction(*typed, "grad_f");
+  EXPECT_EQ(kept.gradient_of, (GradientOf{*typed->module.FindFunction("f"), {1}}));
+  EXPECT_TRUE(kept.blocks.empty());
+  EXPECT_EQ(kept.params.size(), stub.params.size());
+  EXPECT_EQ(kept.results.size(), stub.results.size());
+  EXPECT_THAT(out.str(), ::testing::HasSubstr(
+                             "func @grad_f(%a: f64, %b: f64) -> (%value: f64, %db: f64) = "
+                             "gradient @f wrt 1\n"));
+
+  absl::StatusOr<Program> compiled =
+      CompileProgram(program, {Scalar(DType::kF64), Scalar(DType::kF64)});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(compiled.status().message()),
+              ::testing::StartsWith(
+                  "pass allocate_variables failed: allocate_variables cannot take function "
+                  "'grad_f', a gradient stub of 'f' with no body yet: run the differentiate "
+                  "pass first (CompileProgram and LowerProgram do)"));
 }
 
 // A pass whose output does not verify is our bug: Internal, naming the pass.

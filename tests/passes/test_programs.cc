@@ -428,4 +428,37 @@ Program MakeLoopToEntryProgram() {
   return program;
 }
 
+Program MakeGradientStubCallerProgram() {
+  Program program;
+  FunctionBuilder main_fn(program, "main", "grad.cc", 1);
+  FunctionBuilder unused(program, "unused", "grad.cc", 5);
+  FunctionBuilder grad(program, "grad_f", "grad.cc", 7);
+  FunctionBuilder f(program, "f", "grad.cc", 10);
+  program.entry = main_fn.id();
+  {
+    VarId x = main_fn.Param("x"), y = main_fn.Param("y");
+    VarId v = main_fn.Result("v"), dy = main_fn.Result("dy");
+    VarId t = main_fn.Var("t");
+    BlockId entry = main_fn.Block("entry"), call = main_fn.Block("call");
+    main_fn.Prim(entry, 2, Primitive::kCopy, {x}, t);
+    main_fn.Goto(entry, 2, call);
+    main_fn.Call(call, 3, grad.id(), {t, y}, {v, dy});
+    main_fn.Return(call, 4);
+  }
+  VarId z = unused.Param("z");
+  unused.function().results = {z};
+  unused.Return(unused.Block("entry"), 6);
+  grad.Param("a");
+  grad.Param("b");
+  grad.Result("value");
+  grad.Result("db");
+  grad.function().gradient_of = GradientOf{f.id(), {1}};
+  VarId a = f.Param("a"), b = f.Param("b"), r = f.Result("r"), ab = f.Var("ab");
+  BlockId entry = f.Block("entry");
+  f.Prim(entry, 11, Primitive::kMul, {a, b}, ab);
+  f.Prim(entry, 12, Primitive::kMul, {ab, a}, r);
+  f.Return(entry, 13);
+  return program;
+}
+
 }  // namespace autobatch::testing

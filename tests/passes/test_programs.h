@@ -114,6 +114,17 @@ Program MakeScaleMutualProgram();
 // Entry main; i64. File "halt.cc".
 Program MakeHaltInCalleeProgram();
 
+// A gradient stub between a caller and its primal, with something for the
+// tidy passes and for pruning to do:
+//   main(x, y) -> (v, dy): ^0 entry: t = copy x; goto ^1
+//                           ^1 call: v, dy = call grad_f(t, y); return
+//   unused(z) -> z: return                        (never called)
+//   grad_f(a, b) -> (value, db): the gradient stub of f wrt param 1 (b),
+//                                no blocks, no signature
+//   f(a, b) -> r: ab = mul(a, b); r = mul(ab, a); return    (r = a^2 b)
+// Only the stub names f. Entry main; f64 inputs. File "grad.cc".
+Program MakeGradientStubCallerProgram();
+
 }  // namespace autobatch::testing
 
 #endif  // AUTOBATCH_TESTS_PASSES_TEST_PROGRAMS_H_

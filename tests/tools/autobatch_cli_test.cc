@@ -75,6 +75,39 @@ TEST(CliTest, LoweringInlinesNonRecursiveCallsUnlessToldNot) {
   EXPECT_THAT(kept.out, HasSubstr("push_goto @nuts_leaf"));
 }
 
+// An input written {"uniform": ...} is given once and makes its parameter
+// uniform; the profile reports the storage that holds it once.
+TEST(CliTest, UniformInputsFromJson) {
+  std::string program = WriteFile("scale.ir", R"(program stage=untyped entry=@main
+
+func @main(%x: ?, %w: ?) -> (%r: ?) {
+^0 entry:
+  %s: ? = reduce_sum %x
+  %r: ? = mul %s, %w
+  return
+}
+)");
+  std::string inputs = WriteFile(
+      "scale_inputs.json",
+      R"({"inputs": [{"dtype": "f64", "shape": [2, 2], "uniform": [[1, 2], [3, 4]]},
+                     [1.0, -1.0, 0.5]]})");
+  for (const char* vm : {"stack", "stackless", "reference"}) {
+    Result r = RunCli("run " + program + " --inputs " + inputs + " --vm " + vm);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    nlohmann::json out = nlohmann::json::parse(r.out);
+    EXPECT_EQ(out["outputs"][0]["values"], nlohmann::json({10.0, -10.0, 5.0})) << vm;
+    if (std::string(vm) != "reference") {
+      // x once (32 bytes), w, s and r per lane (3 x 8 x 3 lanes) at most.
+      EXPECT_LE(out["profile"]["storage_bytes"].get<int>(), 32 + 3 * 8 * 3) << vm;
+    }
+  }
+  std::string both = WriteFile("scale_both.json",
+                               R"({"inputs": [{"uniform": [1, 2], "values": [[1, 2]]}, [1]]})");
+  Result bad = RunCli("run " + program + " --inputs " + both);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.out, HasSubstr("has \"values\" (one per lane) or \"uniform\""));
+}
+
 TEST(CliTest, DumpedJsonRunsLikeTheSample) {
   Result dump = RunCli("ir collatz --json");
   ASSERT_EQ(dump.exit_code, 0) << dump.out;

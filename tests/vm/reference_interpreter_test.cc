@@ -92,6 +92,7 @@ std::vector<PrimCase> AllCases() {
   Attributes matrix;
   matrix.matrix = std::make_shared<const DenseMatrix>(DenseMatrix{2, 3, {1, 2, 3, 4, 5, 6}});
   Attributes random = attrs_ints({3});
+  Attributes scatter = attrs_ints({2});
   const uint64_t key = 42, counter = 7;
   return {
       {"constant", Primitive::kConstant, {}, LiteralAttr(Literal::F64(2.5)), Lane<double>({2.5})},
@@ -126,6 +127,15 @@ std::vector<PrimCase> AllCases() {
       {"floor", Primitive::kFloor, {Lane<double>({-1.5})}, {}, Lane<double>({-2.0})},
       {"pow", Primitive::kPow, {Lane<double>({2.0}), Lane<double>({10.0})}, {},
        Lane<double>({1024.0})},
+      {"sin", Primitive::kSin, {Lane<double>({0.0})}, {}, Lane<double>({0.0})},
+      {"cos", Primitive::kCos, {Lane<double>({0.0})}, {}, Lane<double>({1.0})},
+      {"atan", Primitive::kAtan, {Lane<double>({0.0})}, {}, Lane<double>({0.0})},
+      {"lgamma", Primitive::kLgamma, {Lane<double>({1.0})}, {}, Lane<double>({0.0})},
+      {"erfc", Primitive::kErfc, {Lane<double>({0.0})}, {}, Lane<double>({1.0})},
+      {"digamma", Primitive::kDigamma, {Lane<double>({0.0})}, {},
+       Lane<double>({-std::numeric_limits<double>::infinity()})},
+      {"log1p_exp", Primitive::kLog1pExp, {Lane<double>({1e300})}, {}, Lane<double>({1e300})},
+      {"logistic", Primitive::kLogistic, {Lane<double>({0.0})}, {}, Lane<double>({0.5})},
       {"lt", Primitive::kLt, {Lane<int64_t>({1}), Lane<int64_t>({2})}, {}, Lane<bool>({true})},
       {"le", Primitive::kLe, {Lane<int64_t>({2}), Lane<int64_t>({2})}, {}, Lane<bool>({true})},
       {"gt", Primitive::kGt, {Lane<int64_t>({1}), Lane<int64_t>({2})}, {}, Lane<bool>({false})},
@@ -140,10 +150,24 @@ std::vector<PrimCase> AllCases() {
        Lane<int64_t>({32})},
       {"squared_norm", Primitive::kSquaredNorm, {Lane<double>({3, 4}, {2})}, {},
        Lane<double>({25})},
+      {"log_sum_exp", Primitive::kLogSumExp,
+       {Lane<double>({-std::numeric_limits<double>::infinity(), 1.0}, {2})}, {},
+       Lane<double>({1.0})},
       {"matvec", Primitive::kMatVec, {Lane<double>({1, 1, 1}, {3})}, matrix,
        Lane<double>({6, 15}, {2})},
       {"matvec_batched", Primitive::kMatVecBatched, {Lane<double>({1, 0, 2}, {3})}, matrix,
        Lane<double>({7, 16}, {2})},
+      {"gather", Primitive::kGather, {Lane<double>({5, 6, 7}, {3}), Lane<int64_t>({2, -1, 9, 1}, {4})},
+       {}, Lane<double>({7, 5, 7, 6}, {4})},
+      {"scatter_add", Primitive::kScatterAdd,
+       {Lane<double>({1, 2, 4}, {3}), Lane<int64_t>({1, 1, 0}, {3})}, scatter,
+       Lane<double>({4, 3}, {2})},
+      {"matvec_input", Primitive::kMatVecInput,
+       {Lane<double>({1, 2, 3, 4, 5, 6}, {2, 3}), Lane<double>({1, 1, 1}, {3})}, {},
+       Lane<double>({6, 15}, {2})},
+      {"matvec_t_input", Primitive::kMatVecTInput,
+       {Lane<double>({1, 2, 3, 4, 5, 6}, {2, 3}), Lane<double>({1, -1}, {2})}, {},
+       Lane<double>({-3, -3, -3}, {3})},
       {"random_uniform", Primitive::kRandomUniform, {Lane<uint64_t>({key}), Lane<uint64_t>({counter})},
        random,
        Lane<double>({PhiloxUniform(key, counter, 0), PhiloxUniform(key, counter, 1),
@@ -426,6 +450,24 @@ TEST(ReferenceInterpreterTest, BadProgramsAndInputsAreErrorsNotCrashes) {
     EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(ErrorOf(out), AllOf(HasSubstr("function 'mixed'"), HasSubstr("prog.cc:21")));
   }
+}
+
+// A program that skipped the differentiate pass: untyped or typed, the
+// stub is refused by name before anything runs.
+TEST(ReferenceInterpreterTest, GradientStubIsAClearError) {
+  const std::string expected =
+      "function 'grad_f' is a gradient stub of 'f'; run the differentiate pass "
+      "(CompileProgram/LowerProgram do)";
+  Program untyped = testing::MakeGradientStubProgram();
+  absl::StatusOr<ReferenceInterpreter> created = ReferenceInterpreter::Create(untyped, nullptr);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(created.status().message(), expected);
+  absl::StatusOr<Program> typed =
+      InferTypes(untyped, {{Scalar(DType::kF64), Scalar(DType::kF64)}});
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  EXPECT_EQ(ErrorOf(RunReference(*typed, {Lane<double>({1.0}), Lane<double>({2.0})}, nullptr)),
+            expected);
 }
 
 TEST(ReferenceInterpreterTest, HaltEndsTheLaneWithTheEntrysResults) {

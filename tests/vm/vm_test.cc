@@ -7,13 +7,16 @@
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
 #include "frontend/context.h"
+#include "ir/testing/fib_program.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "passes/infer_types.h"
 #include "passes/pipeline.h"
 #include "samples/fibonacci/fibonacci.h"
 #include "samples/peanuts/peanuts.h"
 #include "frontend/run.h"
 #include "vm/stack/stack_vm.h"
+#include "vm/stackless_vm.h"
 
 namespace autobatch {
 namespace {
@@ -424,6 +427,51 @@ TEST(StackVmTest, UnloweredProgramIsAClearError) {
   auto out = RunStackVm(*compiled, {I64({1})}, nullptr, *backend, {});
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(out.status().message(), HasSubstr("lowered"));
+}
+
+// A program with a gradient stub that skipped the differentiate pass is a
+// clear error on every executor and path, never a crash.
+TEST(RunProgramTest, GradientStubIsAClearErrorOnEveryExecutor) {
+  const Program untyped = testing::MakeGradientStubProgram();
+  const std::vector<Tensor> inputs = {*Tensor::FromVector(std::vector<double>{1, 2}),
+                                      *Tensor::FromVector(std::vector<double>{3, 4})};
+  const std::string stub_error =
+      "function 'grad_f' is a gradient stub of 'f'; run the differentiate pass "
+      "(CompileProgram/LowerProgram do)";
+  auto dry = RunProgram(untyped, inputs, nullptr, {.dry_run = true});
+  ASSERT_FALSE(dry.ok());
+  EXPECT_EQ(dry.status().message(), stub_error);
+  for (Vm vm : {Vm::kStackless, Vm::kStack}) {
+    auto out = RunProgram(untyped, inputs, nullptr, {.vm = vm});
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(out.status().message()),
+                HasSubstr("allocate_variables cannot take function 'grad_f', a gradient stub "
+                          "of 'f' with no body yet: run the differentiate pass first"));
+  }
+  std::unique_ptr<Backend> backend = MakeBackend(BackendKind::kEigen);
+  // The VMs themselves check too: a typed program on the stackless VM...
+  absl::StatusOr<Program> typed =
+      InferTypes(untyped, {{Scalar(DType::kF64), Scalar(DType::kF64)}});
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  auto stackless = RunStacklessVm(*typed, inputs, nullptr, *backend, {});
+  ASSERT_FALSE(stackless.ok());
+  EXPECT_EQ(stackless.status().message(), stub_error);
+  // ... and a lowered one holding a stub (which the verifier refuses) on the
+  // stack VM.
+  Context ctx;
+  BatchFunction fib = samples::DefineFibonacci(ctx);
+  absl::StatusOr<Program> lowered = LowerProgram(*ctx.Program(fib), {Scalar(DType::kI64)});
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  Function stub;
+  stub.name = "grad_fib";
+  stub.gradient_of = GradientOf{lowered->entry, {0}};
+  lowered->module.functions.push_back(stub);
+  auto stack = RunStackVm(*lowered, {I64({1})}, nullptr, *backend, {});
+  ASSERT_FALSE(stack.ok());
+  EXPECT_EQ(stack.status().message(),
+            "function 'grad_fib' is a gradient stub of 'fibonacci'; run the differentiate pass "
+            "(CompileProgram/LowerProgram do)");
 }
 
 TEST(RunProgramTest, UnknownBackendListsTheKnownOnes) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "support/status.h"
+#include "vm/run_support.h"
 
 namespace autobatch {
 namespace {
@@ -34,7 +35,11 @@ int64_t BlockLaneBytes(const Module& module, const Block& block) {
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   int64_t lane_bytes = 0;
-  for (VarId v : touched) lane_bytes += LaneBytes(module.var(v));
+  for (VarId v : touched) {
+    // A uniform value is one copy for the batch, read in place: no lane's
+    // bytes (nor its tile's cache) hold it.
+    if (!module.var(v).uniform) lane_bytes += LaneBytes(module.var(v));
+  }
   return lane_bytes;
 }
 
@@ -76,6 +81,7 @@ absl::StatusOr<BlockPlan> BlockPlan::Build(const Program& program) {
         "the stack VM runs lowered programs; this one is at stage '",
         std::string(StageName(program.stage)), "': run LowerProgram (passes/pipeline.h)"));
   }
+  AB_RETURN_IF_ERROR(CheckNoGradientStubs(program));
   ++build_count;
   BlockPlan plan(program);
   const Module& module = program.module;
@@ -141,7 +147,13 @@ void BlockPlan::NumberBlocks() {
       for (const Op& op : block.ops) {
         const auto* prim = std::get_if<PrimOp>(&op);
         StoragePeephole peephole = StoragePeephole::kNone;
-        if (prim != nullptr && prim->prim == Primitive::kCopy && prim->inputs.size() == 1 &&
+        bool uniform = false;  // a uniform operand is read in place (stride 0)
+        if (prim != nullptr) {
+          for (VarId v : prim->inputs) uniform = uniform || module.var(v).uniform;
+          for (VarId v : prim->outputs) uniform = uniform || module.var(v).uniform;
+        }
+        if (uniform) {
+        } else if (prim != nullptr && prim->prim == Primitive::kCopy && prim->inputs.size() == 1 &&
             prim->outputs.size() == 1) {
           const VarId in = prim->inputs[0];
           const VarId out = prim->outputs[0];

@@ -236,6 +236,7 @@ absl::Status CompactExecutor::RunPop(const PopOp& op, const Function& fn, const 
 }
 
 Tensor* CompactExecutor::Read(VarId v, const LaneSet& lanes) {
+  if (storage_.uniform(v)) return storage_.Contiguous(v);  // read in place, stride 0
   Tensor& copy = copies_[v.value];
   if (storage_.constant(v)) {  // every lane holds the constant: no gather
     copy.SetBatch(lanes.size());
@@ -250,6 +251,7 @@ Tensor* CompactExecutor::Read(VarId v, const LaneSet& lanes) {
 }
 
 Tensor* CompactExecutor::Write(VarId v, int64_t n) {
+  if (storage_.uniform(v)) return storage_.Contiguous(v);  // computed once, for one lane
   Tensor& copy = copies_[v.value];
   if (copy_epoch_[v.value] != epoch_) {
     copy.SetBatch(n);

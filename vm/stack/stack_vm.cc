@@ -48,7 +48,7 @@ class StackVm {
 
   absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs) {
     AB_RETURN_IF_ERROR(CheckInputs(program_, inputs));
-    batch_ = BatchOf(inputs);
+    batch_ = BatchOfInputs(program_, inputs);
     AB_RETURN_IF_ERROR(CheckValueSizes(program_, batch_, options_.max_value_bytes));
     AB_RETURN_IF_ERROR(storage_.CheckStackBytes(batch_));
     if (options_.fused_blocks != nullptr) {
@@ -68,9 +68,12 @@ class StackVm {
       if (storage_.frame_stack(param)) {
         storage_.WriteFrames(inputs[i], storage_.all_lanes().indices(), param);
       } else {
+        // A uniform input keeps its one lane: stored once, read with stride 0.
+        if (module_.var(param).uniform) inputs[i].set_uniform();
         *storage_.Contiguous(param) = std::move(inputs[i]);
       }
     }
+    profile_.storage_bytes = storage_.StorageBytes();
     scheduler_.MoveLanes(lanes_.indices(), plan_.Gid(program_.entry, BlockId(0)));
     for (int32_t gid = scheduler_.NextBlock(); gid >= 0; gid = scheduler_.NextBlock()) {
       AB_RETURN_IF_ERROR(budget_.Tick());

@@ -41,6 +41,8 @@ void StackStorage::Allocate(int64_t batch, const KernelRegistry* kernels) {
       stacks_[v].depth.assign(static_cast<size_t>(batch_), 0);
     } else if (var.storage == StorageClass::kFull) {
       stacks_[v] = backend_.AllocateStack(*var.type, batch_, /*initial_capacity=*/4);
+    } else if (var.uniform) {
+      values_[v] = Tensor::Uniform(*var.type);
     } else {
       values_[v] = backend_.Allocate(*var.type, batch_);
     }
@@ -54,6 +56,13 @@ void StackStorage::Allocate(int64_t batch, const KernelRegistry* kernels) {
   frame_lanes_[1].reserve(static_cast<size_t>(batch_));
   all_lanes_ = LaneSet::All(batch_);
   HoistConstants(kernels);
+}
+
+int64_t StackStorage::StorageBytes() const {
+  int64_t bytes = 0;
+  for (const Tensor& t : values_) bytes += t.size_bytes();
+  for (const LaneStack& s : stacks_) bytes += s.top.size_bytes() + s.saved.size_bytes();
+  return bytes;
 }
 
 void StackStorage::HoistConstants(const KernelRegistry* kernels) {

@@ -65,6 +65,10 @@ class StackStorage {
   bool SkipsOp(const PrimOp& op) const {
     return op.outputs.size() == 1 && constant_[op.outputs[0].value];
   }
+  // Whether `v` is uniform: one Tensor::Uniform lane for the whole batch.
+  bool uniform(VarId v) const { return module_.var(v).uniform; }
+  // Bytes of every variable's storage (values, stack tops and saved frames).
+  int64_t StorageBytes() const;
   // Whether `v` is a Full variable kept as a frame stack.
   bool frame_stack(VarId v) const { return frame_stack_[v.value]; }
 

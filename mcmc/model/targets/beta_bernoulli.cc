@@ -2,6 +2,7 @@
 #include "mcmc/model/targets/beta_bernoulli.h"
 
 #include "absl/strings/str_cat.h"
+#include "support/math/math.h"
 #include "support/status.h"
 
 namespace autobatch::mcmc {
@@ -78,7 +79,7 @@ void BetaBernoulli::ExactDraw(std::span<const double> normals, std::span<double>
   double chi_a = 0, chi_b = 0;
   for (int64_t j = 0; j < a; ++j) chi_a += normals[j] * normals[j];
   for (int64_t j = a; j < a + b; ++j) chi_b += normals[j] * normals[j];
-  q[0] = std::log(chi_a) - std::log(chi_b);
+  q[0] = math::Log(chi_a) - math::Log(chi_b);
 }
 
 }  // namespace autobatch::mcmc

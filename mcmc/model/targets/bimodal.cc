@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "support/math/math.h"
 #include "support/status.h"
 
 namespace autobatch::mcmc {
@@ -34,7 +35,7 @@ double Bimodal::LogDensityGradient(std::span<const double> q,
   const double pull = m * (w_plus - w_minus);
   for (int64_t i = 0; i < dimension_; ++i) grad[i] = -q[i] + pull;
   const double hi = std::max(lp_plus, lp_minus), lo = std::min(lp_plus, lp_minus);
-  return hi + std::log1p(std::exp(lo - hi));
+  return hi + math::Log1p(math::Exp(lo - hi));
 }
 
 KnownMoments Bimodal::known_moments() const {

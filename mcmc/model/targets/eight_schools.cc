@@ -2,6 +2,7 @@
 #include "mcmc/model/targets/eight_schools.h"
 
 #include "absl/strings/str_cat.h"
+#include "support/math/math.h"
 
 namespace autobatch::mcmc {
 
@@ -19,11 +20,11 @@ double EightSchools::LogDensityGradient(std::span<const double> q,
                                         std::span<double> grad) const {
   const double mu = q[0];
   const double u = q[1];
-  const double tau = std::exp(u);
+  const double tau = math::Exp(u);
   const double* eta = q.data() + 2;
   double logp = -mu * mu / 50.0;
   const double t = tau / 5.0;
-  logp += -std::log1p(t * t) + u;
+  logp += -math::Log1p(t * t) + u;
   double d_mu = -mu / 25.0;
   double d_tau = -2.0 * tau / (25.0 + tau * tau);
   for (int j = 0; j < 8; ++j) {
@@ -47,7 +48,7 @@ std::vector<std::string> EightSchools::generated_names() const {
 }
 
 void EightSchools::Generate(std::span<const double> q, std::span<double> out) const {
-  const double tau = std::exp(q[1]);
+  const double tau = math::Exp(q[1]);
   for (int j = 0; j < 8; ++j) out[j] = q[0] + tau * q[2 + j];
 }
 

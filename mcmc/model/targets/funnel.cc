@@ -1,6 +1,7 @@
 // Neal's funnel target.
 #include "mcmc/model/targets/funnel.h"
 
+#include "support/math/math.h"
 #include "support/status.h"
 
 namespace autobatch::mcmc {
@@ -18,7 +19,7 @@ std::vector<ParameterSpec> Funnel::parameters() const {
 double Funnel::LogDensityGradient(std::span<const double> q,
                                   std::span<double> grad) const {
   const double v = q[0];
-  const double inv_var = std::exp(-v);
+  const double inv_var = math::Exp(-v);
   double sum_sq = 0;
   for (int64_t i = 1; i < dimension_; ++i) {
     sum_sq += q[i] * q[i];
@@ -30,14 +31,14 @@ double Funnel::LogDensityGradient(std::span<const double> q,
 }
 
 KnownMoments Funnel::known_moments() const {
-  std::vector<double> variance(dimension_, std::exp(4.5));
+  std::vector<double> variance(dimension_, math::Exp(4.5));
   variance[0] = 9.0;
   return {std::vector<double>(dimension_, 0.0), std::move(variance)};
 }
 
 void Funnel::ExactDraw(std::span<const double> normals, std::span<double> q) const {
   q[0] = 3.0 * normals[0];
-  const double sd = std::exp(q[0] / 2.0);
+  const double sd = math::Exp(q[0] / 2.0);
   for (int64_t i = 1; i < dimension_; ++i) q[i] = sd * normals[i];
 }
 

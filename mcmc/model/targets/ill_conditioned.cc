@@ -2,6 +2,7 @@
 #include "mcmc/model/targets/ill_conditioned.h"
 
 #include "absl/strings/str_cat.h"
+#include "support/math/math.h"
 #include "support/status.h"
 
 namespace autobatch::mcmc {
@@ -19,9 +20,9 @@ absl::StatusOr<std::unique_ptr<IllConditionedGaussian>> IllConditionedGaussian::
   }
   const int64_t d = options.dimension;
   std::vector<double> sd(d, options.min_sd);
-  const double log_min = std::log(options.min_sd), log_max = std::log(options.max_sd);
+  const double log_min = math::Log(options.min_sd), log_max = math::Log(options.max_sd);
   for (int64_t i = 1; i < d; ++i) {
-    sd[i] = std::exp(log_min + static_cast<double>(i) / static_cast<double>(d - 1) *
+    sd[i] = math::Exp(log_min + static_cast<double>(i) / static_cast<double>(d - 1) *
                                    (log_max - log_min));
   }
   return std::unique_ptr<IllConditionedGaussian>(new IllConditionedGaussian(std::move(sd)));

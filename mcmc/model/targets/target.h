@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "mcmc/model/model.h"
+#include "support/math/math.h"
 
 namespace autobatch::mcmc {
 
@@ -44,17 +45,12 @@ class Target : public Model {
 
 namespace target_internal {
 
-// log(1 + exp(x)) without overflow or loss for large |x|.
-inline double Softplus(double x) {
-  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-}
+// log(1 + exp(x)) without overflow or loss for large |x| (the log1p_exp
+// primitive's definition).
+inline double Softplus(double x) { return math::Log1pExp(x); }
 
-// 1 / (1 + exp(-x)); exp only sees non-positive arguments.
-inline double Logistic(double x) {
-  if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
-  const double e = std::exp(x);
-  return e / (1.0 + e);
-}
+// 1 / (1 + exp(-x)) without overflow (the logistic primitive's definition).
+inline double Logistic(double x) { return math::Logistic(x); }
 
 // KnownMoments of `columns` entries, all NaN.
 KnownMoments UnknownMoments(int64_t columns);

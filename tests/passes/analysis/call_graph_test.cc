@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/testing/fib_program.h"
+#include "ir/verifier.h"
 #include "tests/passes/test_programs.h"
 #include "tests/passes/test_util.h"
 
@@ -51,6 +52,30 @@ TEST(CallGraphTest, MutualRecursionClosesOverBothFunctions) {
   EXPECT_TRUE(may_write[odd.value].contains(FindVar(p, "is_even", "m")));
   EXPECT_TRUE(may_write[odd.value].contains(FindVar(p, "is_odd", "n")));
   EXPECT_FALSE(may_write[odd.value].contains(FindVar(p, "main", "r")));
+}
+
+// A gradient stub calls its primal: reachability and pruning see it.
+TEST(CallGraphTest, AGradientStubCallsItsPrimal) {
+  Program p = testing::MakeGradientStubCallerProgram();
+  const FunctionId main = *p.module.FindFunction("main");
+  const FunctionId grad = *p.module.FindFunction("grad_f");
+  const FunctionId f = *p.module.FindFunction("f");
+  std::vector<std::vector<FunctionId>> callees = Callees(p.module);
+  EXPECT_EQ(callees[main.value], std::vector<FunctionId>{grad});
+  EXPECT_EQ(callees[grad.value], std::vector<FunctionId>{f});
+  EXPECT_EQ(ReachableFunctions(p.module, main), (std::vector<bool>{true, false, true, true}));
+  // Pruning drops `unused` (function 1), so the stub's primal moves from 3 to 2.
+  Program pruned = PruneUnreachable(p);
+  ASSERT_EQ(pruned.module.functions.size(), 3u);
+  const Function& stub = testing::FindFunction(pruned, "grad_f");
+  ASSERT_TRUE(stub.gradient_of.has_value());
+  EXPECT_EQ(stub.gradient_of->function, *pruned.module.FindFunction("f"));
+  EXPECT_EQ(stub.gradient_of->function, FunctionId(2));
+  EXPECT_EQ(stub.gradient_of->wrt, std::vector<int32_t>{1});
+  EXPECT_TRUE(VerifyProgram(pruned).ok()) << VerifyProgram(pruned);
+  // A call to the stub may write what its primal writes.
+  std::vector<VarSet> may_write = CallMayWrite(p.module);
+  EXPECT_TRUE(may_write[grad.value].contains(FindVar(p, "f", "ab")));
 }
 
 }  // namespace
