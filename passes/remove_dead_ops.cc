@@ -1,7 +1,8 @@
-// remove_dead_ops: built-in ops whose results nobody reads are removed.
+// remove_dead_ops: ops without effects whose results nobody reads are removed.
 #include "passes/remove_dead_ops.h"
 
 #include <algorithm>
+#include <string>
 
 #include "passes/analysis/use_counts.h"
 #include "passes/require_stage.h"
@@ -11,11 +12,20 @@
 namespace autobatch {
 namespace {
 
-bool Dead(const Function& function, const UseCounts& counts, const Op& op) {
+// Whether the user kernel `name` is declared pure (ir/ir.h KernelSignature).
+bool IsPureKernel(const Module& module, const std::string& name) {
+  auto sig = module.kernels.find(name);
+  return sig != module.kernels.end() && sig->second.pure;
+}
+
+bool Dead(const Module& module, const Function& function, const UseCounts& counts,
+          const Op& op) {
   return std::visit(
       Overloaded{
           [&](const PrimOp& o) {
-            if (o.prim == Primitive::kUserKernel) return false;
+            if (o.prim == Primitive::kUserKernel && !IsPureKernel(module, o.attrs.kernel)) {
+              return false;
+            }
             if (const PrimOp* copy = AsCopy(op);
                 copy != nullptr && copy->inputs[0] == copy->outputs[0]) {
               return true;
@@ -38,7 +48,8 @@ absl::StatusOr<Program> RemoveDeadOps(Program program) {
   for (Function& function : program.module.functions) {
     const UseCounts counts(function, program.module.variables.size());
     for (Block& block : function.blocks) {
-      std::erase_if(block.ops, [&](const Op& op) { return Dead(function, counts, op); });
+      std::erase_if(block.ops,
+                    [&](const Op& op) { return Dead(program.module, function, counts, op); });
     }
   }
   return program;
