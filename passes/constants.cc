@@ -14,8 +14,8 @@ namespace {
 bool Small(const TensorType& type) { return type.NumElements() <= kMaxConstantElements; }
 
 ConstantValue Zeros(const TensorType& type) {
-  return ConstantValue{type, std::vector<std::byte>(static_cast<size_t>(
-                                 type.NumElements() * DTypeSize(type.dtype)))};
+  return ConstantValue{type, std::vector<std::byte>(
+                                 static_cast<size_t>(type.NumElements() * DTypeSize(type.dtype)))};
 }
 
 template <typename T>
@@ -75,9 +75,8 @@ std::optional<ConstantValue> ValueOfConstantOp(const PrimOp& op, const TensorTyp
 
 std::optional<Literal> LiteralFor(const ConstantValue& value) {
   Literal literal{value.type, {}, {}};
-  const bool ok = VisitDType(value.type.dtype, [&](auto zero) {
-    return AppendValues<decltype(zero)>(value, literal);
-  });
+  const bool ok = VisitDType(
+      value.type.dtype, [&](auto zero) { return AppendValues<decltype(zero)>(value, literal); });
   if (!ok) return std::nullopt;
   // The literal must give back these very bits (a guard: the literal's
   // conversion rules, backends/kernels.h, are the kernels' own).
@@ -108,9 +107,7 @@ bool EveryElementIs(const ConstantValue& value, double x) {
 }
 
 KnownConstants::KnownConstants(const Module& module, const Function& function)
-    : module_(module),
-      everywhere_(module.variables.size()),
-      here_(module.variables.size()) {
+    : module_(module), everywhere_(module.variables.size()), here_(module.variables.size()) {
   const UseCounts counts(function, module.variables.size());
   for (const Block& block : function.blocks) {
     for (const Op& op : block.ops) {
@@ -119,8 +116,7 @@ KnownConstants::KnownConstants(const Module& module, const Function& function)
       const VarId out = prim->outputs[0];
       const std::optional<TensorType>& type = module.var(out).type;
       if (counts.Writes(out) != 1 || !type ||
-          std::find(function.params.begin(), function.params.end(), out) !=
-              function.params.end()) {
+          std::find(function.params.begin(), function.params.end(), out) != function.params.end()) {
         continue;
       }
       everywhere_[out.value] = ValueOfConstantOp(*prim, *type);

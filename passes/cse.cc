@@ -51,9 +51,9 @@ using Key = std::pair<Primitive, std::vector<int64_t>>;
 
 // An expression held in variables: `outputs = expression`.
 struct Instance {
-  const PrimOp* op;             // an op computing it (for its attributes)
+  const PrimOp* op;  // an op computing it (for its attributes)
   std::vector<VarId> outputs;
-  std::vector<VarId> kill;      // the variables whose writes end it
+  std::vector<VarId> kill;  // the variables whose writes end it
 };
 
 class Cse {
@@ -276,12 +276,12 @@ class Cse {
   const Module& module_;
   Function& function_;
   KnownConstants known_;
-  std::vector<ConstantValue> constants_;             // by class
-  std::vector<Instance> instances_;                  // by id
-  std::map<Key, std::vector<int>> by_key_;           // ids by key
-  std::map<VarId, std::vector<int>> killed_by_;      // ids by variable
-  std::vector<std::vector<int>> generated_;          // [block][op]: id or -1
-  std::vector<Bits> in_;                             // available at block entry
+  std::vector<ConstantValue> constants_;         // by class
+  std::vector<Instance> instances_;              // by id
+  std::map<Key, std::vector<int>> by_key_;       // ids by key
+  std::map<VarId, std::vector<int>> killed_by_;  // ids by variable
+  std::vector<std::vector<int>> generated_;      // [block][op]: id or -1
+  std::vector<Bits> in_;                         // available at block entry
   std::vector<std::pair<size_t, std::vector<Op>>> replaced_blocks_;
 };
 

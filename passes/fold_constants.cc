@@ -23,8 +23,7 @@ bool Foldable(Primitive prim) {
 }
 
 // The constant `op` folds to, or nullopt.
-std::optional<PrimOp> Folded(const Module& module, const PrimOp& op,
-                             const KnownConstants& known) {
+std::optional<PrimOp> Folded(const Module& module, const PrimOp& op, const KnownConstants& known) {
   if (!Foldable(op.prim) || op.outputs.size() != 1) return std::nullopt;
   std::vector<ConstantValue> inputs;
   for (VarId in : op.inputs) {

@@ -50,10 +50,11 @@ func @main(%x: f64) -> (%r: f64) {
   const Program out = Cse(program);
   EXPECT_EQ(testing::BlockText(out, "main", 0),
             (std::vector<std::string>{
-                "%lp1: f64, %g1: f64 = kernel %x {kernel = \"model\"}", "%lp2: f64 = copy %lp1",
-                "%g2: f64 = copy %g1", "%a1: f64 = kernel %x {kernel = \"record\"}",
-                "%a2: f64 = kernel %x {kernel = \"record\"}", "%s: f64 = add %a1, %a2",
-                "%r: f64 = add %s, %g2", "return"}));
+                "%lp1: f64 full, %g1: f64 full = kernel %x {kernel = \"model\"}",
+                "%lp2: f64 full = copy %lp1", "%g2: f64 full = copy %g1",
+                "%a1: f64 full = kernel %x {kernel = \"record\"}",
+                "%a2: f64 full = kernel %x {kernel = \"record\"}", "%s: f64 full = add %a1, %a2",
+                "%r: f64 full = add %s, %g2", "return"}));
   for (const Program* p : {&program, &out}) {
     int64_t recorded = 0;
     const KernelRegistry kernels = testing::TextCaseKernels(&recorded);
@@ -123,7 +124,7 @@ func @main(%x: f64) -> (%r: f64) {
 }
 )");
   const Program out = Cse(program);
-  EXPECT_EQ(testing::BlockText(out, "main", 1)[0], "%e1: f64 = copy %e0");
+  EXPECT_EQ(testing::BlockText(out, "main", 1)[0], "%e1: f64 full = copy %e0");
   EXPECT_TRUE(testing::SameBits(program, out));
 }
 

@@ -124,7 +124,7 @@ func @main(%x: f64) -> (%r: f64[3]) {
 }
 )");
   const Program out = Simplify(program);
-  EXPECT_EQ(testing::BlockText(out, "main", 0)[2], "%r: f64[3] = broadcast %a {ints = [3]}");
+  EXPECT_EQ(testing::BlockText(out, "main", 0)[2], "%r: f64[3] full = broadcast %a {ints = [3]}");
   EXPECT_TRUE(testing::SameBits(program, out));
 }
 
