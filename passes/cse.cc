@@ -230,11 +230,13 @@ class Cse {
 
   // Whether an instance in `outputs` can stand in for `op`: the same
   // variables, or none of op's outputs among them (copies in order would
-  // otherwise read a variable an earlier copy wrote).
-  static bool CanStandIn(const PrimOp& op, const std::vector<VarId>& outputs) {
+  // otherwise read a variable an earlier copy wrote), and a uniform output
+  // copied only from a uniform variable (verifier U3).
+  bool CanStandIn(const PrimOp& op, const std::vector<VarId>& outputs) const {
     if (outputs == op.outputs) return true;
-    for (VarId out : op.outputs) {
-      if (std::find(outputs.begin(), outputs.end(), out) != outputs.end()) return false;
+    for (size_t k = 0; k < op.outputs.size(); ++k) {
+      if (std::find(outputs.begin(), outputs.end(), op.outputs[k]) != outputs.end()) return false;
+      if (module_.var(op.outputs[k]).uniform && !module_.var(outputs[k]).uniform) return false;
     }
     return true;
   }

@@ -26,7 +26,9 @@ namespace autobatch {
 // a push and a pop per recursive call where recomputing costs one op). An op
 // computing an expression available in r on EVERY path to it becomes
 // `out = copy r` (one copy per output); one recomputing it into r itself is
-// dropped.
+// dropped. A uniform output (Variable::uniform) is replaced only by a copy
+// of a uniform r, so the copy keeps the uniform rules (verifier U3); a
+// varying output may copy either.
 //
 // Candidates are ops without effects whose bits do not depend on the
 // batch: built-in primitives except constant, fill_like and copy (a copy

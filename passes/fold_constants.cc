@@ -25,6 +25,9 @@ bool Foldable(Primitive prim) {
 // The constant `op` folds to, or nullopt.
 std::optional<PrimOp> Folded(const Module& module, const PrimOp& op, const KnownConstants& known) {
   if (!Foldable(op.prim) || op.outputs.size() != 1) return std::nullopt;
+  // A uniform value is computed by an op with uniform inputs (verifier U3),
+  // which a `constant` has not; it runs once per call anyway.
+  if (module.var(op.outputs[0]).uniform) return std::nullopt;
   std::vector<ConstantValue> inputs;
   for (VarId in : op.inputs) {
     const ConstantValue* value = known.Here(in);

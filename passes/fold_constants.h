@@ -19,8 +19,9 @@ namespace autobatch {
 //
 // Never folded: constant and fill_like themselves (already constants),
 // random_uniform and random_normal (draws stay visible as draws),
-// matvec_batched (its bits may depend on the batch), user kernels, ops of
-// more than one output, results or inputs of more than
+// matvec_batched (its bits may depend on the batch), user kernels, ops
+// writing a uniform variable (a constant has no uniform input, verifier
+// U3; a uniform op runs once per call anyway), ops of more than one output, results or inputs of more than
 // kMaxConstantElements (256) elements (the literal is written out in full),
 // and results no literal reproduces bit for bit (a NaN other than the
 // canonical one).

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "passes/analysis/use_counts.h"
 #include "passes/require_stage.h"
@@ -28,7 +29,8 @@ bool Dead(const Module& module, const Function& function, const UseCounts& count
             }
             if (const PrimOp* copy = AsCopy(op);
                 copy != nullptr && copy->inputs[0] == copy->outputs[0]) {
-              return true;
+              // A uniform variable's one write stays (verifier U3).
+              return !module.var(copy->outputs[0]).uniform;
             }
             return std::none_of(o.outputs.begin(), o.outputs.end(), [&](VarId out) {
               return IsParamOrResult(function, out) || counts.Reads(out) > 0;
@@ -47,10 +49,19 @@ absl::StatusOr<Program> RemoveDeadOps(Program program) {
                                   "it runs before allocate_variables"));
   for (Function& function : program.module.functions) {
     const UseCounts counts(function, program.module.variables.size());
+    std::vector<VarId> unwritten_uniform;
     for (Block& block : function.blocks) {
-      std::erase_if(block.ops,
-                    [&](const Op& op) { return Dead(program.module, function, counts, op); });
+      std::erase_if(block.ops, [&](const Op& op) {
+        if (!Dead(program.module, function, counts, op)) return false;
+        for (VarId out : OpWrites(op)) {
+          if (program.module.var(out).uniform) unwritten_uniform.push_back(out);
+        }
+        return true;
+      });
     }
+    // Nothing reads them (the op was dead) and nothing writes them now: a
+    // uniform flag would break U3 (one write), so it goes.
+    for (VarId v : unwritten_uniform) program.module.variables[v.value].uniform = false;
   }
   return program;
 }

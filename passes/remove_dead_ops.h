@@ -16,7 +16,9 @@ namespace autobatch {
 // adapts a step size, a call may not return).
 // An op that only fed removed ops goes on the next run: the tidy round that
 // runs this pass repeats until nothing changes (passes/pipeline.cc).
-// Variables stay in the variable table (compact_variables drops them).
+// Variables stay in the variable table (compact_variables drops them);
+// a uniform variable whose one write is removed (nobody reads it) loses its
+// flag, since a uniform value has exactly one write (verifier U3).
 //
 // Why: the frontend computes conditions and values that tidying leaves
 // unused (fold_branches drops the Branch that read a condition; an unused

@@ -26,6 +26,7 @@ NanSource NanSourceOf(Primitive prim) {
     case Primitive::kBroadcast:
     case Primitive::kSlice:
     case Primitive::kConcat:
+    case Primitive::kGather:
       return NanSource::kDataInputs;
     case Primitive::kUserKernel:
       return NanSource::kUnknown;
@@ -49,6 +50,15 @@ NanSource NanSourceOf(Primitive prim) {
     case Primitive::kExpm1:
     case Primitive::kSqrt:
     case Primitive::kTanh:
+    case Primitive::kSin:
+    case Primitive::kCos:
+    case Primitive::kAtan:
+    case Primitive::kLgamma:
+    case Primitive::kErfc:
+    case Primitive::kDigamma:
+    case Primitive::kLog1pExp:
+    case Primitive::kLogistic:
+    case Primitive::kLogSumExp:
     case Primitive::kFloor:
     case Primitive::kPow:
     case Primitive::kLt:
@@ -65,6 +75,9 @@ NanSource NanSourceOf(Primitive prim) {
     case Primitive::kSquaredNorm:
     case Primitive::kMatVec:
     case Primitive::kMatVecBatched:
+    case Primitive::kMatVecInput:
+    case Primitive::kMatVecTInput:
+    case Primitive::kScatterAdd:
     case Primitive::kRandomUniform:
     case Primitive::kRandomNormal:
       return NanSource::kCanonical;
@@ -151,7 +164,7 @@ class Simplifier {
     for (Op& op : block.ops) {
       if (PrimOp* prim = std::get_if<PrimOp>(&op)) {
         if (std::optional<PrimOp> simpler = Simplified(*prim)) {
-          if (AsSelfCopy(*simpler)) {
+          if (AsSelfCopy(*simpler) && !module_.var(simpler->outputs[0]).uniform) {
             Forget(OpWrites(op));  // nothing is written; forgetting is merely cautious
             continue;
           }
