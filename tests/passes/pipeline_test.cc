@@ -182,6 +182,54 @@ func @main(%x: ?) -> (%r: ?) {
   EXPECT_EQ(count(*uncleaned), 6);
 }
 
+// The cleanup runs after infer_uniformity and keeps U1-U5 (the pipeline
+// verifies after every pass): the two sums of the uniform X become one, and
+// the Branch keeps a varying condition though cse finds its value in a
+// uniform variable.
+TEST(PipelineTest, TheCleanupKeepsTheUniformRules) {
+  absl::StatusOr<Program> program = ParseProgram(R"(program stage=untyped entry=@main
+
+func @main(%X: ? uniform, %y: ?) -> (%r: ?) {
+  vars #0: %X, %y, %r, %t0, %t1, %t2, %t3, %t4
+^0 entry:
+  %t0: ? = reduce_sum %X
+  %t1: ? = reduce_sum %X
+  %t2: ? = lt %t0, %t1
+  %r: ? = select %t2, %y, %t0
+  %t3: ? = lt %t0, %t1
+  branch %t3, ^1, ^2
+^1 then:
+  %t4: ? = mul %t0, %t1
+  %r: ? = add %r, %t4
+  goto ^2
+^2 exit:
+  return
+}
+)");
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::vector<TensorType> types = {Vector(DType::kF64, 3), Scalar(DType::kF64)};
+  PipelineOptions off;
+  off.cleanup = false;
+  for (const absl::StatusOr<Program>& out :
+       {CompileProgram(*program, types), LowerProgram(*program, types)}) {
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(testing::CountOps(*out,
+                                [](const Op& op) {
+                                  const auto* prim = std::get_if<PrimOp>(&op);
+                                  return prim != nullptr && prim->prim == Primitive::kReduceSum;
+                                }),
+              1);
+  }
+  absl::StatusOr<Program> uncleaned = CompileProgram(*program, types, off);
+  ASSERT_TRUE(uncleaned.ok()) << uncleaned.status();
+  EXPECT_EQ(testing::CountOps(*uncleaned,
+                              [](const Op& op) {
+                                const auto* prim = std::get_if<PrimOp>(&op);
+                                return prim != nullptr && prim->prim == Primitive::kReduceSum;
+                              }),
+            2);
+}
+
 TEST(PipelineTest, AFailingPassIsNamedWithTheIrItReceived) {
   // fib called with a bool: sub on bools breaks the arithmetic type rule.
   absl::StatusOr<Program> result =
