@@ -62,8 +62,7 @@ constexpr PassInfo kPasses[] = {
     {"propagate_copies", "reads of a generated `t = copy x` in its own block read x instead",
      ProgramOnly<PropagateCopies>},
     {"remove_dead_ops",
-     "ops without effects (built-ins, pure kernels) whose outputs nothing reads are removed "
-     "(one sweep)",
+     "removes ops without effects (built-ins, pure kernels) whose outputs nothing reads",
      ProgramOnly<RemoveDeadOps>},
     {"compact_variables",
      "drops unnamed variables, numbers the rest (and generated names) by first appearance",
