@@ -314,7 +314,7 @@ TEST(ParserTest, ErrorsSayWhereWhatWasExpectedAndWhatWasFound) {
             "4:40: attribute literal is given twice");
   EXPECT_EQ(ErrorOf(absl::StrCat(kHeader, "kernel \"k\"() -> () impure\n",
                                  "func @main() -> () {\n^0:\n  return\n}\n")),
-            "2:18: expected 'batch_dependent', 'pure' or the end of the line, found \"impure\"");
+            "2:20: expected 'batch_dependent', 'pure' or the end of the line, found \"impure\"");
 }
 
 TEST(ParserTest, GradientStubErrors) {
