@@ -301,7 +301,11 @@ class Context {
   // Registers a user kernel: a batched implementation receiving every lane
   // of its inputs and the active lanes (backends/kernel_registry.h), with an
   // explicit signature; signature.bit_stable says whether a lane's results
-  // are independent of the batch composition. The handle emits a PrimOp
+  // are independent of the batch composition, signature.pure whether its
+  // outputs depend on its inputs alone with no other effect (default false:
+  // a kernel is kept as written unless declared pure; a pure one may be
+  // merged with an identical call by cse or dropped when its outputs are
+  // unused, ir/ir.h KernelSignature). The handle emits a PrimOp
   // kUserKernel {kernel = name}; programs list the signature in
   // Module::kernels.
   Kernel RegisterKernel(std::string name, KernelSignature signature, KernelFn fn,

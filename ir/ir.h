@@ -240,6 +240,12 @@ struct KernelSignature {
   std::vector<TensorType> inputs;
   std::vector<TensorType> outputs;
   bool bit_stable = true;  // per-lane results independent of the batch
+  // Its outputs are a function of its inputs alone and a call has no other
+  // effect, so cse may merge two calls with the same inputs and
+  // remove_dead_ops may drop a call whose outputs nobody reads. False unless
+  // declared: a kernel that records, counts or adapts (the MCMC draw
+  // recorder, the warmup adapter) must keep every call.
+  bool pure = false;
   friend bool operator==(const KernelSignature&, const KernelSignature&) = default;
 };
 

@@ -240,6 +240,7 @@ J ToJson(const Program& program) {
     k["inputs"] = TypesToJson<J>(sig.inputs);
     k["outputs"] = TypesToJson<J>(sig.outputs);
     k["bit_stable"] = sig.bit_stable;
+    k["pure"] = sig.pure;
     kernels.push_back(std::move(k));
   }
   root["kernels"] = std::move(kernels);
@@ -527,6 +528,9 @@ class ProgramReader {
       AB_ASSIGN_OR_RETURN(sig.outputs, ReadTypes(*outputs, At(k_path, "outputs")));
       if (const Json* stable = Optional(k, "bit_stable")) {
         AB_ASSIGN_OR_RETURN(sig.bit_stable, ReadBool(*stable, At(k_path, "bit_stable")));
+      }
+      if (const Json* pure = Optional(k, "pure")) {
+        AB_ASSIGN_OR_RETURN(sig.pure, ReadBool(*pure, At(k_path, "pure")));
       }
       if (!program_.module.kernels.emplace(name, std::move(sig)).second) {
         return Invalid(At(k_path, "name"), absl::StrCat("duplicate kernel ", QuotedExcerpt(name)));

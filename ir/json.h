@@ -18,7 +18,8 @@
 //                   "loc"?: LOC, "blocks": [BLOCK]}],       (a gradient stub:
 //                                                            "blocks": [])
 //    "kernels"?: [{"name": str, "inputs": [TYPE], "outputs": [TYPE],
-//                  "bit_stable"?: bool (= true)}]}     (sorted by name)
+//                  "bit_stable"?: bool (= true), "pure"?: bool (= false)}]}
+//                                                       (sorted by name)
 //   TYPE   "f64", "i64[3]", "f32[2,5]" (TensorType::ToString)
 //   LOC    {"file": str, "line": int}                   (absent = unknown)
 //   BLOCK  {"label"?: str (= ""), "ops": [OP], "terminator": TERM, "loc"?: LOC}

@@ -726,7 +726,8 @@ class LineReader {
     AB_RETURN_IF_ERROR(c.Expect("->", "'->'"));
     AB_ASSIGN_OR_RETURN(sig.outputs, ReadTypeList(c));
     if (c.ConsumeWord("batch_dependent")) sig.bit_stable = false;
-    if (!c.AtEnd()) return c.Error("'batch_dependent' or the end of the line");
+    if (c.ConsumeWord("pure")) sig.pure = true;
+    if (!c.AtEnd()) return c.Error("'batch_dependent', 'pure' or the end of the line");
     if (!program_.kernels.emplace(name, std::move(sig)).second) {
       return ErrorAt(at, absl::StrCat("kernel ", QuotedExcerpt(name), " is declared twice"));
     }

@@ -9,7 +9,7 @@
 // comment lines may appear anywhere):
 //
 //   program stage=STAGE entry=@FUNC
-//   kernel "name"(TYPE, ...) -> (TYPE, ...) [batch_dependent]
+//   kernel "name"(TYPE, ...) -> (TYPE, ...) [batch_dependent] [pure]
 //   func @FUNC(DECL, ...) -> (DECL, ...) {  [// LOC]
 //     signature (TYPE, ...) -> (TYPE, ...)
 //     vars #INDEX: %NAME[: TYPE [STORAGE]], ...

@@ -634,7 +634,7 @@ std::string PrintProgram(const Program& program, const PrintOptions& options) {
   for (const auto& [name, sig] : program.module.kernels) {
     absl::StrAppend(&out, "kernel ", Quoted(name), Printer::TypeList(sig.inputs), " -> ",
                     Printer::TypeList(sig.outputs),
-                    sig.bit_stable ? "" : " batch_dependent", "\n");
+                    sig.bit_stable ? "" : " batch_dependent", sig.pure ? " pure" : "", "\n");
   }
   for (size_t i = 0; i < program.module.functions.size(); ++i) {
     out += "\n";

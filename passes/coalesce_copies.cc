@@ -123,6 +123,10 @@ class BlockCoalescer {
       }
       if (!ok) continue;
       if (ReadByTerminator(block_, t)) last_read = ops.size();
+      // A Branch condition is per lane (verifier U4): the copy of a uniform
+      // value it reads stays.
+      const auto* branch = std::get_if<Branch>(&block_.terminator);
+      if (module_.var(x).uniform && branch != nullptr && branch->cond == t) continue;
       for (size_t k = c + 1; k < last_read && ok; ++k) ok = !Writes(ops[k], x);
       if (!ok) continue;
       for (size_t k = c + 1; k < ops.size(); ++k) ReplaceOpReads(ops[k], t, x);

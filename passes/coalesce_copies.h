@@ -23,7 +23,8 @@ namespace autobatch {
 // * Backward: "t = copy x; ...uses of t...", where t is written only there
 //   and nothing after the copy writes or pops x before t's last read (the op
 //   of that last read may write x: ops read before they write), drops the
-//   copy and reads x instead of t.
+//   copy and reads x instead of t; not when x is uniform and t is the
+//   block's Branch condition (a condition is per lane, verifier U4).
 //
 // Both rules repeat until neither applies. Each removes one copy op, one
 // batched kernel launch and, on the stack VM, the data movement of one

@@ -36,10 +36,14 @@ constexpr ListedStep kTidyRound[] = {
     {"remove_dead_ops"},
 };
 
-// CompileProgram after the tidy passes.
+// CompileProgram after the tidy passes. The cleanup group repeats because
+// each rewrite can enable another (a folded constant makes x * c an
+// identity, whose copy propagates and lets cse match).
 constexpr ListedStep kCompile[] = {
     {"infer_types"},
     {"infer_uniformity"},
+    {"repeat(fold_constants,simplify_arithmetic,cse,propagate_copies,remove_dead_ops)",
+     &PipelineOptions::cleanup},
     {"thread_jumps", &PipelineOptions::thread_jumps},
     {"allocate_variables"},
 };
@@ -48,6 +52,8 @@ constexpr ListedStep kCompile[] = {
 constexpr ListedStep kLower[] = {
     {"infer_types"},
     {"infer_uniformity"},
+    {"repeat(fold_constants,simplify_arithmetic,cse,propagate_copies,remove_dead_ops)",
+     &PipelineOptions::cleanup},
     {"inline_calls", &PipelineOptions::inline_calls},
     {"thread_jumps", &PipelineOptions::thread_jumps},
     {"allocate_variables"},

@@ -5,10 +5,15 @@
 //                   fold_branches, merge_blocks, fold_copies,
 //                   propagate_copies, remove_dead_ops) until a round
 //                   changes nothing, then compact_variables
-//   CompileProgram: tidy -> infer_types -> thread_jumps
+//   typed:          infer_types -> infer_uniformity, then
+//                   repeat(fold_constants, simplify_arithmetic, cse,
+//                   propagate_copies, remove_dead_ops) until a round
+//                   changes nothing (the cleanup; both pipelines run this
+//                   part)
+//   CompileProgram: tidy -> typed -> thread_jumps
 //                   -> allocate_variables
 //                   (for the reference interpreter and the stackless VM)
-//   LowerProgram:   tidy -> infer_types -> inline_calls -> thread_jumps
+//   LowerProgram:   tidy -> typed -> inline_calls -> thread_jumps
 //                   -> allocate_variables -> lower_calls -> fuse_pop_push
 //                   -> coalesce_copies -> coalesce_registers
 //                   -> coalesce_copies(any_reads) -> thread_jumps
@@ -44,6 +49,10 @@ struct PipelineOptions {
   // On a pass's error, append the IR the pass received to the message.
   bool show_ir_on_error = true;
   // Optional optimizations of LowerProgram (the tidy passes always run).
+  // `cleanup` (both pipelines): the repeated fold_constants,
+  // simplify_arithmetic, cse, propagate_copies, remove_dead_ops group after
+  // infer_uniformity; every lane's bits are the same without it.
+  bool cleanup = true;
   bool inline_calls = true;
   bool thread_jumps = true;  // both pipelines (also in the tidy round)
   bool fuse_pop_push = true;
@@ -90,14 +99,15 @@ absl::StatusOr<Program> RunPipeline(Program program, const Pipeline& pipeline,
 
 // Types and allocates `untyped` (stage kUntyped, kTyped, or kAllocated,
 // whose storage classes are then chosen again) for the entry's input types:
-// the tidy passes, infer_types, thread_jumps (unless disabled in `options`),
-// then allocate_variables. The result (stage kAllocated) runs on the
-// reference interpreter and the stackless VM. Errors as RunPipeline.
+// the tidy passes, infer_types, infer_uniformity, the cleanup group and
+// thread_jumps (each unless disabled in `options`), then
+// allocate_variables. The result (stage kAllocated) runs on the reference
+// interpreter and the stackless VM. Errors as RunPipeline.
 absl::StatusOr<Program> CompileProgram(Program untyped,
                                        std::vector<TensorType> input_types,
                                        const PipelineOptions& options = {});
 
-// CompileProgram with inline_calls after infer_types, then lower_calls,
+// CompileProgram with inline_calls after the cleanup group, then lower_calls,
 // fuse_pop_push, coalesce_copies, coalesce_registers, coalesce_copies with
 // ForwardCopies::kAnyReads (both runs under options.coalesce_copies),
 // thread_jumps again (coalescing empties join blocks) and order_blocks

@@ -11,8 +11,23 @@
 namespace autobatch {
 namespace {
 
+// Whether ops[begin, end) or `terminator` read `t` where a uniform
+// variable may not stand (verifier U4): a call argument or a Branch
+// condition.
+bool ReadsAsPerLaneOnly(const std::vector<Op>& ops, size_t begin, size_t end,
+                        const Terminator& terminator, VarId t) {
+  for (size_t k = begin; k < end; ++k) {
+    const auto* call = std::get_if<CallOp>(&ops[k]);
+    if (call != nullptr && std::find(call->args.begin(), call->args.end(), t) != call->args.end()) {
+      return true;
+    }
+  }
+  const auto* branch = std::get_if<Branch>(&terminator);
+  return branch != nullptr && branch->cond == t;
+}
+
 // Propagates the first copy that can be propagated.
-bool PropagateOne(const Module& module, Function& function) {
+bool PropagateOne(Module& module, Function& function) {
   const UseCounts counts(function, module.variables.size());
   for (Block& block : function.blocks) {
     std::vector<Op>& ops = block.ops;
@@ -52,9 +67,14 @@ bool PropagateOne(const Module& module, Function& function) {
         x_written = x_written || std::find(writes.begin(), writes.end(), x) != writes.end();
       }
       if (x_written) continue;
+      if (module.var(x).uniform && ReadsAsPerLaneOnly(ops, i + 1, end, block.terminator, t)) {
+        continue;
+      }
       for (size_t k = i + 1; k < end; ++k) ReplaceOpReads(ops[k], t, x);
       ReplaceTerminatorReads(block.terminator, t, x);
       ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
+      // t is read and written nowhere now: a uniform flag would break U3.
+      module.variables[t.value].uniform = false;
       return true;
     }
   }

@@ -14,7 +14,9 @@ namespace autobatch {
 // block (the block's Branch included), and no op from the copy up to the
 // last of those reads writes x: the copy is removed and those reads read x.
 // Repeated while it applies, first block and first copy first. t stays in
-// the variable table (compact_variables drops it).
+// the variable table (compact_variables drops it), no longer uniform. A
+// uniform x is not propagated into a call argument or a Branch condition,
+// where a uniform variable may not stand (verifier U4).
 //
 // Why: reading a local or a parameter into an expression makes the frontend
 // copy it into a temporary first; reading the variable itself saves the

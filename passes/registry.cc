@@ -9,7 +9,9 @@
 #include "passes/coalesce_copies.h"
 #include "passes/coalesce_registers.h"
 #include "passes/compact_variables.h"
+#include "passes/cse.h"
 #include "passes/fold_branches.h"
+#include "passes/fold_constants.h"
 #include "passes/fold_copies.h"
 #include "passes/fuse_pop_push.h"
 #include "passes/infer_types.h"
@@ -21,6 +23,7 @@
 #include "passes/propagate_copies.h"
 #include "passes/remove_dead_ops.h"
 #include "passes/remove_unreachable_blocks.h"
+#include "passes/simplify_arithmetic.h"
 #include "passes/thread_jumps.h"
 
 namespace autobatch {
@@ -58,7 +61,8 @@ constexpr PassInfo kPasses[] = {
      ProgramOnly<FoldCopies>},
     {"propagate_copies", "reads of a generated `t = copy x` in its own block read x instead",
      ProgramOnly<PropagateCopies>},
-    {"remove_dead_ops", "built-in ops whose outputs nothing reads are removed (one sweep)",
+    {"remove_dead_ops",
+     "removes ops without effects (built-ins, pure kernels) whose outputs nothing reads",
      ProgramOnly<RemoveDeadOps>},
     {"compact_variables",
      "drops unnamed variables, numbers the rest (and generated names) by first appearance",
@@ -68,6 +72,12 @@ constexpr PassInfo kPasses[] = {
     {"infer_uniformity",
      "values the entry computes once from uniform values become uniform (ir/ir.h)",
      ProgramOnly<InferUniformity>},
+    {"fold_constants", "ops of constant inputs become constants (evaluated by the kernels)",
+     ProgramOnly<FoldConstants>},
+    {"simplify_arithmetic", "IEEE-exact identities (x*1, x/1, x-0, x+(-0), ...) become copies",
+     ProgramOnly<SimplifyArithmetic>},
+    {"cse", "an op recomputing a value a variable still holds becomes a copy of it",
+     ProgramOnly<EliminateCommonSubexpressions>},
     {"inline_calls", "inlines calls of non-recursive functions (one call site, or small)",
      ProgramOnly<InlineCalls>},
     {"allocate_variables", "picks each variable's storage class from liveness",

@@ -32,7 +32,8 @@ KernelSignature DrawRecorder::Signature() const {
   return KernelSignature{{Scalar(DType::kI64), Scalar(DType::kI64),
                           Vector(DType::kF64, dimension_), Vector(DType::kF64, kNumDrawStats)},
                          {Scalar(DType::kI64)},
-                         /*bit_stable=*/true};
+                         /*bit_stable=*/true,
+                         /*pure=*/false};  // it writes the draw tables: never merge nor drop
 }
 
 absl::Status DrawRecorder::Record(const KernelCall& call) {

@@ -12,7 +12,8 @@ KernelSignature ModelKernelSignature(const Model& model) {
   const int64_t d = model.dimension();
   return KernelSignature{{Vector(DType::kF64, d)},
                          {Scalar(DType::kF64), Vector(DType::kF64, d)},
-                         model.batch_bit_stable()};
+                         model.batch_bit_stable(),
+                         /*pure=*/true};  // Model: a pure function of q
 }
 
 absl::Status RunModelKernel(const Model& model, const KernelCall& call) {

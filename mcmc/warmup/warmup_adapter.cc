@@ -36,7 +36,8 @@ KernelSignature WarmupAdapter::Signature() const {
                    i64 = Scalar(DType::kI64);
   return KernelSignature{{i64, i64, q, f64, q, u64, u64, f64},
                          {f64, q, u64},
-                         /*bit_stable=*/true};
+                         /*bit_stable=*/true,
+                         /*pure=*/false};  // it keeps each chain's adaptation state
 }
 
 Kernel WarmupAdapter::Register(Context& ctx, std::string name) {

@@ -216,7 +216,7 @@ TEST(JsonTest, SpecialValuesAreWrittenExactly) {
   EXPECT_EQ(j[Pointer("/functions/0/blocks/0/ops/12/attrs/kernel")], "scale");
   EXPECT_EQ(j[Pointer("/kernels/0")],
             Json::parse(R"({"name": "scale", "inputs": ["f64[3]", "f64"],
-                            "outputs": ["f64[3]"], "bit_stable": false})"));
+                            "outputs": ["f64[3]"], "bit_stable": false, "pure": false})"));
   EXPECT_EQ(j[Pointer("/functions/0/loc")], Json::parse(R"({"file": "special.cc", "line": 1})"));
 
   std::string text = DumpProgramJson(program);
@@ -286,6 +286,19 @@ TEST(JsonTest, ReadsLenientFormsOfOptionalValues) {
   // No "kernels" at all means none.
   b.erase("kernels");
   EXPECT_TRUE(ProgramFromJson(b).ok());
+}
+
+TEST(JsonTest, AKernelIsImpureUnlessDeclaredPure) {
+  Json j = ProgramToJson(testing::MakeProgramWithSpecialConstants());
+  j[Pointer("/kernels/0")].erase("pure");
+  absl::StatusOr<Program> loaded = ProgramFromJson(j);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_FALSE(loaded->module.kernels.at("scale").pure);
+  j[Pointer("/kernels/0/pure")] = true;
+  loaded = ProgramFromJson(j);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(loaded->module.kernels.at("scale").pure);
+  EXPECT_EQ(ProgramToJson(*loaded)[Pointer("/kernels/0/pure")], true);
 }
 
 // ------------------------------------------------------------------ errors --
@@ -360,6 +373,8 @@ TEST(JsonErrorTest, IllTypedField) {
                   "/functions/1/blocks/2", "expected an object, got string");
   ExpectLoadError(Special(), [](Json& j) { Set(j, "/kernels/0/bit_stable", 0); },
                   "/kernels/0/bit_stable", "expected true or false, got number");
+  ExpectLoadError(Special(), [](Json& j) { Set(j, "/kernels/0/pure", "yes"); },
+                  "/kernels/0/pure", "expected true or false, got string");
   ExpectLoadError(Special(),
                   [](Json& j) { Set(j, "/functions/0/blocks/0/ops/7/attrs/literal/values/1", "two"); },
                   "/functions/0/blocks/0/ops/7/attrs/literal/values/1",
@@ -586,8 +601,9 @@ void ForEachMember(const Json& j, const std::string& pointer,
 
 bool IsOptionalField(const std::string& parent, const std::string& key) {
   static const std::set<std::string> kOptional = {
-      "kernels", "type",     "storage",    "signature",  "loc",
-      "label",   "attrs",    "in_place",   "bit_stable", "gradient_of"};
+      "kernels", "type",     "storage",  "signature",  "loc",
+      "label",   "attrs",    "in_place", "bit_stable", "gradient_of",
+      "pure"};
   bool is_attribute = parent.size() >= 6 && parent.substr(parent.size() - 6) == "/attrs";
   return kOptional.count(key) > 0 || is_attribute;
 }

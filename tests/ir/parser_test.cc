@@ -203,6 +203,9 @@ TEST(ParserTest, UnusualProgramsRoundTrip) {
   m.functions[0].loc = SourceLoc{"dir/we\"ird\nname.cc", 7};
   m.functions[1].loc = SourceLoc{"C:\\x:y.cc", 9};
   m.kernels["k \x01"] = KernelSignature{{Scalar(DType::kF64)}, {}, false};
+  m.kernels["pure"] = KernelSignature{{}, {Scalar(DType::kF64)}, true, /*pure=*/true};
+  m.kernels["pure, batch-dependent"] =
+      KernelSignature{{}, {Scalar(DType::kF64)}, false, /*pure=*/true};
   ExpectProgramRoundTrips(program, "unusual names");
 
   Program special = testing::MakeProgramWithSpecialConstants();
@@ -309,6 +312,9 @@ TEST(ParserTest, ErrorsSayWhereWhatWasExpectedAndWhatWasFound) {
             "push_gotos to): list it there, or name its function as in %x@f");
   EXPECT_EQ(ErrorOf(Main("  %y: f64 = constant {literal = f64 1, literal = f64 2}\n  return\n")),
             "4:40: attribute literal is given twice");
+  EXPECT_EQ(ErrorOf(absl::StrCat(kHeader, "kernel \"k\"() -> () impure\n",
+                                 "func @main() -> () {\n^0:\n  return\n}\n")),
+            "2:20: expected 'batch_dependent', 'pure' or the end of the line, found \"impure\"");
 }
 
 TEST(ParserTest, GradientStubErrors) {

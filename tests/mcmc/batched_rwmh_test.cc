@@ -195,6 +195,10 @@ TEST(ModelKernelTest, EvaluatesActiveLanesOnlyAndToleratesJunk) {
 
   std::unique_ptr<Target> batched = MakeOrDie("ar1_batched", {{"dimension", 3}});
   EXPECT_FALSE(ModelKernelSignature(*batched).bit_stable);
+  // A model is a pure function of q: cse and remove_dead_ops may merge or
+  // drop its calls.
+  EXPECT_TRUE(sig.pure);
+  EXPECT_TRUE(ModelKernelSignature(*batched).pure);
 }
 
 // ---------------------------------------------------------------------------
@@ -218,6 +222,8 @@ absl::Status CallRecord(DrawRecorder& recorder, const std::vector<int64_t>& slot
 
 TEST(DrawRecorderTest, WritesActiveLanesInAnyOrderAndIgnoresJunk) {
   DrawRecorder recorder(/*dimension=*/2, /*num_slots=*/3, /*num_iterations=*/2);
+  // Recording is an effect: the kernel is impure, never merged nor dropped.
+  EXPECT_FALSE(recorder.Signature().pure);
   // Lane 1 is inactive and holds junk (an out-of-range slot, NaN values).
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> q = {1, 2, nan, nan, 5, 6, 7, 8};

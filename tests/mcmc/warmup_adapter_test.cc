@@ -99,6 +99,8 @@ class WarmupAdapterTest : public ::testing::Test {
 };
 
 TEST_F(WarmupAdapterTest, UpdatesOnlyActiveLanesAndTheirOwnChains) {
+  // It keeps each chain's state: impure, never merged nor dropped.
+  EXPECT_FALSE(adapter_->Signature().pure);
   adapter_->Reset({MakeChain(40), MakeChain(41)});
   Lanes l;
   l.Add(/*slot=*/1, /*iteration=*/0, 0.3, /*accept_stat=*/0.9);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/json.h"
+#include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/testing/fib_program.h"
 #include "tests/passes/machine.h"
@@ -120,9 +121,10 @@ TEST(PipelineTest, PrintsTheIrAfterEveryPass) {
   const std::string text = out.str();
   size_t last = 0;
   bool first = true;
-  for (const char* pass : {"infer_types", "infer_uniformity", "inline_calls", "thread_jumps",
-                           "allocate_variables",
-                           "lower_calls", "fuse_pop_push", "coalesce_copies",
+  for (const char* pass : {"infer_types", "infer_uniformity", "fold_constants",
+                           "simplify_arithmetic", "cse", "propagate_copies", "remove_dead_ops",
+                           "inline_calls", "thread_jumps", "allocate_variables", "lower_calls",
+                           "fuse_pop_push", "coalesce_copies",
                            "coalesce_registers", "coalesce_copies(any_reads)", "thread_jumps",
                            "order_blocks"}) {
     // Each pass is looked for after the one before (thread_jumps runs twice).
@@ -138,6 +140,94 @@ TEST(PipelineTest, PrintsTheIrAfterEveryPass) {
   // fib's blocks are already in order: order_blocks changes nothing.
   EXPECT_THAT(text, ::testing::EndsWith("=== after order_blocks ===\n(unchanged)\n"));
   EXPECT_THAT(text, ::testing::HasSubstr(PrintProgram(*lowered)));
+}
+
+// Both pipelines run the cleanup group after infer_types: `exp(x) * 1`
+// twice becomes one exp, and the group can be turned off.
+TEST(PipelineTest, BothPipelinesCleanUpTypedCode) {
+  // The frontend's temporaries (t<N>), whose copies propagate_copies removes.
+  absl::StatusOr<Program> program = ParseProgram(R"(program stage=untyped entry=@main
+
+func @main(%x: ?) -> (%r: ?) {
+  vars #0: %x, %r, %t0, %t1, %t2, %t3, %t4
+^0 entry:
+  %t0: ? = fill_like %x {literal = f64 1}
+  %t1: ? = exp %x
+  %t2: ? = mul %t1, %t0
+  %t3: ? = exp %x
+  %t4: ? = mul %t0, %t3
+  %r: ? = add %t2, %t4
+  return
+}
+)");
+  ASSERT_TRUE(program.ok()) << program.status();
+  auto count = [](const Program& p) {
+    return testing::CountOps(p, [](const Op& op) { return std::holds_alternative<PrimOp>(op); });
+  };
+  const std::vector<TensorType> types = {Scalar(DType::kF64)};
+  absl::StatusOr<Program> compiled = CompileProgram(*program, types);
+  absl::StatusOr<Program> lowered = LowerProgram(*program, types);
+  PipelineOptions off;
+  off.cleanup = false;
+  absl::StatusOr<Program> uncleaned = CompileProgram(*program, types, off);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_TRUE(uncleaned.ok()) << uncleaned.status();
+  // t = exp x; r = add t, t: the copies propagated, the rest dead.
+  const std::vector<std::string> block = testing::BlockText(*compiled, "main", 0);
+  ASSERT_EQ(block.size(), 3u);
+  EXPECT_THAT(block[0], ::testing::EndsWith(" = exp %x"));
+  EXPECT_THAT(block[1], ::testing::StartsWith("%r: f64 register = add %t"));
+  EXPECT_EQ(count(*lowered), 2);
+  EXPECT_EQ(count(*uncleaned), 6);
+}
+
+// The cleanup runs after infer_uniformity and keeps U1-U5 (the pipeline
+// verifies after every pass): the two sums of the uniform X become one, and
+// the Branch keeps a varying condition though cse finds its value in a
+// uniform variable.
+TEST(PipelineTest, TheCleanupKeepsTheUniformRules) {
+  absl::StatusOr<Program> program = ParseProgram(R"(program stage=untyped entry=@main
+
+func @main(%X: ? uniform, %y: ?) -> (%r: ?) {
+  vars #0: %X, %y, %r, %t0, %t1, %t2, %t3, %t4
+^0 entry:
+  %t0: ? = reduce_sum %X
+  %t1: ? = reduce_sum %X
+  %t2: ? = lt %t0, %t1
+  %r: ? = select %t2, %y, %t0
+  %t3: ? = lt %t0, %t1
+  branch %t3, ^1, ^2
+^1 then:
+  %t4: ? = mul %t0, %t1
+  %r: ? = add %r, %t4
+  goto ^2
+^2 exit:
+  return
+}
+)");
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::vector<TensorType> types = {Vector(DType::kF64, 3), Scalar(DType::kF64)};
+  PipelineOptions off;
+  off.cleanup = false;
+  for (const absl::StatusOr<Program>& out :
+       {CompileProgram(*program, types), LowerProgram(*program, types)}) {
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(testing::CountOps(*out,
+                                [](const Op& op) {
+                                  const auto* prim = std::get_if<PrimOp>(&op);
+                                  return prim != nullptr && prim->prim == Primitive::kReduceSum;
+                                }),
+              1);
+  }
+  absl::StatusOr<Program> uncleaned = CompileProgram(*program, types, off);
+  ASSERT_TRUE(uncleaned.ok()) << uncleaned.status();
+  EXPECT_EQ(testing::CountOps(*uncleaned,
+                              [](const Op& op) {
+                                const auto* prim = std::get_if<PrimOp>(&op);
+                                return prim != nullptr && prim->prim == Primitive::kReduceSum;
+                              }),
+            2);
 }
 
 TEST(PipelineTest, AFailingPassIsNamedWithTheIrItReceived) {
@@ -190,17 +280,18 @@ TEST(PipelineTest, ThePipelinesAreListsOfRegisteredPasses) {
   EXPECT_EQ(TidyPipelineText(),
             "remove_unreachable_blocks,repeat(thread_jumps,fold_branches,merge_blocks,"
             "fold_copies,propagate_copies,remove_dead_ops),compact_variables");
-  EXPECT_EQ(CompilePipelineText(),
-            TidyPipelineText() + ",infer_types,infer_uniformity,thread_jumps,allocate_variables");
+  const std::string typed =
+      ",infer_types,infer_uniformity,repeat(fold_constants,simplify_arithmetic,cse,"
+      "propagate_copies,remove_dead_ops)";
+  EXPECT_EQ(CompilePipelineText(), TidyPipelineText() + typed + ",thread_jumps,allocate_variables");
   EXPECT_EQ(LowerPipelineText(),
-            TidyPipelineText() +
-                ",infer_types,infer_uniformity,inline_calls,thread_jumps,allocate_variables,"
-                "lower_calls,"
+            TidyPipelineText() + typed +
+                ",inline_calls,thread_jumps,allocate_variables,lower_calls,"
                 "fuse_pop_push,coalesce_copies,coalesce_registers,coalesce_copies(any_reads),"
                 "thread_jumps,order_blocks");
   PipelineOptions bare;
-  bare.inline_calls = bare.thread_jumps = bare.fuse_pop_push = bare.coalesce_copies =
-      bare.coalesce_registers = bare.order_blocks = false;
+  bare.cleanup = bare.inline_calls = bare.thread_jumps = bare.fuse_pop_push =
+      bare.coalesce_copies = bare.coalesce_registers = bare.order_blocks = false;
   EXPECT_EQ(LowerPipelineText(bare),
             "remove_unreachable_blocks,repeat(fold_branches,merge_blocks,fold_copies,"
             "propagate_copies,remove_dead_ops),compact_variables,infer_types,"

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/passes/same_bits.h"
 #include "tests/passes/test_programs.h"
 #include "tests/passes/test_util.h"
 
@@ -100,6 +101,12 @@ TEST(PropagateCopiesTest, RefusesALoweredProgram) {
   EXPECT_THAT(std::string(propagated.status().message()),
               ::testing::StartsWith("propagate_copies needs a program at stage untyped or "
                                     "typed, got stage lowered"));
+}
+
+// The text cases (tests/passes/text/propagate_copies_*.ir): the same bits
+// before and after; a copy of a uniform value read by a Branch stays (U4).
+TEST(PropagateCopiesTest, TextCasesKeepTheBits) {
+  testing::ExpectTextCasesKeepTheBits("propagate_copies");
 }
 
 }  // namespace

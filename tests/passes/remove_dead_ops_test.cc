@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/passes/same_bits.h"
 #include "tests/passes/test_programs.h"
 #include "tests/passes/test_util.h"
 
@@ -76,6 +77,13 @@ TEST(RemoveDeadOpsTest, RefusesAnAllocatedProgram) {
   EXPECT_EQ(removed.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(removed.status().message()),
               ::testing::StartsWith("remove_dead_ops needs a program at stage untyped or typed"));
+}
+
+// The text cases (tests/passes/text/remove_dead_ops_*.ir): the same bits
+// before and after, and a dead uniform op's variable loses its flag (the
+// case's output verifies: U3 wants one write).
+TEST(RemoveDeadOpsTest, TextCasesKeepTheBits) {
+  testing::ExpectTextCasesKeepTheBits("remove_dead_ops");
 }
 
 }  // namespace

@@ -126,9 +126,10 @@ INSTANTIATE_TEST_SUITE_P(Files, PassTextTest, ::testing::ValuesIn(TestFiles()),
 // A test of the runner itself: it finds the converted pass goldens.
 TEST(PassTextFilesTest, EveryPassHasACase) {
   std::vector<std::string> files = TestFiles();
-  for (const char* pass : {"allocate_variables", "coalesce_copies", "coalesce_registers",
-                           "fuse_pop_push", "infer_types", "inline_calls", "lower_calls",
-                           "order_blocks"}) {
+  for (const char* pass : {"allocate_variables", "coalesce_copies", "coalesce_registers", "cse",
+                           "fold_constants", "fuse_pop_push", "infer_types", "inline_calls",
+                           "lower_calls", "order_blocks", "remove_dead_ops",
+                           "simplify_arithmetic"}) {
     EXPECT_TRUE(std::any_of(files.begin(), files.end(),
                             [&](const std::string& f) { return f.rfind(pass, 0) == 0; }))
         << pass;
