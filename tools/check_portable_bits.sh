@@ -17,7 +17,8 @@
 #   5. compares with cmp and prints PASS, or FAIL with the first differing line.
 # Outputs go to build-portable/portable-bits/ (the 450 MB demo texts are kept
 # only on failure). Measured on 2 loaded cores (2026-11-29): 3 min 10 s once
-# both trees are built (each build: differential suite 75 s, demo 10 s);
+# both trees are built (about 85 s of runs per build, mostly the differential
+# suite; the rest objdump and cmp);
 # building build-portable/ the first time took 25 min more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
