@@ -2,8 +2,14 @@
 // paths, give bit-identical per-lane results on the reference interpreter, the
 // stackless VM and the stack VM (also with every block forced compact or
 // dense), on every backend, at several batch sizes and with lanes permuted.
+//
+// AUTOBATCH_DIFFERENTIAL_DUMP=FILE appends every program's expected outputs
+// (the bits every executor matched), in test order, to FILE:
+// tools/check_portable_bits.sh compares two builds' dumps byte for byte.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -31,6 +37,30 @@ Tensor PermuteLanes(const Tensor& t, const std::vector<int64_t>& perm) {
   Tensor out(t.type(), t.batch());
   for (int64_t i = 0; i < t.batch(); ++i) out.CopyLaneFrom(t, i, perm[i]);
   return out;
+}
+
+// Appends `outputs` to the file AUTOBATCH_DIFFERENTIAL_DUMP names (if set):
+// a header line naming the test and each output's type, then one line per
+// lane with the lane's bytes in hex.
+void DumpOutputs(const std::vector<Tensor>& outputs) {
+  const char* path = std::getenv("AUTOBATCH_DIFFERENTIAL_DUMP");
+  if (path == nullptr || *path == '\0') return;
+  std::FILE* file = std::fopen(path, "ab");
+  ASSERT_NE(file, nullptr) << "AUTOBATCH_DIFFERENTIAL_DUMP: cannot open '" << path
+                           << "' for appending; name a writable file";
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::fprintf(file, "%s.%s\n", test->test_suite_name(), test->name());
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const Tensor& t = outputs[k];
+    std::fprintf(file, "output %zu: %s, %lld lanes\n", k, t.type().ToString().c_str(),
+                 static_cast<long long>(t.batch()));
+    for (int64_t lane = 0; lane < t.batch(); ++lane) {
+      const auto* bytes = reinterpret_cast<const unsigned char*>(t.lane_bytes_ptr(lane));
+      for (int64_t i = 0; i < t.lane_bytes(); ++i) std::fprintf(file, "%02x", bytes[i]);
+      std::fputc('\n', file);
+    }
+  }
+  ASSERT_EQ(std::fclose(file), 0) << "AUTOBATCH_DIFFERENTIAL_DUMP: cannot write '" << path << "'";
 }
 
 struct Executor {
@@ -93,6 +123,7 @@ void ExpectAllExecutorsAgree(const Program& program,
   absl::StatusOr<std::vector<Tensor>> expected =
       RunProgram(program, inputs, &kernels, dry);
   ASSERT_TRUE(expected.ok()) << expected.status();
+  DumpOutputs(*expected);
   const int64_t batch = inputs.front().batch();
   std::vector<int64_t> perm(static_cast<size_t>(batch));
   std::iota(perm.begin(), perm.end(), 0);

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Checks the cross-build promise (docs/DESIGN.md, "Determinism"): a portable
+# build and a -march=native build on this machine give byte-identical results.
+# Usage: tools/check_portable_bits.sh [native build dir, default build/]
+#   1. configures build-portable/ (-DAUTOBATCH_PORTABLE=ON, no benchmarks) and
+#      builds only the autobatch CLI and differential_test there, and those
+#      and fused_blocks_test in the native build (a no-op after tools/build.sh);
+#   2. checks that no code in those native binaries (generated fused blocks
+#      included) uses FMA except the Eigen
+#      matrix products behind matvec_batched and ar1_batched (not bit-stable)
+#      and the diagnostics' FFT (outside the promise);
+#   3. runs the differential suite with AUTOBATCH_DIFFERENTIAL_DUMP (every
+#      program's outputs, hex bits, in test order) in both builds;
+#   4. runs the README demo (eight_schools, 1024 chains) with --sig-figs 17 in
+#      both builds; its Stan CSV files (draws, adapted step sizes and inverse
+#      metrics) without the timing lines, which are outside the promise;
+#   5. compares with cmp and prints PASS, or FAIL with the first differing line.
+# Outputs go to build-portable/portable-bits/ (the 450 MB demo texts are kept
+# only on failure). Measured on 2 loaded cores (2026-11-29): 3 min 10 s once
+# both trees are built (about 85 s of runs per build, mostly the differential
+# suite; the rest objdump and cmp);
+# building build-portable/ the first time took 25 min more.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+native=${1:-build}
+native=${native%/}
+portable=build-portable
+jobs=${AUTOBATCH_JOBS:-2}
+out=$portable/portable-bits
+targets=(autobatch differential_test)
+
+fail() {
+  echo "check_portable_bits: FAIL: $*" >&2
+  exit 1
+}
+
+if [[ ! -f $native/CMakeCache.txt ]]; then
+  fail "'$native' is not a configured build directory; run tools/build.sh or name one as the argument"
+fi
+if ! grep -q '^AUTOBATCH_PORTABLE:BOOL=OFF$' "$native/CMakeCache.txt"; then
+  fail "'$native' is not a -march=native build (its AUTOBATCH_PORTABLE is not OFF); name the build tools/build.sh makes"
+fi
+
+cmake -S . -B "$portable" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUTOBATCH_INTERNAL_CHECKS=ON \
+  -DAUTOBATCH_WERROR=ON -DAUTOBATCH_PORTABLE=ON -DAUTOBATCH_BUILD_BENCH=OFF >/dev/null
+cmake --build "$portable" --target "${targets[@]}" -j"$jobs"
+cmake --build "$native" --target "${targets[@]}" fused_blocks_test -j"$jobs"
+if grep -q -- '-march=native' "$portable/compile_commands.json"; then
+  fail "$portable compiles with -march=native; reconfigure it with -DAUTOBATCH_PORTABLE=ON"
+fi
+
+# FMA instructions by function in a binary: "count function" lines.
+fma_functions() {
+  objdump -d --no-show-raw-insn -C "$1" |
+    awk '/^[0-9a-f]+ <.*>:$/ { fn = substr($0, index($0, "<")) }
+         /\tv?fn?m(add|sub)(sub|add)?[0-9]+[ps][sd]/ { count[fn]++ }
+         END { for (f in count) print count[f], f }'
+}
+# Where FMA may appear: Eigen's GEMM and GEMV kernels, reached only from
+# matvec_batched (RunMatVecBatched) and ar1_batched
+# (Ar1Gaussian::LogDensityGradientBatch), the documented exceptions; and
+# Eigen's FFT in the diagnostics (ESS), outside the promise, where GCC 12's
+# SLP vectorizer turns complex products into vfmaddsub even under
+# -ffp-contract=off, which is why this check reads the machine code.
+allowed_fma='<Eigen::internal::(gebp_kernel|general_matrix_vector_product|lhs_process_one_packet)<'
+allowed_fma+='|<(void )?Eigen::internal::(kiss_cpx_fft|kissfft_impl)<'
+allowed_fma+='|<autobatch::\(anonymous namespace\)::RunMatVecBatched\('
+allowed_fma+='|<autobatch::mcmc::Ar1Gaussian::LogDensityGradientBatch\('
+# fused_blocks_test holds generated code (codegen), compiled as the JIT does.
+for binary in "$native/tools/autobatch" "$native/tests/vm/differential_test" \
+              "$native/tests/vm/fused_blocks_test"; do
+  unexpected=$(fma_functions "$binary" | grep -Ev "$allowed_fma" || true)
+  if [[ -n $unexpected ]]; then
+    fail "FMA instructions in $binary outside the matvec_batched exception (count, function):
+$unexpected
+Keep Eigen products (packet pmadd) and std::fma off bit-stable paths (docs/DESIGN.md, Determinism)."
+  fi
+done
+
+rm -rf "$out"
+mkdir -p "$out"
+# Drops the Stan CSV timing lines ("#  Elapsed Time: 0.42 seconds (Warm-up)"
+# and the two under it) and prefixes each file with its name.
+strip_timings() {  # strip_timings <output dir>
+  local file
+  for file in $(cd "$1" && ls | sort -V); do
+    echo "== $file"
+    grep -Ev '^#.* seconds \((Warm-up|Sampling|Total)\)$' "$1/$file"
+  done
+}
+for kind in native portable; do
+  if [[ $kind == native ]]; then dir=$native; else dir=$portable; fi
+  start=$SECONDS
+  AUTOBATCH_DIFFERENTIAL_DUMP="$out/$kind.differential.txt" \
+    "$dir/tests/vm/differential_test" >"$out/$kind.differential.log" 2>&1 ||
+    fail "$dir/tests/vm/differential_test failed; see $out/$kind.differential.log"
+  "$dir/tools/autobatch" sample --target eight_schools --chains 1024 --warmup 1000 \
+    --samples 1000 --seed 1 --delta 0.9 --sig-figs 17 --no-progress \
+    --output-dir "$out/$kind.demo" >"$out/$kind.demo.log" 2>&1 ||
+    fail "the demo failed in $dir; see $out/$kind.demo.log"
+  strip_timings "$out/$kind.demo" >"$out/$kind.demo.txt"
+  rm -rf "$out/$kind.demo"
+  echo "$kind ($dir): differential dump $(wc -l <"$out/$kind.differential.txt") lines," \
+       "demo $(wc -l <"$out/$kind.demo.txt") lines, $((SECONDS - start)) s"
+done
+
+# A check that cannot fail is a defect: the files must hold what they claim.
+for kind in native portable; do
+  programs=$(grep -c '^BatchSizes/DifferentialTest\.' "$out/$kind.differential.txt" || true)
+  step_sizes=$(grep -c '^# Step size = ' "$out/$kind.demo.txt" || true)
+  if [[ $programs -lt 40 || $step_sizes -ne 1024 ]]; then
+    fail "$out/$kind: $programs differential programs (expected at least 40) and" \
+         "$step_sizes adapted step sizes (expected 1024)"
+  fi
+done
+
+status=0
+for what in differential demo; do
+  a=$out/native.$what.txt
+  b=$out/portable.$what.txt
+  if cmp_out=$(cmp "$a" "$b" 2>&1); then
+    echo "PASS: $what: $a and $b are byte-identical ($(wc -c <"$a") bytes)"
+    continue
+  fi
+  status=1
+  echo "FAIL: $what: $cmp_out"
+  line=$(sed -n 's/.* line \([0-9]*\).*/\1/p' <<<"$cmp_out")
+  if [[ -n $line ]]; then
+    # The section (test or CSV file) the line belongs to, then both lines.
+    awk -v n="$line" 'NR <= n && /^(== |BatchSizes\/)/ { s = $0 } NR == n { print "  in: " s; exit }' "$a"
+    echo "  native:   $(sed -n "${line}p" "$a" | cut -c1-1000)"
+    echo "  portable: $(sed -n "${line}p" "$b" | cut -c1-1000)"
+  fi
+done
+if [[ $status -ne 0 ]]; then
+  fail "a portable and a -march=native build disagree; find the op whose bits moved (docs/DESIGN.md, Determinism)"
+fi
+rm -f "$out/native.demo.txt" "$out/portable.demo.txt"
+echo "check_portable_bits: PASS (native $native vs portable $portable)"
