@@ -2,9 +2,13 @@
 # Checks the cross-build promise (docs/DESIGN.md, "Determinism"): a portable
 # build and a -march=native build on this machine give byte-identical results.
 # Usage: tools/check_portable_bits.sh [native build dir, default build/]
-#   1. configures build-portable/ (-DAUTOBATCH_PORTABLE=ON, no benchmarks) and
-#      builds only the autobatch CLI and differential_test there, and those
-#      and fused_blocks_test in the native build (a no-op after tools/build.sh);
+#                                     [portable build dir, default build-portable/]
+#   1. configures the portable build (-DAUTOBATCH_PORTABLE=ON, no benchmarks)
+#      unless the directory named is already configured portable (CI names
+#      build-asan/, the sanitizer build, which is portable, at -O1, and
+#      instrumented, so it checks optimization levels as well), and builds
+#      only the autobatch CLI and differential_test there, and those and
+#      fused_blocks_test in the native build (a no-op after tools/build.sh);
 #   2. checks that no code in those native binaries (generated fused blocks
 #      included) uses FMA except the Eigen
 #      matrix products behind matvec_batched and ar1_batched (not bit-stable)
@@ -15,16 +19,17 @@
 #      both builds; its Stan CSV files (draws, adapted step sizes and inverse
 #      metrics) without the timing lines, which are outside the promise;
 #   5. compares with cmp and prints PASS, or FAIL with the first differing line.
-# Outputs go to build-portable/portable-bits/ (the 450 MB demo texts are kept
-# only on failure). Measured on 2 loaded cores (2026-11-29): 3 min 10 s once
-# both trees are built (about 85 s of runs per build, mostly the differential
-# suite; the rest objdump and cmp);
-# building build-portable/ the first time took 25 min more.
+# Outputs go to <portable build>/portable-bits/ (the 450 MB demo texts are
+# kept only on failure). Measured on 2 loaded cores (2026-11-29): 3 min 10 s
+# once both trees are built (about 85 s of runs per build, mostly the
+# differential suite; the rest objdump and cmp); building build-portable/ the
+# first time took 25 min more, which is why CI uses its sanitizer build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 native=${1:-build}
 native=${native%/}
-portable=build-portable
+portable=${2:-build-portable}
+portable=${portable%/}
 jobs=${AUTOBATCH_JOBS:-2}
 out=$portable/portable-bits
 targets=(autobatch differential_test)
@@ -41,8 +46,19 @@ if ! grep -q '^AUTOBATCH_PORTABLE:BOOL=OFF$' "$native/CMakeCache.txt"; then
   fail "'$native' is not a -march=native build (its AUTOBATCH_PORTABLE is not OFF); name the build tools/build.sh makes"
 fi
 
-cmake -S . -B "$portable" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUTOBATCH_INTERNAL_CHECKS=ON \
-  -DAUTOBATCH_WERROR=ON -DAUTOBATCH_PORTABLE=ON -DAUTOBATCH_BUILD_BENCH=OFF >/dev/null
+if ! grep -qs '^AUTOBATCH_PORTABLE:BOOL=ON$' "$portable/CMakeCache.txt"; then
+  if [[ -f $portable/CMakeCache.txt ]]; then
+    fail "'$portable' is configured but not portable (its AUTOBATCH_PORTABLE is not ON)"
+  fi
+  cmake -S . -B "$portable" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUTOBATCH_INTERNAL_CHECKS=ON \
+    -DAUTOBATCH_WERROR=ON -DAUTOBATCH_PORTABLE=ON -DAUTOBATCH_BUILD_BENCH=OFF >/dev/null
+fi
+if grep -qs '^AUTOBATCH_SANITIZE:STRING=..*$' "$portable/CMakeCache.txt"; then
+  # As tools/sanitize.sh: ASan's redzones make the host recursion of the deep
+  # programs need a larger stack; and any finding fails the check.
+  ulimit -S -s 131072 2>/dev/null || ulimit -S -s unlimited 2>/dev/null || true
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1
+fi
 cmake --build "$portable" --target "${targets[@]}" -j"$jobs"
 cmake --build "$native" --target "${targets[@]}" fused_blocks_test -j"$jobs"
 if grep -q -- '-march=native' "$portable/compile_commands.json"; then

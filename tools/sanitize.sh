@@ -3,7 +3,10 @@
 # build-asan/, or TSan (the concurrency tests) in build-tsan/.
 # Usage: tools/sanitize.sh address|thread [extra ctest arguments...]
 #   address  configures build-asan/ with AUTOBATCH_SANITIZE=address,undefined
-#            (-O1 -g, internal checks on, no benchmarks), builds, runs every test.
+#            (-O1 -g, internal checks on, no benchmarks), builds, runs every
+#            test but those labelled `slow` (tests/CMakeLists.txt, SLOW), which
+#            repeat at scale what faster tests check and would take most of
+#            the stage under ASan.
 #   thread   configures build-tsan/ with AUTOBATCH_SANITIZE=thread, builds only
 #            concurrency_test, threaded_backend_test, run_test and sample_test,
 #            and runs the tests labelled `concurrency`, the ThreadedBackendTest
@@ -46,7 +49,7 @@ case "$mode" in
     raise_stack_limit
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1200 "$@"
+      ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1200 -LE slow "$@"
     ;;
   thread)
     configure build-tsan thread
