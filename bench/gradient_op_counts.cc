@@ -1,8 +1,10 @@
 // Op counts of compiler-written gradients: eight schools' and a logistic
 // regression's log densities (samples/gradients/) differentiated, counted
-// right after the differentiate pass and after the whole stack-VM pipeline
-// (whose cleanup passes and copy coalescing follow it). Deterministic: a
-// count, not a timing.
+// right after the differentiate pass, after CompileProgram without and with
+// the cleanup group (fold_constants, simplify_arithmetic, cse,
+// propagate_copies, remove_dead_ops), and after the whole stack-VM pipeline
+// (LowerProgram: lowering and copy coalescing too). Ops include each block's
+// terminator. Deterministic: a count, not a timing.
 //
 //   build/bench/gradient_op_counts
 #include <cstdio>
@@ -37,23 +39,32 @@ int Report(const char* name, autobatch::Context& ctx, const autobatch::BatchFunc
       autobatch::ParsePipeline(autobatch::TidyPipelineText() + ",infer_types,differentiate");
   absl::StatusOr<Program> differentiated =
       autobatch::RunPipeline(*untyped, *until, {.input_types = types});
+  autobatch::PipelineOptions no_cleanup;
+  no_cleanup.cleanup = false;
+  absl::StatusOr<Program> compiled_raw = autobatch::CompileProgram(*untyped, types, no_cleanup);
+  absl::StatusOr<Program> compiled = autobatch::CompileProgram(*untyped, types);
   absl::StatusOr<Program> lowered = autobatch::LowerProgram(*untyped, types);
-  if (!until.ok() || !differentiated.ok() || !lowered.ok()) {
+  if (!until.ok() || !differentiated.ok() || !compiled_raw.ok() || !compiled.ok() ||
+      !lowered.ok()) {
     std::fprintf(stderr, "%s: %s\n", name,
                  std::string((!differentiated.ok() ? differentiated.status()
                                                    : lowered.status()).message()).c_str());
     return 1;
   }
-  std::printf("| %s | %lld | %lld | %lld |\n", name, static_cast<long long>(Ops(**primal)),
-              static_cast<long long>(Ops(*differentiated)), static_cast<long long>(Ops(*lowered)));
+  std::printf("| %s | %lld | %lld | %lld | %lld | %lld |\n", name,
+              static_cast<long long>(Ops(**primal)), static_cast<long long>(Ops(*differentiated)),
+              static_cast<long long>(Ops(*compiled_raw)), static_cast<long long>(Ops(*compiled)),
+              static_cast<long long>(Ops(*lowered)));
   return 0;
 }
 
 }  // namespace
 
 int main() {
-  std::printf("| log density | primal, lowered | gradient after differentiate | gradient, lowered |\n");
-  std::printf("|---|---|---|---|\n");
+  std::printf(
+      "| log density | primal, lowered | gradient after differentiate | compiled, cleanup off | "
+      "compiled, cleanup on | gradient, lowered |\n");
+  std::printf("|---|---|---|---|---|---|\n");
   int failed = 0;
   {
     autobatch::Context ctx;
