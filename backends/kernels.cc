@@ -917,6 +917,7 @@ absl::Status Dispatch(const Call& c) {
     case P::kLgamma: return RunTranscendental(c, Transcendental::kLgamma);
     case P::kErfc: return RunTranscendental(c, Transcendental::kErfc);
     case P::kDigamma: return RunTranscendental(c, Transcendental::kDigamma);
+    case P::kTrigamma: return RunTranscendental(c, Transcendental::kTrigamma);
     case P::kLog1pExp: return RunTranscendental(c, Transcendental::kLog1pExp);
     case P::kLogistic: return RunTranscendental(c, Transcendental::kLogistic);
     case P::kSqrt:

@@ -13,7 +13,9 @@
 // touches, which the VM runs after the segment. Copies and keep-or-replace
 // selects of values wider than 8 bytes into variables that outlive the
 // block are left to the VM, which moves only the lanes that change
-// (vm/stack/compact.cc); they end a segment.
+// (vm/stack/compact.cc); they end a segment. So do tape_push and tape_pop
+// (ir/ir.h, "Tapes"): the VM runs them between segments, and a value a
+// segment computes for a push, or reads from a pop, goes through memory.
 //
 // Usage: generate once per lowered program (`autobatch compile`, or
 // EmitFusedBlocks from a build step), compile the source with the project's

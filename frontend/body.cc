@@ -1,6 +1,7 @@
 // One function body under construction: variables, emission, control flow.
 #include "frontend/body.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "support/overloaded.h"
 #include "support/status.h"
 
@@ -465,6 +467,48 @@ void Body::Build(const BodyDefinition& def, std::source_location def_loc) {
   builder_.reset(new Builder(id_));
   std::optional<std::vector<Value>> returned = def.invoke(*builder_, leaves, def_loc);
   Finish(returned, loc);
+}
+
+void Body::BuildGradient(const Body& primal, int primal_index,
+                         const std::vector<std::string>& wrt, const SourceLoc& loc) {
+  ir_.blocks.clear();
+  open_.clear();
+  std::vector<std::string> names;
+  for (VarId p : primal.ir().params) names.push_back(primal.vars().at(p.value).name);
+  GradientOf spec{FunctionId(primal_index), {}};
+  if (wrt.empty()) {
+    for (size_t i = 0; i < names.size(); ++i) spec.wrt.push_back(static_cast<int32_t>(i));
+  }
+  for (const std::string& name : wrt) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) {
+      Error(loc, absl::StrCat("Gradient(", primal.function_name(), "): '", name,
+                              "' is not a parameter of '", primal.function_name(),
+                              "' (its parameters: ", absl::StrJoin(names, ", "),
+                              "); name them in GradientOptions::wrt"));
+      continue;
+    }
+    const auto index = static_cast<int32_t>(it - names.begin());
+    if (std::find(spec.wrt.begin(), spec.wrt.end(), index) != spec.wrt.end()) {
+      Error(loc, absl::StrCat("Gradient(", primal.function_name(), "): '", name,
+                              "' is listed twice in GradientOptions::wrt"));
+      continue;
+    }
+    spec.wrt.push_back(index);
+  }
+  std::sort(spec.wrt.begin(), spec.wrt.end());
+  for (const std::string& name : names) {
+    const int32_t var = NewVar(VarKind::kParam, name);
+    params_.push_back(var);
+    ir_.params.push_back(VarId(var));
+  }
+  result_vars_.push_back(NewVar(VarKind::kResult, "value"));
+  for (int32_t k : spec.wrt) result_vars_.push_back(NewVar(VarKind::kResult, "d_" + names[k]));
+  for (int32_t r : result_vars_) ir_.results.push_back(VarId(r));
+  num_results_ = static_cast<int>(result_vars_.size());
+  ir_.gradient_of = std::move(spec);
+  ir_.loc = loc;
+  calls_resolved_ = true;
 }
 
 void Body::Finish(const std::optional<std::vector<Value>>& returned, const SourceLoc& end_loc) {

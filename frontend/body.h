@@ -132,6 +132,12 @@ class Body {
   // --- finishing -------------------------------------------------------------
   // Runs the body lambda (once): creates the parameters, invokes, returns.
   void Build(const BodyDefinition& def, std::source_location def_loc);
+  // Makes this body a gradient stub of `primal` (context function
+  // `primal_index`, already built): the primal's params, results "value"
+  // and "d_<param>" per entry of `wrt` (param names; empty: every param),
+  // no blocks (ir/ir.h GradientOf; the differentiate pass writes them).
+  void BuildGradient(const Body& primal, int primal_index, const std::vector<std::string>& wrt,
+                     const SourceLoc& loc);
   // Number of results (-1 before Build). Unreachable returns do not count.
   int num_results() const { return num_results_; }
   int num_params() const { return static_cast<int>(params_.size()); }
@@ -178,6 +184,12 @@ class Body {
   std::unique_ptr<Builder> builder_;
 };
 
+// A function registered with Context::Gradient.
+struct GradientEntry {
+  int primal = -1;                // context function index
+  std::vector<std::string> wrt;   // param names; empty = every param
+};
+
 // One registered function.
 struct FunctionEntry {
   std::string name;
@@ -189,6 +201,7 @@ struct FunctionEntry {
   std::source_location definition_loc;
   int num_params = -1;  // flattened; known once defined (or from a signature)
   std::unique_ptr<Body> body;  // once built
+  std::optional<GradientEntry> gradient;  // a gradient: built from its primal
 };
 
 struct KernelEntry {
@@ -236,6 +249,8 @@ class ContextImpl {
   void BuildBodies();
   // The module of `functions` (context indices, in order), or an error.
   absl::StatusOr<autobatch::Module> Assemble(const std::vector<int>& functions);
+  // Adds kernel `name` and the vjp kernels it names to `module`.
+  absl::Status AddKernel(const std::string& name, autobatch::Module& module) const;
   // Context indices of the functions reachable from `entry`, in order.
   absl::StatusOr<std::vector<int>> Reachable(int entry);
   // The program of `entry`, cached until the next registration. Shared so

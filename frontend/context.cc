@@ -21,6 +21,7 @@ using frontend_internal::Body;
 using frontend_internal::ContextImpl;
 using frontend_internal::CurrentBody;
 using frontend_internal::FunctionEntry;
+using frontend_internal::GradientEntry;
 using frontend_internal::KernelEntry;
 using frontend_internal::ToSourceLoc;
 using frontend_internal::VarKind;
@@ -53,8 +54,7 @@ void CompactAndRename(Module& module, const std::vector<VarKind>& kinds) {
     for (VarId v : f.params) see(v);
     for (const Block& block : f.blocks) {
       for (const Op& op : block.ops) {
-        for (VarId v : OpReads(op)) see(v);
-        for (VarId v : OpWrites(op)) see(v);
+        for (VarId v : OpVariables(op)) see(v);
       }
       if (const Branch* b = std::get_if<Branch>(&block.terminator)) see(b->cond);
     }
@@ -122,6 +122,7 @@ int ContextImpl::AddFunction(std::string name, FunctionOptions options, const So
 void ContextImpl::BuildBodies() {
   for (size_t i = 0; i < functions_.size(); ++i) {
     if (!functions_[i].defined || functions_[i].body != nullptr) continue;
+    if (functions_[i].gradient) continue;  // below, once its primal is built
     functions_[i].body = std::make_unique<Body>(*this, static_cast<int>(i), next_body_id++);
     BodyDefinition def = std::move(*functions_[i].definition);
     functions_[i].definition.reset();
@@ -129,6 +130,15 @@ void ContextImpl::BuildBodies() {
     // functions), so the entry is looked up again afterwards.
     Body* body = functions_[i].body.get();
     body->Build(def, functions_[i].definition_loc);
+  }
+  for (size_t i = 0; i < functions_.size(); ++i) {
+    FunctionEntry& entry = functions_[i];
+    if (!entry.gradient || entry.body != nullptr) continue;
+    const FunctionEntry& primal = functions_[entry.gradient->primal];
+    if (primal.body == nullptr) continue;  // Reachable reports the missing body
+    entry.body = std::make_unique<Body>(*this, static_cast<int>(i), next_body_id++);
+    entry.body->BuildGradient(*primal.body, entry.gradient->primal, entry.gradient->wrt,
+                              entry.defined_at);
   }
 }
 
@@ -176,6 +186,25 @@ absl::StatusOr<std::vector<int>> ContextImpl::Reachable(int entry) {
   return out;
 }
 
+absl::Status ContextImpl::AddKernel(const std::string& name, autobatch::Module& module) const {
+  // A kernel and the chain of vjp kernels it names.
+  for (std::string next = name; !next.empty() && !module.kernels.contains(next);) {
+    const KernelEntry* entry = nullptr;
+    for (const KernelEntry& k : kernels_) {
+      if (k.name == next) entry = &k;
+    }
+    if (entry == nullptr) {
+      if (next == name) return absl::OkStatus();  // the verifier names the missing kernel
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a kernel names '", next, "' as its vjp (KernelSignature::vjp), but no kernel '", next,
+          "' is registered; register it with ctx.RegisterKernel before building the program"));
+    }
+    module.kernels[next] = entry->signature;
+    next = entry->signature.vjp;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<autobatch::Module> ContextImpl::Assemble(const std::vector<int>& functions) {
   AB_RETURN_IF_ERROR(first_error_);
   autobatch::Module module;
@@ -206,12 +235,7 @@ absl::StatusOr<autobatch::Module> ContextImpl::Assemble(const std::vector<int>& 
           call->callee = FunctionId(function_id[call->callee.value]);
         } else if (PrimOp* prim = std::get_if<PrimOp>(&op);
                    prim != nullptr && prim->prim == Primitive::kUserKernel) {
-          for (const KernelEntry& k : kernels_) {
-            if (k.name == prim->attrs.kernel) {
-              module.kernels[k.name] = k.signature;
-              break;
-            }
-          }
+          AB_RETURN_IF_ERROR(AddKernel(prim->attrs.kernel, module));
         }
       }
     }
@@ -358,6 +382,29 @@ void Definer::Define(frontend_internal::BodyDefinition def) {
   entry.num_params = num_params;
   entry.definition = std::move(def);
   impl.Touch();
+}
+
+BatchFunction Context::Gradient(const BatchFunction& primal, GradientOptions options,
+                               std::source_location loc) {
+  const SourceLoc where = ToSourceLoc(loc);
+  std::lock_guard lock(impl_->mu());
+  if (primal.ctx_ != this) {
+    impl_->RecordError(absl::InvalidArgumentError(absl::StrCat(
+        where.ToString(), ": Gradient(function): the handle ",
+        primal.ctx_ == nullptr ? "was never registered (default-constructed)"
+                               : "belongs to another Context",
+        "; pass a function registered on this Context")));
+    return BatchFunction();
+  }
+  const std::string& primal_name = impl_->functions().at(primal.index_).name;
+  std::string name =
+      options.name.empty() ? absl::StrCat(primal_name, ".grad") : std::move(options.name);
+  const int index = impl_->AddFunction(std::move(name), FunctionOptions{}, where);
+  FunctionEntry& entry = impl_->functions().at(index);
+  entry.defined = true;
+  entry.defined_at = where;
+  entry.gradient = GradientEntry{primal.index_, std::move(options.wrt)};
+  return BatchFunction(this, index);
 }
 
 Kernel Context::RegisterKernel(std::string name, KernelSignature signature, KernelFn fn,

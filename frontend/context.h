@@ -205,6 +205,17 @@ struct FunctionOptions {
   std::vector<std::string> uniform_params = {};
 };
 
+// Options of Context::Gradient.
+struct GradientOptions {
+  // The primal's parameters (their IR names: FunctionOptions::param_names,
+  // struct fields as `name.field`) to differentiate with respect to; empty
+  // means every parameter. The gradient returns them in the primal's
+  // parameter order.
+  std::vector<std::string> wrt = {};
+  // The gradient function's name; default "<primal>.grad".
+  std::string name = "";
+};
+
 // Options of a Context; none at present.
 struct ContextOptions {};
 
@@ -298,6 +309,19 @@ class Context {
   Definer Batch(const BatchFunction& declared,
                 std::source_location loc = std::source_location::current());
 
+  // Registers the reverse-mode gradient of `primal`, a function of f64
+  // params (and others) returning one f64 scalar: a function taking the
+  // primal's params and returning its value, then d value / d p for each
+  // param p of options.wrt (each of p's type). Called like any function, in
+  // bodies or with Run; the differentiate pass (passes/differentiate.h)
+  // writes its body when the program is compiled, through branches and
+  // loops with per-lane trip counts. The primal may be defined later.
+  // Errors (recursion or random draws on the differentiated path, a
+  // non-f64 param or result, an unknown name in wrt) come back from
+  // Module() / Program() / Run() with the user's source line.
+  BatchFunction Gradient(const BatchFunction& primal, GradientOptions options = {},
+                         std::source_location loc = std::source_location::current());
+
   // Registers a user kernel: a batched implementation receiving every lane
   // of its inputs and the active lanes (backends/kernel_registry.h), with an
   // explicit signature; signature.bit_stable says whether a lane's results
@@ -307,7 +331,11 @@ class Context {
   // merged with an identical call by cse or dropped when its outputs are
   // unused, ir/ir.h KernelSignature). The handle emits a PrimOp
   // kUserKernel {kernel = name}; programs list the signature in
-  // Module::kernels.
+  // Module::kernels. signature.vjp may name another registered kernel that
+  // computes this one's vector-Jacobian product (its inputs: this kernel's
+  // inputs then one cotangent per output; its outputs: one cotangent per
+  // input; ir/ir.h): then Gradient() differentiates through it, and a
+  // gradient through a kernel without one is an error.
   Kernel RegisterKernel(std::string name, KernelSignature signature, KernelFn fn,
                         std::source_location loc = std::source_location::current());
 

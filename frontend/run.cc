@@ -31,6 +31,7 @@ ReferenceOptions ToReferenceOptions(const CallOptions& options) {
   ref.max_depth = options.max_stack_depth;
   ref.max_steps = options.max_steps;
   ref.max_value_bytes = options.max_value_bytes;
+  ref.max_stack_bytes = options.max_stack_bytes;
   if (options.timeout_seconds > 0) {
     ref.deadline = std::chrono::steady_clock::now() +
                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -226,8 +227,13 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
       return absl::InvalidArgumentError(
           "dry_run runs unlowered programs; this one is lowered");
     }
-    if (program.stage == Stage::kUntyped && !inputs.empty() && inputs[0].batch() == 0) {
-      // No lane runs, so only inference can give the outputs their types.
+    const bool has_stubs = std::any_of(program.module.functions.begin(),
+                                       program.module.functions.end(),
+                                       [](const Function& f) { return f.gradient_of.has_value(); });
+    if (has_stubs || (program.stage == Stage::kUntyped && !inputs.empty() &&
+                      inputs[0].batch() == 0)) {
+      // No lane runs, so only inference can give the outputs their types;
+      // a gradient stub gets its body from the differentiate pass.
       AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
       AB_ASSIGN_OR_RETURN(Program typed, CompileProgram(program, TypesOf(inputs)));
       return RunReferenceBatch(typed, std::move(inputs), kernels, ToReferenceOptions(options));

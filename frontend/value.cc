@@ -347,6 +347,7 @@ Value atan(const Operand& x) { return Unary(Primitive::kAtan, x); }
 Value lgamma(const Operand& x) { return Unary(Primitive::kLgamma, x); }
 Value erfc(const Operand& x) { return Unary(Primitive::kErfc, x); }
 Value digamma(const Operand& x) { return Unary(Primitive::kDigamma, x); }
+Value trigamma(const Operand& x) { return Unary(Primitive::kTrigamma, x); }
 Value log1p_exp(const Operand& x) { return Unary(Primitive::kLog1pExp, x); }
 Value logistic(const Operand& x) { return Unary(Primitive::kLogistic, x); }
 Value lt(const Operand& a, const Operand& b) { return Binary(Primitive::kLt, a, b); }

@@ -230,6 +230,7 @@ Value atan(const Operand& x);
 Value lgamma(const Operand& x);
 Value erfc(const Operand& x);
 Value digamma(const Operand& x);
+Value trigamma(const Operand& x);   // d/dx digamma(x)
 Value log1p_exp(const Operand& x);  // softplus, log(1 + e^x)
 Value logistic(const Operand& x);   // inverse logit, 1 / (1 + e^-x)
 Value lt(const Operand& a, const Operand& b);

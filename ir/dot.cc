@@ -239,12 +239,15 @@ class DotWriter {
 
   // `  [push N]` / `  [pop N]` once storage classes exist, else empty.
   std::string StackNote(const Op& op) const {
-    if (!HasStorageClasses()) return "";
+    std::string tape;
+    if (std::holds_alternative<TapePushOp>(op)) tape = "  [tape push]";
+    if (std::holds_alternative<TapePopOp>(op)) tape = "  [tape pop]";
+    if (!HasStorageClasses()) return tape;
     if (const auto* pop = std::get_if<PopOp>(&op)) {
       return pop->vars.empty() ? "" : absl::StrCat("  [pop ", pop->vars.size(), "]");
     }
     const size_t pushed = PushedVariables(module_, op).size();
-    return pushed == 0 ? "" : absl::StrCat("  [push ", pushed, "]");
+    return pushed == 0 ? tape : absl::StrCat(tape, "  [push ", pushed, "]");
   }
   std::string StackNote(const Terminator& terminator) const {
     if (std::holds_alternative<PushGoto>(terminator)) return "  [push pc]";

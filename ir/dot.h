@@ -28,6 +28,8 @@
 //   exist): an op that writes Full variables other than in place ends in
 //   `[push N]`, a PopOp in `[pop N]` (N variables), push_goto in
 //   `[push pc]` and indirect_goto in `[pop pc]`. Such blocks are drawn bold.
+//   At every stage a tape_push ends in `[tape push]` and a tape_pop in
+//   `[tape pop]` (plus `[push 1]` when its result is Full).
 // * Edges: branch to its then and else blocks (labelled "then", "else");
 //   goto (unlabelled); push_goto: a bold blue "call" edge to the callee's
 //   block 0 and a dashed "return to" edge to its return block; every CallOp

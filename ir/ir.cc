@@ -20,13 +20,14 @@ std::string_view StorageClassName(StorageClass s) {
     case StorageClass::kTemporary: return "temp";
     case StorageClass::kRegister: return "register";
     case StorageClass::kFull: return "full";
+    case StorageClass::kTape: return "tape";
   }
   return "?";
 }
 
 std::optional<StorageClass> StorageClassFromName(std::string_view name) {
   for (StorageClass s : {StorageClass::kNull, StorageClass::kTemporary,
-                         StorageClass::kRegister, StorageClass::kFull}) {
+                         StorageClass::kRegister, StorageClass::kFull, StorageClass::kTape}) {
     if (StorageClassName(s) == name) return s;
   }
   return std::nullopt;
@@ -115,6 +116,14 @@ void RenameVariables(Op& op, const std::function<VarId(VarId)>& map) {
                    rename(o.results);
                  },
                  [&](PopOp& o) { rename(o.vars); },
+                 [&](TapePushOp& o) {
+                   o.tape = map(o.tape);
+                   o.value = map(o.value);
+                 },
+                 [&](TapePopOp& o) {
+                   o.tape = map(o.tape);
+                   o.result = map(o.result);
+                 },
              },
              op);
 }
@@ -141,6 +150,8 @@ std::vector<VarId> OpReads(const Op& op) {
                         [](const PrimOp& o) { return o.inputs; },
                         [](const CallOp& o) { return o.args; },
                         [](const PopOp&) { return std::vector<VarId>{}; },
+                        [](const TapePushOp& o) { return std::vector<VarId>{o.value}; },
+                        [](const TapePopOp&) { return std::vector<VarId>{}; },
                     },
                     op);
 }
@@ -150,8 +161,23 @@ std::vector<VarId> OpWrites(const Op& op) {
                         [](const PrimOp& o) { return o.outputs; },
                         [](const CallOp& o) { return o.results; },
                         [](const PopOp& o) { return o.vars; },
+                        [](const TapePushOp&) { return std::vector<VarId>{}; },
+                        [](const TapePopOp& o) { return std::vector<VarId>{o.result}; },
                     },
                     op);
+}
+
+std::optional<VarId> TapeOf(const Op& op) {
+  if (const auto* push = std::get_if<TapePushOp>(&op)) return push->tape;
+  if (const auto* pop = std::get_if<TapePopOp>(&op)) return pop->tape;
+  return std::nullopt;
+}
+
+std::vector<VarId> OpVariables(const Op& op) {
+  std::vector<VarId> vars = OpReads(op);
+  for (VarId v : OpWrites(op)) vars.push_back(v);
+  if (std::optional<VarId> tape = TapeOf(op)) vars.push_back(*tape);
+  return vars;
 }
 
 std::vector<VarId> ParamsWrittenByCall(const Module& module, const CallOp& call) {

@@ -23,7 +23,7 @@
 // * Null: never read; writes are dropped. Temporary: written and read only
 //   inside one block (never crosses a block boundary). Register: one value per
 //   lane, no stack (not live across a call that may overwrite it). Full: a
-//   per-lane stack.
+//   per-lane stack. Tape: a tape ("Tapes" below), and nothing else.
 // * Every write to a Full variable pushes a new frame for the writing lanes;
 //   a PopOp discards the top frame, restoring the value the caller had.
 //   Lowering inserts pops where a value dies; fuse_pop_push turns "pop, then
@@ -44,6 +44,22 @@
 // once, by a built-in PrimOp whose inputs are all uniform, in a block of the
 // entry that every lane runs exactly once (outside loops and per-lane
 // branches; ir/uniform.h). Executors may compute such ops once per call.
+// Tapes (what reverse-mode differentiation saves for its reverse sweep):
+// * A tape is a variable that is the tape operand of a TapePushOp or
+//   TapePopOp, and nothing else: no other op, call, param, result, branch or
+//   PopOp names it. Each lane has, for each tape, a LIFO stack of values:
+//   `tape_push %t, %x` appends x for the running lanes, `%y = tape_pop %t`
+//   moves the top into y and removes it. The tape's type is the type of the
+//   values pushed on it (infer_types sets it); its storage class is kTape.
+// * Tapes are BALANCED PER ACTIVATION: every activation of a function leaves
+//   each of its tapes at the depth it found it (a Halt ends every
+//   activation: the lane's tapes must be empty), so one per-lane stack per
+//   tape serves recursion too. The verifier rejects a tape that is only
+//   pushed or only popped (K3); the balance itself depends on each lane's
+//   path, so popping a tape the current activation has not pushed, or an
+//   activation ending deeper than it began, is a run-time error that every
+//   executor reports. Tapes are not frames: no liveness pop, no PC stack,
+//   no fuse_pop_push; only the tape ops move them.
 #ifndef AUTOBATCH_IR_IR_H_
 #define AUTOBATCH_IR_IR_H_
 
@@ -87,8 +103,8 @@ struct SourceLoc {
   friend bool operator==(const SourceLoc&, const SourceLoc&) = default;
 };
 
-enum class StorageClass : uint8_t { kNull, kTemporary, kRegister, kFull };
-std::string_view StorageClassName(StorageClass s);  // "null", "temp", ...
+enum class StorageClass : uint8_t { kNull, kTemporary, kRegister, kFull, kTape };
+std::string_view StorageClassName(StorageClass s);  // "null", "temp", ..., "tape"
 std::optional<StorageClass> StorageClassFromName(std::string_view name);
 
 struct Variable {
@@ -162,7 +178,25 @@ struct PopOp {
   friend bool operator==(const PopOp&, const PopOp&) = default;
 };
 
-using Op = std::variant<PrimOp, CallOp, PopOp>;
+// Any stage: append `value` to `tape` for the running lanes (ir/ir.h,
+// "Tapes"). Reads value; the tape is neither read nor written (TapeOf).
+struct TapePushOp {
+  VarId tape;
+  VarId value;
+  SourceLoc loc;
+  friend bool operator==(const TapePushOp&, const TapePushOp&) = default;
+};
+
+// Any stage: move the top of `tape` into `result` and remove it. Writes
+// result (pushing a frame when it is Full, like any write).
+struct TapePopOp {
+  VarId tape;
+  VarId result;
+  SourceLoc loc;
+  friend bool operator==(const TapePopOp&, const TapePopOp&) = default;
+};
+
+using Op = std::variant<PrimOp, CallOp, PopOp, TapePushOp, TapePopOp>;
 const SourceLoc& LocOf(const Op& op);
 
 struct Branch {
@@ -246,6 +280,12 @@ struct KernelSignature {
   // declared: a kernel that records, counts or adapts (the MCMC draw
   // recorder, the warmup adapter) must keep every call.
   bool pure = false;
+  // The kernel computing this kernel's vector-Jacobian product, or empty
+  // (then reverse mode refuses a gradient through it). Its inputs are this
+  // kernel's inputs then one cotangent per output (the outputs' types); its
+  // outputs are one cotangent per input (the inputs' types; entries for
+  // non-f64 inputs are ignored). Checked by the verifier (O5).
+  std::string vjp = "";
   friend bool operator==(const KernelSignature&, const KernelSignature&) = default;
 };
 
@@ -280,14 +320,22 @@ struct Program {
 // `to = copy from`, at `loc`.
 PrimOp MakeCopy(VarId to, VarId from, SourceLoc loc);
 // Replaces every variable `op` names (PrimOp inputs, outputs and in_place,
-// CallOp args and results, PopOp vars) by map(v).
+// CallOp args and results, PopOp vars, a tape op's tape, value and result)
+// by map(v).
 void RenameVariables(Op& op, const std::function<VarId(VarId)>& map);
 // The same for every op of `fn`, its params, results and Branch conditions.
 void RenameVariables(Function& fn, const std::function<VarId(VarId)>& map);
 
-// Visits every variable an op reads / writes (in order).
+// Visits every variable an op reads / writes (in order). A tape op's tape is
+// in neither list (TapeOf): tape_push reads {value}, tape_pop writes
+// {result}.
 std::vector<VarId> OpReads(const Op& op);
 std::vector<VarId> OpWrites(const Op& op);
+// The tape of a TapePushOp or TapePopOp; nullopt for every other op.
+std::optional<VarId> TapeOf(const Op& op);
+// Every variable `op` names: OpReads, OpWrites, then its tape (PrimOp
+// in_place vars are among its outputs).
+std::vector<VarId> OpVariables(const Op& op);
 // The callee params a CallOp copies its arguments into: every param whose
 // argument is not that param itself (a self-call passing a param through
 // unchanged writes nothing). Requires call.callee to be a function of module.

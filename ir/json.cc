@@ -133,6 +133,16 @@ J OpToJson(const Op& op) {
                    j["kind"] = std::string(Info(KindOf(o)).spelling);
                    j["vars"] = IdsToJson<J>(o.vars);
                  },
+                 [&](const TapePushOp& o) {
+                   j["kind"] = std::string(Info(KindOf(o)).spelling);
+                   j["tape"] = o.tape.value;
+                   j["value"] = o.value.value;
+                 },
+                 [&](const TapePopOp& o) {
+                   j["kind"] = std::string(Info(KindOf(o)).spelling);
+                   j["tape"] = o.tape.value;
+                   j["result"] = o.result.value;
+                 },
              },
              op);
   PutLoc(j, LocOf(op));
@@ -241,6 +251,7 @@ J ToJson(const Program& program) {
     k["outputs"] = TypesToJson<J>(sig.outputs);
     k["bit_stable"] = sig.bit_stable;
     k["pure"] = sig.pure;
+    if (!sig.vjp.empty()) k["vjp"] = sig.vjp;
     kernels.push_back(std::move(k));
   }
   root["kernels"] = std::move(kernels);
@@ -499,6 +510,13 @@ class ProgramReader {
     return VarId(index);
   }
 
+  // The variable index in field `key` of `object` (required).
+  absl::StatusOr<VarId> VarField(const Json& object, const std::string& path,
+                                 std::string_view key) const {
+    AB_ASSIGN_OR_RETURN(const Json* j, Required(object, path, key));
+    return VarIndex(*j, At(path, key));
+  }
+
   absl::StatusOr<std::vector<VarId>> VarList(const Json& object, const std::string& path,
                                              std::string_view key) const {
     AB_ASSIGN_OR_RETURN(const Json* j, Required(object, path, key));
@@ -531,6 +549,9 @@ class ProgramReader {
       }
       if (const Json* pure = Optional(k, "pure")) {
         AB_ASSIGN_OR_RETURN(sig.pure, ReadBool(*pure, At(k_path, "pure")));
+      }
+      if (const Json* vjp = Optional(k, "vjp")) {
+        AB_ASSIGN_OR_RETURN(sig.vjp, ReadString(*vjp, At(k_path, "vjp")));
       }
       if (!program_.module.kernels.emplace(name, std::move(sig)).second) {
         return Invalid(At(k_path, "name"), absl::StrCat("duplicate kernel ", QuotedExcerpt(name)));
@@ -720,6 +741,20 @@ class ProgramReader {
     if (kind == Info(ControlOp::kPopOp).spelling) {
       PopOp op;
       AB_ASSIGN_OR_RETURN(op.vars, VarList(j, path, "vars"));
+      AB_ASSIGN_OR_RETURN(op.loc, ReadOptionalLoc(j, path));
+      return op;
+    }
+    if (kind == Info(ControlOp::kTapePushOp).spelling) {
+      TapePushOp op;
+      AB_ASSIGN_OR_RETURN(op.tape, VarField(j, path, "tape"));
+      AB_ASSIGN_OR_RETURN(op.value, VarField(j, path, "value"));
+      AB_ASSIGN_OR_RETURN(op.loc, ReadOptionalLoc(j, path));
+      return op;
+    }
+    if (kind == Info(ControlOp::kTapePopOp).spelling) {
+      TapePopOp op;
+      AB_ASSIGN_OR_RETURN(op.tape, VarField(j, path, "tape"));
+      AB_ASSIGN_OR_RETURN(op.result, VarField(j, path, "result"));
       AB_ASSIGN_OR_RETURN(op.loc, ReadOptionalLoc(j, path));
       return op;
     }

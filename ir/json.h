@@ -9,7 +9,8 @@
 //    "entry": <function index>,
 //    "variables": [{"name": str, "function": <function index>,
 //                   "type"?: TYPE (absent = not inferred yet),
-//                   "storage"?: "null" | "temp" | "register" | "full" (= full),
+//                   "storage"?: "null" | "temp" | "register" | "full" | "tape"
+//                               (= full),
 //                   "uniform"?: bool (= false; ir/ir.h)}],
 //    "functions": [{"name": str, "params": [<var>], "results": [<var>],
 //                   "signature"?: {"params": [TYPE], "results": [TYPE]},
@@ -29,6 +30,8 @@
 //        | {"kind": "call", "callee": <function>, "args": [<var>],
 //           "results": [<var>], "loc"?: LOC}
 //        | {"kind": "pop", "vars": [<var>], "loc"?: LOC}
+//        | {"kind": "tape_push", "tape": <var>, "value": <var>, "loc"?: LOC}
+//        | {"kind": "tape_pop", "tape": <var>, "result": <var>, "loc"?: LOC}
 //   ATTRS  {"literal"?: {"dtype": str, "shape": [int], "values": [VALUE]},
 //           "dtype"?: str, "ints"?: [int],
 //           "matrix"?: {"rows": int, "cols": int, "data": [FLOAT]},

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ir/control_ops.h"
 #include "ir/printer.h"
 #include "support/json_text.h"
 #include "support/overloaded.h"
@@ -83,8 +84,16 @@ struct RawCall {
 struct RawPop {
   std::vector<RawVar> vars;
 };
+struct RawTapePush {
+  RawVar tape;
+  RawVar value;
+};
+struct RawTapePop {
+  RawDecl result;
+  RawVar tape;
+};
 struct RawOp {
-  std::variant<RawPrim, RawCall, RawPop> op;
+  std::variant<RawPrim, RawCall, RawPop, RawTapePush, RawTapePop> op;
   SourceLoc loc;
 };
 
@@ -395,7 +404,7 @@ absl::StatusOr<std::optional<TensorType>> ReadOptionalType(Cursor& c) {
 
 std::optional<StorageClass> ReadStorage(Cursor& c) {
   for (StorageClass s : {StorageClass::kNull, StorageClass::kTemporary, StorageClass::kRegister,
-                         StorageClass::kFull}) {
+                         StorageClass::kFull, StorageClass::kTape}) {
     if (c.ConsumeWord(StorageClassName(s))) return s;
   }
   return std::nullopt;
@@ -727,7 +736,12 @@ class LineReader {
     AB_ASSIGN_OR_RETURN(sig.outputs, ReadTypeList(c));
     if (c.ConsumeWord("batch_dependent")) sig.bit_stable = false;
     if (c.ConsumeWord("pure")) sig.pure = true;
-    if (!c.AtEnd()) return c.Error("'batch_dependent', 'pure' or the end of the line");
+    if (c.ConsumeWord("vjp")) {
+      AB_ASSIGN_OR_RETURN(sig.vjp, ReadQuoted(c));
+    }
+    if (!c.AtEnd()) {
+      return c.Error("'batch_dependent', 'pure', 'vjp \"kernel\"' or the end of the line");
+    }
     if (!program_.kernels.emplace(name, std::move(sig)).second) {
       return ErrorAt(at, absl::StrCat("kernel ", QuotedExcerpt(name), " is declared twice"));
     }
@@ -887,6 +901,24 @@ class LineReader {
         } while (c.Consume(","));
       }
       op.op = std::move(pop);
+    } else if (word == Info(ControlOp::kTapePushOp).spelling) {
+      if (!defs.empty()) {
+        return ErrorAt(at, "tape_push has no outputs: write 'tape_push %tape, %value'");
+      }
+      RawTapePush push;
+      AB_ASSIGN_OR_RETURN(push.tape, ReadVar(c));
+      AB_RETURN_IF_ERROR(c.Expect(",", "',' between the tape and the pushed value"));
+      AB_ASSIGN_OR_RETURN(push.value, ReadVar(c));
+      op.op = std::move(push);
+    } else if (word == Info(ControlOp::kTapePopOp).spelling) {
+      if (defs.size() != 1) {
+        return ErrorAt(at, absl::StrCat("tape_pop has exactly one result, got ", defs.size(),
+                                        ": write '%result: TYPE = tape_pop %tape'"));
+      }
+      RawTapePop pop;
+      pop.result = std::move(defs[0]);
+      AB_ASSIGN_OR_RETURN(pop.tape, ReadVar(c));
+      op.op = std::move(pop);
     } else {
       AB_ASSIGN_OR_RETURN(RawPrim prim, ReadPrim(c, at, word));
       prim.outputs = std::move(defs);
@@ -905,7 +937,8 @@ class LineReader {
       prim.prim = *p;
     } else {
       return ExpectedAt(c, at,
-                        "an op (a primitive of ir/primitives.def, 'kernel', 'call' or 'pop') or "
+                        "an op (a primitive of ir/primitives.def, 'kernel', 'call', 'pop', "
+                        "'tape_push' or 'tape_pop') or "
                         "a terminator (branch, goto, return, push_goto, indirect_goto, halt)",
                         word);
     }
@@ -1191,6 +1224,21 @@ class Resolver {
             [&](const RawPop& p) -> absl::StatusOr<Op> {
               PopOp op;
               AB_ASSIGN_OR_RETURN(op.vars, Mentions(f, p.vars));
+              op.loc = raw.loc;
+              return op;
+            },
+            [&](const RawTapePush& p) -> absl::StatusOr<Op> {
+              TapePushOp op;
+              AB_ASSIGN_OR_RETURN(op.tape, Mention(f, p.tape));
+              AB_ASSIGN_OR_RETURN(op.value, Mention(f, p.value));
+              op.loc = raw.loc;
+              return op;
+            },
+            [&](const RawTapePop& p) -> absl::StatusOr<Op> {
+              TapePopOp op;
+              AB_ASSIGN_OR_RETURN(std::vector<VarId> result, Decls(f, {p.result}, /*mention=*/true));
+              op.result = result[0];
+              AB_ASSIGN_OR_RETURN(op.tape, Mention(f, p.tape));
               op.loc = raw.loc;
               return op;
             },

@@ -17,6 +17,7 @@
 //     [DECL, ... =] PRIM [VAR, ...] [{ATTR, ...}] [in_place(VAR, ...)]  [// LOC]
 //     [DECL, ... =] call @FUNC(VAR, ...)                                [// LOC]
 //     pop [VAR, ...]                                                   [// LOC]
+//     tape_push VAR, VAR | DECL = tape_pop VAR                         [// LOC]
 //     branch VAR, ^N, ^N | goto ^N | return | push_goto @FUNC, ^N
 //       | indirect_goto | halt                                          [// LOC]
 //   }
@@ -25,7 +26,7 @@
 //     vars #INDEX: %NAME[: TYPE [STORAGE]], ...
 //
 //   DECL  VAR: TYPE [STORAGE]     TYPE is `?` (unknown) or TensorType's form
-//   VAR   %NAME[@FUNC]            STORAGE is null, temp, register or full
+//   VAR   %NAME[@FUNC]            STORAGE is null, temp, register, full or tape
 //   NAME  [A-Za-z0-9_.]+ or "quoted" (\" \\ \xNN escapes), then an
 //         optional #INDEX (the printer's suffix for a repeated name)
 //   ATTR  literal = TYPE VALUE | literal = TYPE [VALUE, ...] | dtype = DTYPE
@@ -46,8 +47,9 @@
 // function's params, then its variables in the order its blocks first name
 // them, then its results, then its variables that only other functions
 // name. A variable's type and storage class come from where it is declared
-// (a param, result, op output or call result), or from its `vars` entry;
-// unset, they are `?` and full.
+// (a param, result, op output, call result or tape_pop result), or from its
+// `vars` entry (a tape's: no op declares a tape); unset, they are `?` and
+// full.
 //
 // A gradient stub (Function::gradient_of) has no body and no braces: its
 // optional signature and vars lines follow its header, and the next `func`

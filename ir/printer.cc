@@ -169,7 +169,8 @@ std::string LocComment(const PrintOptions& options, const SourceLoc& loc) {
 
 // Calls `visit` on every variable the text of `f`'s blocks names, in the
 // order the text names them (an op's outputs, inputs, in_place; a call's
-// results, args; a pop's vars; a branch's condition).
+// results, args; a pop's vars; a tape push's tape, value; a tape pop's
+// result, tape; a branch's condition).
 template <typename Visit>
 void ForEachMention(const Function& f, Visit&& visit) {
   for (const Block& block : f.blocks) {
@@ -186,6 +187,14 @@ void ForEachMention(const Function& f, Visit&& visit) {
                      },
                      [&](const PopOp& o) {
                        for (VarId v : o.vars) visit(v);
+                     },
+                     [&](const TapePushOp& o) {
+                       visit(o.tape);
+                       visit(o.value);
+                     },
+                     [&](const TapePopOp& o) {
+                       visit(o.result);
+                       visit(o.tape);
                      },
                  },
                  op);
@@ -314,6 +323,12 @@ class Printer {
             },
             [&](const PopOp& o) {
               return o.vars.empty() ? Keyword(o) : Keyword(o) + " " + VarList(o.vars);
+            },
+            [&](const TapePushOp& o) {
+              return absl::StrCat(Keyword(o), " ", Ref(o.tape), ", ", Ref(o.value));
+            },
+            [&](const TapePopOp& o) {
+              return absl::StrCat(Defs({o.result}), Keyword(o), " ", Ref(o.tape));
             },
         },
         op);
@@ -473,7 +488,8 @@ class Printer {
   // results, function after function; every variable named so, and each
   // one's type and storage class shown where it is written.
   // Which variables the text declares (with their type): params, results,
-  // op outputs and call results.
+  // op outputs, call results and tape pop results (a tape is never declared:
+  // a typed one shows its type on the `vars` lines).
   std::vector<bool> DeclaredVariables() const {
     std::vector<bool> declared(module_.variables.size(), false);
     auto declare = [&](VarId v) {
@@ -488,6 +504,8 @@ class Printer {
             for (VarId v : prim->outputs) declare(v);
           } else if (const auto* call = std::get_if<CallOp>(&op)) {
             for (VarId v : call->results) declare(v);
+          } else if (const auto* pop = std::get_if<TapePopOp>(&op)) {
+            declare(pop->result);
           }
         }
       }
@@ -634,7 +652,8 @@ std::string PrintProgram(const Program& program, const PrintOptions& options) {
   for (const auto& [name, sig] : program.module.kernels) {
     absl::StrAppend(&out, "kernel ", Quoted(name), Printer::TypeList(sig.inputs), " -> ",
                     Printer::TypeList(sig.outputs),
-                    sig.bit_stable ? "" : " batch_dependent", sig.pure ? " pure" : "", "\n");
+                    sig.bit_stable ? "" : " batch_dependent", sig.pure ? " pure" : "",
+                    sig.vjp.empty() ? "" : absl::StrCat(" vjp ", Quoted(sig.vjp)), "\n");
   }
   for (size_t i = 0; i < program.module.functions.size(); ++i) {
     out += "\n";

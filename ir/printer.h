@@ -48,6 +48,9 @@
 //   lines of about 100 characters; a variable that no op writes and that is
 //   not a param or result shows its type (and storage class) there. When
 //   one function needs them, every function has them.
+// * Tape ops: `tape_push %tape, %value` and `%result: f64 = tape_pop %tape`.
+//   A tape is never written, so a typed tape shows its type (and class,
+//   `%t: f64 tape`) on the `vars` lines.
 // * Every written variable shows its type, `?` when it has none; when
 //   storage classes are shown, the class follows the type (`%x: f64 full`).
 //   Storage classes are shown for programs at stage allocated or lowered,

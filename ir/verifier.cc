@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -81,6 +82,30 @@ std::vector<Use> NamedReads(const Op& op) {
                    }
                  },
                  [](const PopOp&) {},
+                 [&](const TapePushOp& o) { uses.push_back({o.value, "pushed value"}); },
+                 [](const TapePopOp&) {},
+             },
+             op);
+  return uses;
+}
+
+// Every variable an op names other than a tape operand, with its role.
+std::vector<Use> NamedNonTapeUses(const Op& op) {
+  std::vector<Use> uses = NamedReads(op);
+  auto list = [&](const std::vector<VarId>& vars, const char* role) {
+    for (size_t i = 0; i < vars.size(); ++i) {
+      uses.push_back({vars[i], absl::StrCat(role, " ", i)});
+    }
+  };
+  std::visit(Overloaded{
+                 [&](const PrimOp& o) {
+                   list(o.outputs, "output");
+                   list(o.in_place, "in_place variable");
+                 },
+                 [&](const CallOp& o) { list(o.results, "result"); },
+                 [&](const PopOp& o) { list(o.vars, "popped variable"); },
+                 [](const TapePushOp&) {},
+                 [&](const TapePopOp& o) { uses.push_back({o.result, "popped result"}); },
              },
              op);
   return uses;
@@ -95,6 +120,7 @@ class Verifier {
     CheckProgram();
     CheckVariables();
     BuildCallGraph();
+    FindTapes();
     for (size_t f = 0; f < m_.functions.size(); ++f) {
       CheckFunction(FunctionId(static_cast<int32_t>(f)));
     }
@@ -193,6 +219,33 @@ class Verifier {
                                   ShapeProblem(sig.outputs[i])));
         }
       }
+      // O5
+      if (!sig.vjp.empty()) CheckVjp(name, sig);
+    }
+  }
+
+  void CheckVjp(const std::string& name, const KernelSignature& sig) {
+    auto it = m_.kernels.find(sig.vjp);
+    if (it == m_.kernels.end() || sig.vjp == name) {
+      Report({}, absl::StrCat("kernel '", name, "' names '", sig.vjp,
+                              "' as its vjp, which is ",
+                              sig.vjp == name ? "itself" : "not declared in Module::kernels",
+                              "; declare (register) the vjp kernel too"));
+      return;
+    }
+    std::vector<TensorType> want_inputs = sig.inputs;
+    want_inputs.insert(want_inputs.end(), sig.outputs.begin(), sig.outputs.end());
+    if (it->second.inputs != want_inputs || it->second.outputs != sig.inputs) {
+      auto list = [](const std::vector<TensorType>& types) {
+        std::vector<std::string> names;
+        for (const TensorType& t : types) names.push_back(t.ToString());
+        return absl::StrCat("(", absl::StrJoin(names, ", "), ")");
+      };
+      Report({}, absl::StrCat("kernel '", name, "' has vjp '", sig.vjp, "' of signature ",
+                              list(it->second.inputs), " -> ", list(it->second.outputs),
+                              ", but a vjp takes the kernel's inputs then one cotangent per "
+                              "output and returns one cotangent per input: ",
+                              list(want_inputs), " -> ", list(sig.inputs)));
     }
   }
 
@@ -266,6 +319,115 @@ class Verifier {
           }
         }
       }
+    }
+  }
+
+  // --- tapes (K1-K3, T6, A7) -----------------------------------------------------
+  void FindTapes() {
+    is_tape_.assign(m_.variables.size(), false);
+    tape_pushed_.assign(m_.variables.size(), false);
+    tape_popped_.assign(m_.variables.size(), false);
+    for (const Function& fn : m_.functions) {
+      for (const Block& block : fn.blocks) {
+        for (const Op& op : block.ops) {
+          std::optional<VarId> tape = TapeOf(op);
+          if (!tape || !ValidVar(*tape)) continue;
+          is_tape_[tape->value] = true;
+          (std::holds_alternative<TapePushOp>(op) ? tape_pushed_ : tape_popped_)[tape->value] =
+              true;
+        }
+      }
+    }
+  }
+  bool IsTape(VarId v) const { return ValidVar(v) && is_tape_[v.value]; }
+
+  std::string TapeMisuse(VarId v, const std::string& role, const SourceLoc& loc) const {
+    return absl::StrCat("tape ", VarDesc(v), " is used as ", role, AtLoc(loc),
+                        "; a tape is named only as the tape operand of tape_push and "
+                        "tape_pop (use another variable here, or tape_pop the value into "
+                        "one)");
+  }
+
+  // K1 for a function's params and results, and for its ops and branches.
+  void CheckTapeUses(FunctionId f, const Function& fn) {
+    for (const auto* list : {&fn.params, &fn.results}) {
+      const char* role = list == &fn.params ? "parameter" : "result";
+      for (size_t i = 0; i < list->size(); ++i) {
+        if (IsTape((*list)[i])) {
+          Report({f, BlockId()}, TapeMisuse((*list)[i], absl::StrCat(role, " ", i), fn.loc));
+        }
+      }
+    }
+    for (size_t b = 0; b < fn.blocks.size(); ++b) {
+      const BlockId bid(static_cast<int32_t>(b));
+      const Block& block = fn.blocks[b];
+      for (size_t k = 0; k < block.ops.size(); ++k) {
+        for (const Use& use : NamedNonTapeUses(block.ops[k])) {
+          if (IsTape(use.var)) {
+            Report({f, bid, static_cast<int>(k)},
+                   TapeMisuse(use.var, use.role, LocOf(block.ops[k])));
+          }
+        }
+      }
+      if (const auto* branch = std::get_if<Branch>(&block.terminator)) {
+        if (IsTape(branch->cond)) {
+          Report({f, bid, -1}, TapeMisuse(branch->cond, "branch condition", block.loc));
+        }
+      }
+    }
+  }
+
+  // K3: a tape of f that is only pushed, or only popped, cannot balance.
+  void CheckTapesPushedAndPopped(FunctionId f, const Function& fn) {
+    for (size_t i = 0; i < m_.variables.size(); ++i) {
+      if (!is_tape_[i] || m_.variables[i].function != f || tape_pushed_[i] == tape_popped_[i]) {
+        continue;
+      }
+      const VarId v(static_cast<int32_t>(i));
+      Report({f, BlockId()},
+             tape_pushed_[i]
+                 ? absl::StrCat("tape ", VarDesc(v), " is pushed but never popped", AtLoc(fn.loc),
+                                "; every activation must pop what it pushes before it "
+                                "returns (add the tape_pop of the reverse sweep, or remove "
+                                "the tape_push)")
+                 : absl::StrCat("tape ", VarDesc(v), " is popped but never pushed", AtLoc(fn.loc),
+                                "; a pop needs a push before it in the same activation (add "
+                                "the tape_push of the forward sweep, or remove the tape_pop)"));
+    }
+  }
+
+  // R1, R2 (K2: the tape belongs to the op's own function), T6.
+  void CheckTapeOp(Where w, ControlOp kind, VarId tape, VarId other, const std::string& role,
+                   const SourceLoc& loc) {
+    bool ok = CheckVarRef(w, tape, "tape", loc, /*allow_callee_vars=*/false);
+    ok &= CheckVarRef(w, other, role, loc, /*allow_callee_vars=*/true);
+    if (!Typed() || !ok) return;
+    const TensorType* tape_type = TypeOf(tape);
+    const TensorType* other_type = TypeOf(other);
+    if (tape_type == nullptr || other_type == nullptr || *tape_type == *other_type) return;
+    Report(w, absl::StrCat(std::string(Info(kind).spelling), " ", role, " ", VarDesc(other),
+                           " has type ", other_type->ToString(), ", but tape ", VarDesc(tape),
+                           " holds ", tape_type->ToString(), AtLoc(loc),
+                           "; every value pushed on a tape, and every result popped from "
+                           "it, has the tape's type (rerun infer_types, or cast the value)"));
+  }
+
+  // A7: storage class tape iff the variable is a tape.
+  void CheckTapeStorage(FunctionId f) {
+    for (size_t i = 0; i < m_.variables.size(); ++i) {
+      const VarId v(static_cast<int32_t>(i));
+      const Variable& var = m_.variables[i];
+      if (var.function != f) continue;
+      const bool tape_class = var.storage == StorageClass::kTape;
+      if (tape_class == is_tape_[i]) continue;
+      Report({f, BlockId()},
+             tape_class
+                 ? absl::StrCat("variable ", VarDesc(v), " has storage class tape, but no "
+                                "tape_push or tape_pop names it as its tape; only tapes are "
+                                "tape (rerun allocate_variables)")
+                 : absl::StrCat("tape ", VarDesc(v), " has storage class ", Storage(var.storage),
+                                "; a tape's storage class is tape (rerun "
+                                "allocate_variables)"));
     }
   }
 
@@ -362,6 +524,9 @@ class Verifier {
     CheckDistinct(here, fn.params, "parameters", fn.loc);
     // G1-G6
     if (fn.gradient_of) CheckGradientStub(f, fn, *fn.gradient_of, vars_ok);
+    // K1, K3
+    CheckTapeUses(f, fn);
+    CheckTapesPushedAndPopped(f, fn);
     // F4, T5
     if (fn.signature) CheckSignature(f, fn, *fn.signature);
     // A1, A2
@@ -377,6 +542,7 @@ class Verifier {
     }
 
     if (Allocated()) {
+      CheckTapeStorage(f);
       for (size_t b = 0; b < fn.blocks.size(); ++b) {
         CheckBlockStorage(f, BlockId(static_cast<int32_t>(b)));
       }
@@ -586,6 +752,14 @@ class Verifier {
                        CheckVarRef(w, o.vars[i], absl::StrCat("popped variable ", i),
                                    o.loc, /*allow_callee_vars=*/true);
                      }
+                   },
+                   [&](const TapePushOp& o) {
+                     CheckStage(w, KindOf(o), "", o.loc);
+                     CheckTapeOp(w, KindOf(o), o.tape, o.value, "value", o.loc);
+                   },
+                   [&](const TapePopOp& o) {
+                     CheckStage(w, KindOf(o), "", o.loc);
+                     CheckTapeOp(w, KindOf(o), o.tape, o.result, "result", o.loc);
                    },
                },
                op);
@@ -1113,6 +1287,9 @@ class Verifier {
   std::vector<std::set<int32_t>> callees_;   // by function index
   std::vector<std::vector<bool>> reaches_;   // [callee][function]
   std::vector<std::set<int32_t>> writes_;    // by function: variables it writes
+  std::vector<bool> is_tape_;                // by variable: a tape op's tape
+  std::vector<bool> tape_pushed_;            // by variable: some tape_push names it
+  std::vector<bool> tape_popped_;            // by variable: some tape_pop names it
   // Per function being checked:
   bool broken_ = false;                      // an R1-R4 error was found
   std::set<int32_t> callee_vars_;            // params/results of its callees

@@ -46,8 +46,23 @@
 //      (otherwise which write wins is undefined).
 //  O4  a CallOp passes as many args as the callee has params and receives as
 //      many results as the callee has results.
+//  O5  a kernel's vjp (KernelSignature::vjp), when set, names another kernel
+//      declared in Module::kernels whose inputs are the kernel's inputs then
+//      its outputs' types, and whose outputs are the kernel's inputs' types.
 //  S1  PopOp, PushGoto and IndirectGoto appear only in lowered programs;
-//      CallOp and Return appear only in unlowered ones.
+//      CallOp and Return appear only in unlowered ones. TapePushOp and
+//      TapePopOp may appear at every stage.
+//  K1  a tape (a variable that is the tape operand of some TapePushOp or
+//      TapePopOp) is named nowhere else: not a PrimOp input, output or
+//      in_place, a call argument or result, a parameter or result, a Branch
+//      condition, a PopOp variable, a pushed value or a popped result.
+//  K2  a tape belongs to the function of every tape op naming it (R2 with
+//      no allowance for callees' params in lowered programs), so all of a
+//      tape's ops are in one function.
+//  K3  every tape is both pushed (some tape_push names it) and popped (some
+//      tape_pop does): a tape only pushed leaves every activation that
+//      pushes unbalanced, one only popped fails its first pop. The
+//      balance itself depends on each lane's path: see "NOT checked".
 //
 // Once TYPED (stage >= kTyped):
 //  T1  every variable has a type.
@@ -62,6 +77,7 @@
 //      primal's result is an f64 scalar and so is the stub's result 0; each
 //      param wrt[k] of the primal has dtype f64, and the stub's result 1 + k
 //      has its type. (Checked only when G3-G5 hold.)
+//  T6  a tape_push's value and a tape_pop's result have the tape's type.
 //
 // Once ALLOCATED (stage >= kAllocated; storage classes are only meaningful
 // from there, so none of this is checked before):
@@ -89,6 +105,8 @@
 //      params, and the callee's results are written by the call (so reading
 //      them after the return does not make them live across it). Checked only
 //      for functions with no R1-R4 / F2 error.
+//  A7  a variable's storage class is tape if and only if it is a tape (K1).
+//      Tapes have no frames: a PopOp never names one (K1).
 //
 // Uniform variables (Variable::uniform; ir/ir.h), at EVERY stage:
 //  U1  a uniform variable belongs to the entry function.
@@ -105,7 +123,9 @@
 // Deliberately NOT checked (not sound, or not an invariant): reads of
 // variables that may be unwritten (inactive or unassigned lanes hold junk, and
 // every primitive is total), unreachable blocks, whether every path reaches a
-// Return, and the balance of pushes and pops of Full variables.
+// Return, the balance of pushes and pops of Full variables, and the balance
+// of tape pushes and pops per activation beyond K3 (it depends on each
+// lane's path: the executors check it at run time, ir/ir.h "Tapes").
 #ifndef AUTOBATCH_IR_VERIFIER_H_
 #define AUTOBATCH_IR_VERIFIER_H_
 

@@ -1,6 +1,7 @@
 // allocate_variables: picks each variable's storage class from liveness.
 #include "passes/allocate_variables.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ absl::StatusOr<Program> AllocateVariables(Program program) {
   const std::vector<VarSet> call_may_write = CallMayWrite(module);
 
   VarSet full(num_vars), crosses(num_vars), read(num_vars), interface(num_vars);
+  VarSet tapes(num_vars);
   for (size_t f = 0; f < module.functions.size(); ++f) {
     const FunctionId fid(static_cast<int32_t>(f));
     const Function& fn = module.functions[f];
@@ -41,7 +43,10 @@ absl::StatusOr<Program> AllocateVariables(Program program) {
       const Block& block = fn.blocks[b];
       crosses.UnionWith(liveness.blocks[b].live_in);
       crosses.UnionWith(liveness.blocks[b].live_out);
-      for (const Op& op : block.ops) read.insert_all(OpReads(op));
+      for (const Op& op : block.ops) {
+        read.insert_all(OpReads(op));
+        if (std::optional<VarId> tape = TapeOf(op)) tapes.insert(*tape);
+      }
       read.insert_all(TerminatorReads(program, fid, block.terminator));
     }
     for (const CallLiveness& call : LiveAcrossCalls(program, fid, liveness)) {
@@ -56,7 +61,9 @@ absl::StatusOr<Program> AllocateVariables(Program program) {
   for (size_t i = 0; i < num_vars; ++i) {
     const VarId v(static_cast<int32_t>(i));
     StorageClass storage = StorageClass::kRegister;
-    if (module.variables[i].uniform) {
+    if (tapes.contains(v)) {
+      storage = StorageClass::kTape;
+    } else if (module.variables[i].uniform) {
       // Stored once per call, never pushed (verifier U5): a register, which
       // nothing but its one write changes, or null when nothing reads it.
       if (!read.contains(v)) storage = StorageClass::kNull;

@@ -8,7 +8,9 @@
 namespace autobatch {
 
 // Sets Variable::storage for every variable (ir/ir.h, "Storage classes"):
-//   Full      live across a CallOp whose callee may write it: the variable
+//   Tape      the tape operand of a tape_push or tape_pop (ir/ir.h, "Tapes"),
+//             and no other variable; liveness never sees a tape.
+//   Full      otherwise, if live across a CallOp whose callee may write it: the variable
 //             is in CallMayWrite(module)[callee] (passes/analysis/call_graph.h),
 //             i.e. the call may, directly or through any chain of calls
 //             including recursion, assign it or copy an argument into it.

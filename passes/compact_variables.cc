@@ -27,8 +27,7 @@ std::vector<VarId> AppearanceOrder(const Module& module) {
     for (VarId v : function.params) see(v);
     for (const Block& block : function.blocks) {
       for (const Op& op : block.ops) {
-        for (VarId v : OpReads(op)) see(v);
-        for (VarId v : OpWrites(op)) see(v);
+        for (VarId v : OpVariables(op)) see(v);
       }
       for (VarId v : TerminatorReads(block.terminator)) see(v);
     }

@@ -9,11 +9,11 @@
 namespace autobatch {
 
 // Rebuilds the variable table: a variable no function names (as a
-// parameter, result, op input or output, or Branch condition) is dropped;
-// the others are numbered in order of first appearance (function by
-// function in module order: parameters, then each block's ops in order,
-// each op's reads before its writes, each block's Branch condition, then
-// results). Variables the frontend named for itself (IsGeneratedName in
+// parameter, result, op input or output, tape, or Branch condition) is
+// dropped; the others are numbered in order of first appearance (function
+// by function in module order: parameters, then each block's ops in order,
+// each op's reads before its writes before its tape (OpVariables), each
+// block's Branch condition, then results). Variables the frontend named for itself (IsGeneratedName in
 // passes/analysis/use_counts.h: `t<N>` and `l<N>`, never a parameter or a
 // result) are renamed t0, t1, ... and l0, l1, ... per function in the same
 // order, skipping the names of the function's other variables.

@@ -170,6 +170,8 @@ class Cse {
                                         [](const PrimOp&) { return false; },
                                         [](const CallOp&) { return true; },
                                         [](const PopOp&) { return false; },
+                                        [](const TapePushOp&) { return false; },
+                                        [](const TapePopOp&) { return false; },
                                     },
                                     op);
     if (is_call) {

@@ -22,7 +22,8 @@ bool Touches(const Op& op, VarId v) {
 }
 
 // Renames the output `from` of `def` to `to`; false if `def` cannot take
-// the copy's place (a pop writes no value).
+// the copy's place (a pop writes no value; tape ops are left as the pass
+// that emitted them wrote them, ir/ir.h "Tapes").
 bool RenameOutput(Op& def, VarId from, VarId to) {
   return std::visit(Overloaded{
                         [&](PrimOp& o) {
@@ -34,6 +35,8 @@ bool RenameOutput(Op& def, VarId from, VarId to) {
                           return true;
                         },
                         [](PopOp&) { return false; },
+                        [](TapePushOp&) { return false; },
+                        [](TapePopOp&) { return false; },
                     },
                     def);
 }

@@ -25,7 +25,9 @@ std::string BlockName(const Block& block, size_t index) {
 
 // Why a variable has the type it has, for error messages.
 struct Origin {
-  enum Kind { kInput, kSignature, kDeclared, kOp, kCallArg, kCallResult, kGradient };
+  enum Kind {
+    kInput, kSignature, kDeclared, kOp, kCallArg, kCallResult, kGradient, kTapePush, kTapePop
+  };
   Kind kind;
   std::string text;  // e.g. "assigned by sub at fib.cc:11"
 };
@@ -33,14 +35,15 @@ struct Origin {
 // A place where a variable gets its value, and the variable it then depends
 // on; used to explain variables left untyped.
 struct Writer {
-  enum Kind { kPrim, kCallResult, kParam, kGradient };
+  enum Kind { kPrim, kCallResult, kParam, kGradient, kTapePush, kTapePop };
   Kind kind;
   FunctionId function;  // where the writing op is (kGradient: the stub)
   SourceLoc loc;
   const PrimOp* prim = nullptr;  // kPrim
-  VarId from;                    // kCallResult: callee result; kParam: the arg;
-                                 // kGradient: the stub's or primal's variable
-                                 // whose type it shares
+  // kCallResult: callee result; kParam: the arg; kGradient: the stub's or
+  // primal's variable whose type it shares; kTapePush (a tape's writer): the
+  // pushed value; kTapePop (the result's writer): the tape.
+  VarId from;
   FunctionId callee;             // kCallResult, kParam
 };
 
@@ -62,6 +65,13 @@ class TypeInference {
         origins_(m_.variables.size()) {}
 
   absl::Status Run(std::span<const TensorType> input_types) {
+    for (const Function& fn : m_.functions) {
+      for (const Block& block : fn.blocks) {
+        for (const Op& op : block.ops) {
+          if (std::optional<VarId> tape = TapeOf(op)) tapes_.insert(tape->value);
+        }
+      }
+    }
     AB_RETURN_IF_ERROR(Seed(input_types));
     for (bool changed = true; changed;) {
       changed = false;
@@ -92,9 +102,11 @@ class TypeInference {
     const Function& fn = F(V(v).function);
     return std::find(fn.results.begin(), fn.results.end(), v) != fn.results.end();
   }
-  std::string Kind(VarId v) const {
+  bool IsTape(VarId v) const { return tapes_.count(v.value) != 0; }
+  std::string KindOf(VarId v) const {
     if (IsParam(v)) return "parameter";
     if (IsResult(v)) return "result";
+    if (IsTape(v)) return "tape";
     return "variable";
   }
 
@@ -115,6 +127,9 @@ class TypeInference {
           "a gradient takes its primal's parameter types, returns the primal's "
           "value first and each gradient with its parameter's type; call both "
           "with the same types (or cast)");
+    } else if (why.kind == Origin::kTapePush && before.kind == Origin::kTapePush) {
+      advice = "every value pushed on a tape has the tape's one type; cast the value "
+               "(cast primitive) or push it on another tape";
     } else if (why.kind == Origin::kCallArg || before.kind == Origin::kCallArg) {
       advice = absl::StrCat(
           "a function is typed once, so every call must pass the same types; "
@@ -128,7 +143,7 @@ class TypeInference {
           "(cast primitive) or use two variables");
     }
     return absl::InvalidArgumentError(absl::StrCat(
-        "type mismatch in function '", FName(v), "': ", Kind(v), " '", V(v).name,
+        "type mismatch in function '", FName(v), "': ", KindOf(v), " '", V(v).name,
         "' is ", have->ToString(), " (", before.text, ") but ", t.ToString(), " (",
         why.text, "); ", advice));
   }
@@ -188,6 +203,8 @@ class TypeInference {
                 [&](const PrimOp& o) { return SweepPrim(fn, b, o, changed); },
                 [&](const CallOp& o) { return SweepCall(fn, o, changed); },
                 [](const PopOp&) { return absl::OkStatus(); },
+                [&](const TapePushOp& o) { return SweepTapePush(o, changed); },
+                [&](const TapePopOp& o) { return SweepTapePop(o, changed); },
             },
             op));
       }
@@ -339,6 +356,24 @@ class TypeInference {
     return absl::OkStatus();
   }
 
+  // A tape has the type of the values pushed on it (all the same).
+  absl::Status SweepTapePush(const TapePushOp& op, bool& changed) {
+    if (!types_[op.value.value]) return absl::OkStatus();
+    return Assign(op.tape, *types_[op.value.value],
+                  {Origin::kTapePush, absl::StrCat("the type of '", V(op.value).name,
+                                                   "', pushed at ", op.loc.ToString())},
+                  changed);
+  }
+
+  // A tape_pop's result has the tape's type.
+  absl::Status SweepTapePop(const TapePopOp& op, bool& changed) {
+    if (!types_[op.tape.value]) return absl::OkStatus();
+    return Assign(op.result, *types_[op.tape.value],
+                  {Origin::kTapePop, absl::StrCat("popped from tape '", V(op.tape).name,
+                                                  "' at ", op.loc.ToString())},
+                  changed);
+  }
+
   absl::Status CheckBranches() const {
     for (const Function& fn : m_.functions) {
       for (size_t b = 0; b < fn.blocks.size(); ++b) {
@@ -390,6 +425,14 @@ class TypeInference {
                          },
                          [&](const CallOp& call) { AddCallWriters(writers, fid, call); },
                          [](const PopOp&) {},  // not in unlowered programs
+                         [&](const TapePushOp& push) {
+                           writers[push.tape.value].push_back(
+                               {Writer::kTapePush, fid, push.loc, nullptr, push.value, {}});
+                         },
+                         [&](const TapePopOp& pop) {
+                           writers[pop.result.value].push_back(
+                               {Writer::kTapePop, fid, pop.loc, nullptr, pop.tape, {}});
+                         },
                      },
                      op);
         }
@@ -431,6 +474,7 @@ class TypeInference {
           for (VarId r : OpReads(op)) {
             if (r == v) return LocOf(op);
           }
+          if (TapeOf(op) == v) return LocOf(op);
         }
         const auto* branch = std::get_if<Branch>(&block.terminator);
         if (branch != nullptr && branch->cond == v) return block.loc;
@@ -518,6 +562,12 @@ class TypeInference {
       because = absl::StrCat(", so the type of '", V(start).name, "' in function '",
                              FName(start), "' cannot be inferred either");
     }
+    if (IsTape(root)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot infer the type of tape '", V(root).name, "' in function '", FName(root),
+          "': it is popped (at ", FirstRead(root).ToString(), ") but nothing is ever pushed "
+          "on it", because, "; push values on the tape before popping them"));
+    }
     if (IsResult(root)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot infer the type of result '", V(root).name, "' of function '",
@@ -535,6 +585,7 @@ class TypeInference {
   std::vector<std::optional<TensorType>> types_;
   std::vector<std::optional<Origin>> origins_;
   std::set<const PrimOp*> checked_;  // ops whose outputs were computed
+  std::set<int32_t> tapes_;          // tape ops' tapes
 };
 
 }  // namespace

@@ -29,6 +29,8 @@ namespace autobatch {
 // primal param i, stub result 0 <-> primal result 0, stub result 1 + k <->
 // primal param wrt[k]. So calling the stub types the primal and vice versa.
 // Stubs stay stubs (the differentiate pass writes their bodies).
+// A tape takes the type of the values pushed on it (every push must
+// agree), and a tape_pop's result the tape's type.
 //
 // Guarantees on success: functions not reachable from the entry (through
 // calls) are dropped, and so are variables that no remaining function
@@ -43,8 +45,8 @@ namespace autobatch {
 // the user's source line, and say what to do:
 // * a variable given two types (f64 on one path, i64 on another), including
 //   a function called with two different argument types, a gradient stub
-//   and its primal called with different types, or a signature that
-//   disagrees with the inferred or given types;
+//   and its primal called with different types, a tape pushed values of two
+//   types, or a signature that disagrees with the inferred or given types;
 // * a primitive whose operand types break its rule;
 // * a Branch on anything but a bool scalar;
 // * a gradient stub whose primal does not return an f64 scalar, or is
@@ -52,7 +54,8 @@ namespace autobatch {
 // * a variable whose type cannot be inferred: a recursion with no base case
 //   (every path assigning a result goes through a recursive call), a
 //   variable only computed from itself (a loop variable with no initial
-//   value), or a variable read but never assigned;
+//   value), a variable read but never assigned, or a tape popped but never
+//   pushed;
 // * `input_types` not matching the entry's param count.
 absl::StatusOr<Program> InferTypes(Program program,
                                    std::span<const TensorType> input_types);

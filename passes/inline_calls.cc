@@ -83,6 +83,16 @@ class Inliner {
  public:
   explicit Inliner(Program& program) : program_(program), module_(program.module) {}
 
+  void InlineAllInto(FunctionId f) {
+    const std::vector<bool> recursive = RecursiveFunctions(module_);
+    candidate_.assign(module_.functions.size(), false);
+    call_sites_.assign(module_.functions.size(), 1);
+    for (size_t g = 0; g < module_.functions.size(); ++g) {
+      candidate_[g] = !recursive[g] && !Halts(module_.functions[g]);
+    }
+    if (InlineInto(f)) MergeStraightLines(module_.function(f));
+  }
+
   void Run() {
     const std::vector<bool> recursive = RecursiveFunctions(module_);
     const std::vector<bool> reachable = ReachableFunctions(module_, program_.entry);
@@ -283,6 +293,8 @@ class Inliner {
 };
 
 }  // namespace
+
+void InlineEveryCall(Program& program, FunctionId f) { Inliner(program).InlineAllInto(f); }
 
 absl::StatusOr<Program> InlineCalls(Program program) {
   if (program.stage != Stage::kTyped) {

@@ -24,7 +24,8 @@ inline constexpr int kInlineMaxOps = 32;
 //   g's blocks, cloned right after B and labelled "g.<label>" ("g#2.<label>"
 //          for the second copy of g in f, and so on), their
 //          variables renamed to fresh variables of f named "g.<name>" ("#2",
-//          "#3"... appended on a clash), every Return a jump to
+//          "#3"... appended on a clash; so each inlined copy of g gets tapes
+//          of its own, still balanced within it), every Return a jump to
 //   B.ret  the continuation: a copy of each of g's renamed results into the
 //          call's results, then B's ops after the call and B's terminator.
 // The blocks after B move down. Then a block that ends in a jump to a block
@@ -47,6 +48,14 @@ inline constexpr int kInlineMaxOps = 32;
 // Guarantees: every lane computes the same values, bit for bit (the same ops
 // run in the same order, plus copies); stage unchanged; the program verifies.
 absl::StatusOr<Program> InlineCalls(Program program);
+
+// Inlines every call in function `f` whose callee is not recursive and
+// never halts, whatever its size, and the calls that inlining brings in, as
+// InlineCalls does; calls to other callees stay. Other functions and the
+// variables of `f` that lose their uses are left as they are. For passes
+// that need a call-free function (differentiate).
+// Requires: stage kTyped.
+void InlineEveryCall(Program& program, FunctionId f);
 
 }  // namespace autobatch
 

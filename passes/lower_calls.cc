@@ -152,6 +152,8 @@ class FunctionLowering {
                      [&](const PopOp&) {
                        AB_CHECK(false, "PopOp before lower_calls (verifier S1)");
                      },
+                     [&](const TapePushOp& op) { LowerTapeOp(op, after, cur.ops); },
+                     [&](const TapePopOp& op) { LowerTapeOp(op, after, cur.ops); },
                  },
                  block.ops[k]);
     }
@@ -204,6 +206,18 @@ class FunctionLowering {
     out.push_back(std::move(lowered));
     EmitPop(out, std::move(pops), op.loc);
     for (const auto& [x, t] : copies) out.push_back(MakeCopy(x, t, op.loc));
+  }
+
+  // A tape op stays as it is (the tape has no frames); a pushed Full value
+  // that dies here, or a popped Full result never read, is popped after it.
+  template <typename TapeOp>
+  void LowerTapeOp(const TapeOp& op, const VarSet& after, std::vector<Op>& out) {
+    out.push_back(op);
+    std::vector<VarId> pops;
+    for (VarId v : OpVariables(out.back())) {
+      if (v != op.tape && Full(v) && !after.contains(v)) pops.push_back(v);
+    }
+    EmitPop(out, std::move(pops), op.loc);
   }
 
   void LowerCall(const CallOp& op, const VarSet& after, size_t b, int index, Block& cur) {

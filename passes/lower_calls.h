@@ -46,6 +46,9 @@ namespace autobatch {
 // * A PrimOp that reads and writes the same Full variable x writes a new
 //   Temporary "<x>.new" instead, then pops x and copies the Temporary into
 //   x (fuse_pop_push later makes that copy an in-place write).
+// * A tape_push or tape_pop stays as it is: a tape has no frames (ir/ir.h,
+//   "Tapes"). A Full value it pushes that dies there, or a Full result it
+//   pops that is never read, is popped after it.
 // * Return becomes IndirectGoto; Halt stays.
 // New blocks are placed next to the block they come from (continuations
 // right after it, edge blocks right before their target, except before

@@ -41,6 +41,7 @@ constexpr ListedStep kTidyRound[] = {
 // identity, whose copy propagates and lets cse match).
 constexpr ListedStep kCompile[] = {
     {"infer_types"},
+    {"differentiate"},
     {"infer_uniformity"},
     {"repeat(fold_constants,simplify_arithmetic,cse,propagate_copies,remove_dead_ops)",
      &PipelineOptions::cleanup},
@@ -51,6 +52,7 @@ constexpr ListedStep kCompile[] = {
 // LowerProgram after the tidy passes.
 constexpr ListedStep kLower[] = {
     {"infer_types"},
+    {"differentiate"},
     {"infer_uniformity"},
     {"repeat(fold_constants,simplify_arithmetic,cse,propagate_copies,remove_dead_ops)",
      &PipelineOptions::cleanup},

@@ -5,7 +5,7 @@
 //                   fold_branches, merge_blocks, fold_copies,
 //                   propagate_copies, remove_dead_ops) until a round
 //                   changes nothing, then compact_variables
-//   typed:          infer_types -> infer_uniformity, then
+//   typed:          infer_types -> differentiate -> infer_uniformity, then
 //                   repeat(fold_constants, simplify_arithmetic, cse,
 //                   propagate_copies, remove_dead_ops) until a round
 //                   changes nothing (the cleanup; both pipelines run this

@@ -14,6 +14,7 @@
 #include "passes/fold_constants.h"
 #include "passes/fold_copies.h"
 #include "passes/fuse_pop_push.h"
+#include "passes/differentiate.h"
 #include "passes/infer_types.h"
 #include "passes/infer_uniformity.h"
 #include "passes/inline_calls.h"
@@ -69,6 +70,9 @@ constexpr PassInfo kPasses[] = {
      ProgramOnly<CompactVariables>},
     {"infer_types", "gives every variable its type from the entry's input types (--types)",
      RunInferTypes},
+    {"differentiate",
+     "writes each gradient stub's body: its primal's value and reverse-mode gradient",
+     ProgramOnly<Differentiate>},
     {"infer_uniformity",
      "values the entry computes once from uniform values become uniform (ir/ir.h)",
      ProgramOnly<InferUniformity>},

@@ -38,6 +38,9 @@ bool Dead(const Module& module, const Function& function, const UseCounts& count
           },
           [](const CallOp&) { return false; },
           [](const PopOp&) { return false; },
+          // A tape op moves the tape even when its result is never read.
+          [](const TapePushOp&) { return false; },
+          [](const TapePopOp&) { return false; },
       },
       op);
 }

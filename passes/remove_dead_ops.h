@@ -13,7 +13,8 @@ namespace autobatch {
 // result), built-in or a user kernel declared pure (ir/ir.h
 // KernelSignature), and every `x = copy x`. Impure user kernels and calls
 // are kept (they may act outside the program: a kernel records draws or
-// adapts a step size, a call may not return).
+// adapts a step size, a call may not return), and so are tape pushes and pops
+// (a pop whose result nobody reads still pops: ir/ir.h, "Tapes").
 // An op that only fed removed ops goes on the next run: the tidy round that
 // runs this pass repeats until nothing changes (passes/pipeline.cc).
 // Variables stay in the variable table (compact_variables drops them);

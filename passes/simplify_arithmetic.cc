@@ -56,6 +56,7 @@ NanSource NanSourceOf(Primitive prim) {
     case Primitive::kLgamma:
     case Primitive::kErfc:
     case Primitive::kDigamma:
+    case Primitive::kTrigamma:
     case Primitive::kLog1pExp:
     case Primitive::kLogistic:
     case Primitive::kLogSumExp:

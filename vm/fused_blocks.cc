@@ -60,6 +60,7 @@ absl::Status CheckFusedProgram(const FusedProgram& fused, const Program& program
       if (std::holds_alternative<CallOp>(ops[static_cast<size_t>(i)])) {
         return bad("the ops include a call");
       }
+      if (TapeOf(ops[static_cast<size_t>(i)])) return bad("the ops include a tape op");
     }
     const bool same_block = seg.function == last_fn && seg.block == last_block;
     if (seg.function < last_fn || (seg.function == last_fn && seg.block < last_block) ||

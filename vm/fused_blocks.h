@@ -67,8 +67,9 @@ uint64_t Fnv1a64(std::string_view text, uint64_t hash = 14695981039346656037ull)
 uint64_t ProgramFingerprint(const Program& program);
 
 // Whether `fused` was generated from `program` (fingerprints equal) and
-// every segment names an existing function, block, op range and variables
-// in ascending, non-overlapping order. FailedPrecondition otherwise, saying
+// every segment names an existing function, block, op range (starting
+// with a primitive, with no call or tape op) and variables in ascending,
+// non-overlapping order. FailedPrecondition otherwise, saying
 // to regenerate it from this program (`autobatch compile`).
 absl::Status CheckFusedProgram(const FusedProgram& fused, const Program& program);
 

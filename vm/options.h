@@ -145,12 +145,17 @@ struct CallOptions {
   // size times the batch (dry_run: times one lane). A program whose types
   // ask for more (e.g. broadcast to [1e9]) is ResourceExhausted naming the
   // variable, before anything is allocated, instead of exhausting memory.
+  // Also the most one tape's values over the batch may take (vm/tapes.h;
+  // dry_run: one lane's).
   int64_t max_value_bytes = int64_t{4} << 30;
   // The stack VM's stacks together (a frame of every Full variable and the
   // program counter, times the batch, times the depth) may take at most
   // this many bytes; a recursion that would need more is ResourceExhausted
   // naming the limit, not a failed allocation. Like max_value_bytes it
-  // applies to each shard. Must be >= 1.
+  // applies to each shard. All tapes together (ir/ir.h, "Tapes") may take
+  // as much again, on every executor (dry_run: per lane); a tape's depth
+  // counts loop iterations, so max_stack_depth does not bound it. Must be
+  // >= 1.
   int64_t max_stack_bytes = int64_t{8} << 30;
   // The stack VM runs these fused blocks (vm/fused_blocks.h; generated from
   // this very program by `autobatch compile` or EmitFusedBlocks in

@@ -2,6 +2,7 @@
 // bottom (checks, values, primitives, calls, terminators, the run loop).
 #include "vm/reference_interpreter.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -114,6 +115,8 @@ absl::Status CheckOp(const Module& module, const KernelRegistry* kernels, int32_
             return absl::OkStatus();
           },
           [&](const PopOp& p) { return CheckUnlowered(KindOf(p), where); },
+          [&](const TapePushOp& p) { return CheckVars(module, fi, {p.tape}, bi, oi); },
+          [&](const TapePopOp& p) { return CheckVars(module, fi, {p.tape}, bi, oi); },
       },
       op);
 }
@@ -148,6 +151,9 @@ struct Activation {
   int32_t op = 0;
   std::vector<Tensor> values;    // per slot of the function's variables
   std::vector<uint8_t> defined;  // per slot: written in this activation
+  // Per tape of the function (ReferenceInterpreter::fn_tapes_): its depth
+  // when the activation began, which it must leave it at.
+  std::vector<int64_t> tape_base;
 };
 
 // One run of the entry function on one lane. Activations live on the heap
@@ -156,14 +162,17 @@ class LaneRun {
  public:
   LaneRun(const Program& program, const KernelRegistry* kernels,
           const std::vector<int32_t>& slot, const std::vector<int32_t>& frame_size,
-          const ReferenceOptions& options)
+          const std::vector<std::vector<VarId>>& fn_tapes, const ReferenceOptions& options)
       : module_(program.module),
         program_(program),
         kernels_(kernels),
         slot_(slot),
         frame_size_(frame_size),
+        fn_tapes_(fn_tapes),
         options_(options),
-        budget_(options.max_steps, options.deadline) {}
+        budget_(options.max_steps, options.deadline),
+        tapes_(program.module.variables.size()),
+        tape_bytes_(program.module.variables.size(), 0) {}
 
   // The loop: run the innermost activation's next op, or its block's
   // terminator, until the entry returns or a lane halts.
@@ -181,6 +190,8 @@ class LaneRun {
                   return absl::InvalidArgumentError(
                       absl::StrCat(Here(a.op), ": unexpected PopOp"));
                 },
+                [&](const TapePushOp& o) { return TapePush(o); },
+                [&](const TapePopOp& o) { return TapePop(o); },
             },
             block.ops[a.op]));
         continue;
@@ -264,11 +275,12 @@ class LaneRun {
     return Enter(0);
   }
 
-  Activation NewActivation(int32_t function) const {
+  Activation NewActivation(int32_t function) {
     Activation a;
     a.function = function;
     a.values.resize(frame_size_[function]);
     a.defined.assign(frame_size_[function], 0);
+    for (VarId tape : fn_tapes_[function]) a.tape_base.push_back(Tape(tape).size());
     return a;
   }
 
@@ -331,6 +343,89 @@ class LaneRun {
     return absl::OkStatus();
   }
 
+  // --- tapes (ir/ir.h, "Tapes"): one LIFO stack of values per tape for the
+  //     whole run, balanced per activation: an activation pops only what it
+  //     pushed, and leaves each tape of its function as deep as it found it ---
+
+  std::vector<Tensor>& Tape(VarId tape) { return tapes_[tape.value]; }
+
+  std::string TapeName(VarId tape) const { return absl::StrCat("'", module_.var(tape).name, "'"); }
+
+  absl::Status TapePush(const TapePushOp& push) {
+    Activation& a = stack_.back();
+    AB_ASSIGN_OR_RETURN(const Tensor* value, Read(a, push.value, a.op));
+    AB_RETURN_IF_ERROR(CheckDeclaredType(push.tape, value->type(), Here(a.op)));
+    std::vector<Tensor>& tape = Tape(push.tape);
+    const int64_t bytes = value->size_bytes();
+    if (tape_bytes_[push.tape.value] + bytes > options_.max_value_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          Here(a.op), ": tape ", TapeName(push.tape), " would hold more than max_value_bytes = ",
+          options_.max_value_bytes, " bytes (", tape.size(),
+          " values pushed and not popped); check for a loop that never ends, or raise "
+          "CallOptions::max_value_bytes if the memory is there"));
+    }
+    if (all_tape_bytes_ + bytes > options_.max_stack_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          Here(a.op), ": pushing on tape ", TapeName(push.tape),
+          " would make the tapes hold more than max_stack_bytes = ", options_.max_stack_bytes,
+          " bytes; check for a loop that never ends, or raise CallOptions::max_stack_bytes "
+          "if the memory is there"));
+    }
+    tape.push_back(*value);
+    tape_bytes_[push.tape.value] += bytes;
+    all_tape_bytes_ += bytes;
+    ++a.op;
+    return absl::OkStatus();
+  }
+
+  absl::Status TapePop(const TapePopOp& pop) {
+    Activation& a = stack_.back();
+    std::vector<Tensor>& tape = Tape(pop.tape);
+    if (static_cast<int64_t>(tape.size()) <= BaseOf(a, pop.tape)) {
+      const std::string start = absl::StrCat(Here(a.op), ": tape_pop of tape ", TapeName(pop.tape));
+      if (tape.empty()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            start, " finds the tape empty (it pops more values than it pushed); every pop "
+            "needs a push before it in the same activation"));
+      }
+      return absl::FailedPreconditionError(absl::StrCat(
+          start, " finds no value that this activation of '", module_.functions[a.function].name,
+          "' pushed (the ", tape.size(), " on it belong to the activations that called it); "
+          "every pop needs a push before it in the same activation"));
+    }
+    Tensor value = std::move(tape.back());
+    tape.pop_back();
+    tape_bytes_[pop.tape.value] -= value.size_bytes();
+    all_tape_bytes_ -= value.size_bytes();
+    AB_RETURN_IF_ERROR(Write(a, pop.result, std::move(value), a.block, a.op));
+    ++a.op;
+    return absl::OkStatus();
+  }
+
+  int64_t BaseOf(const Activation& a, VarId tape) const {
+    const std::vector<VarId>& tapes = fn_tapes_[a.function];
+    const auto it = std::find(tapes.begin(), tapes.end(), tape);
+    AB_CHECK(it != tapes.end(), "a tape op's tape belongs to its function (Create)");
+    return a.tape_base[static_cast<size_t>(it - tapes.begin())];
+  }
+
+  // `a` ends (a Return, or a Halt, which ends every activation): each tape
+  // of its function must be as deep as when it began.
+  absl::Status CheckTapesBalanced(const Activation& a, std::string_view how) {
+    const std::vector<VarId>& tapes = fn_tapes_[a.function];
+    for (size_t i = 0; i < tapes.size(); ++i) {
+      const int64_t left = static_cast<int64_t>(Tape(tapes[i]).size()) - a.tape_base[i];
+      if (left == 0) continue;
+      return absl::FailedPreconditionError(absl::StrCat(
+          Where(module_, stack_.back().function, stack_.back().block, kTerminator), ": ",
+          std::string(how), " with ", left, " value(s) pushed on tape ", TapeName(tapes[i]),
+          " of '", module_.functions[a.function].name,
+          "' by an activation that has not popped them; every activation pops what it "
+          "pushes before it ends (ir/ir.h, \"Tapes\")"));
+    }
+    return absl::OkStatus();
+  }
+
   // --- CallOp (ir/control_ops.def): a fresh activation of the callee whose
   //     params receive the args; it starts at block 0, and its Return comes
   //     back through ReturnToCaller ---
@@ -382,12 +477,19 @@ class LaneRun {
             },
             [&](const Return&) -> absl::StatusOr<Results> {
               AB_ASSIGN_OR_RETURN(std::vector<LaneValue> results, ResultsOf(stack_.back()));
+              AB_RETURN_IF_ERROR(CheckTapesBalanced(
+                  stack_.back(),
+                  absl::StrCat("'", module_.functions[stack_.back().function].name,
+                               "' returns")));
               if (stack_.size() == 1) return Results(std::move(results));
               AB_RETURN_IF_ERROR(ReturnToCaller(std::move(results)));
               return Results();
             },
             [&](const Halt&) -> absl::StatusOr<Results> {
               AB_ASSIGN_OR_RETURN(std::vector<LaneValue> results, ResultsOf(stack_.front()));
+              for (size_t i = stack_.size(); i-- > 0;) {
+                AB_RETURN_IF_ERROR(CheckTapesBalanced(stack_[i], "the lane halts"));
+              }
               return Results(std::move(results));
             },
             [&](const PushGoto&) -> absl::StatusOr<Results> { return Lowered(); },
@@ -436,9 +538,13 @@ class LaneRun {
   const KernelRegistry* kernels_;
   const std::vector<int32_t>& slot_;
   const std::vector<int32_t>& frame_size_;
+  const std::vector<std::vector<VarId>>& fn_tapes_;
   const ReferenceOptions& options_;
   Budget budget_;
   std::vector<Activation> stack_;  // the entry's first, the innermost last
+  std::vector<std::vector<Tensor>> tapes_;  // per variable (a tape's), bottom first
+  std::vector<int64_t> tape_bytes_;         // per variable: bytes on its tape
+  int64_t all_tape_bytes_ = 0;
   // Evaluate's buffers, kept to run loops without allocating.
   std::vector<TensorType> in_types_;
   std::vector<ConstLanesView> in_views_;
@@ -476,6 +582,7 @@ absl::StatusOr<ReferenceInterpreter> ReferenceInterpreter::Create(const Program&
     }
     interp.slot_[v] = interp.frame_size_[f.value]++;
   }
+  interp.fn_tapes_.assign(num_functions, {});
   for (int32_t fi = 0; fi < num_functions; ++fi) {
     const Function& f = module.functions[fi];
     if (f.blocks.empty()) {
@@ -487,6 +594,11 @@ absl::StatusOr<ReferenceInterpreter> ReferenceInterpreter::Create(const Program&
     for (int32_t bi = 0; bi < static_cast<int32_t>(f.blocks.size()); ++bi) {
       for (int oi = 0; oi < static_cast<int>(f.blocks[bi].ops.size()); ++oi) {
         AB_RETURN_IF_ERROR(CheckOp(module, kernels, fi, bi, oi));
+        std::vector<VarId>& tapes = interp.fn_tapes_[fi];
+        const std::optional<VarId> tape = TapeOf(f.blocks[bi].ops[oi]);
+        if (tape && std::find(tapes.begin(), tapes.end(), *tape) == tapes.end()) {
+          tapes.push_back(*tape);
+        }
       }
       AB_RETURN_IF_ERROR(CheckTerminator(module, fi, bi));
     }
@@ -503,7 +615,7 @@ absl::StatusOr<ReferenceInterpreter> ReferenceInterpreter::Create(const Program&
 
 absl::StatusOr<std::vector<LaneValue>> ReferenceInterpreter::Run(
     std::vector<LaneValue> inputs, const ReferenceOptions& options) const {
-  LaneRun run(*program_, kernels_, slot_, frame_size_, options);
+  LaneRun run(*program_, kernels_, slot_, frame_size_, fn_tapes_, options);
   return run.Run(std::move(inputs));
 }
 

@@ -23,6 +23,13 @@
 // DeadlineExceeded naming the function and block, never a crash or a hang.
 // Reading a variable no op has written in the current activation is
 // InvalidArgument naming the function, block, op and variable.
+//
+// Tapes (ir/ir.h, "Tapes"): one stack of values per tape for the run. A
+// tape_pop finding no value that its own activation pushed, and a Return
+// (or Halt, which ends every activation) leaving a tape of an ending
+// activation deeper than the activation found it, are FailedPrecondition
+// naming the tape, function and block; a tape passing max_value_bytes, or
+// all tapes passing max_stack_bytes, is ResourceExhausted.
 #ifndef AUTOBATCH_VM_REFERENCE_INTERPRETER_H_
 #define AUTOBATCH_VM_REFERENCE_INTERPRETER_H_
 
@@ -52,7 +59,11 @@ struct ReferenceOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
   // The largest value (bytes, one lane) an op may produce; larger is
   // ResourceExhausted naming the variable (CallOptions::max_value_bytes).
+  // Also the most one tape may hold.
   int64_t max_value_bytes = int64_t{4} << 30;
+  // The most all tapes together may hold, in bytes (values pushed and not
+  // yet popped; CallOptions::max_stack_bytes).
+  int64_t max_stack_bytes = int64_t{8} << 30;
 };
 
 // A program checked and indexed once, runnable on many lanes. Holds a
@@ -82,6 +93,7 @@ class ReferenceInterpreter {
   const KernelRegistry* kernels_;
   std::vector<int32_t> slot_;        // per variable: index in its function's frame
   std::vector<int32_t> frame_size_;  // per function: number of variables
+  std::vector<std::vector<VarId>> fn_tapes_;  // per function: its tapes
 };
 
 // Create + Run on one lane.

@@ -9,6 +9,7 @@
 #include "vm/host_stack.h"
 #include "vm/inputs.h"
 #include "vm/run_support.h"
+#include "vm/tapes.h"
 
 namespace autobatch {
 namespace {
@@ -59,6 +60,7 @@ class StacklessVm {
     }
     pool_.clear();
     pool_.resize(module_.functions.size());
+    tapes_.Reset(module_, batch_, backend_, options_);
 
     const Function& entry = program_.entry_function();
     Activation& top = Acquire(program_.entry, 0);
@@ -70,6 +72,9 @@ class StacklessVm {
     for (const Tensor& t : top.vars) profile_.storage_bytes += t.size_bytes();
     AB_RETURN_IF_ERROR(
         RunActivation(program_.entry, top, LaneSet::All(batch_), 0));
+    // Lanes that halted were checked at their Halt, the others at the
+    // entry's Return (its tapes' bases are 0; other functions' tapes were
+    // checked when their activations returned).
     std::vector<Tensor> outputs;
     for (VarId result : entry.results) outputs.push_back(Var(top, result));
     return outputs;
@@ -115,6 +120,7 @@ class StacklessVm {
   absl::Status RunActivation(FunctionId f, Activation& a, const LaneSet& lanes,
                              int64_t depth) {
     const Function& fn = module_.function(f);
+    tapes_.Enter(f, lanes.indices());
     Merge(a, a.waiting[0], lanes);
     for (;;) {
       size_t b = 0;
@@ -158,6 +164,14 @@ class StacklessVm {
                     "PopOp at ", o.loc.ToString(), " in unlowered function '",
                     fn.name, "'; the verifier should have rejected it"));
               },
+              [&](const TapePushOp& o) {
+                return tapes_.Push(o.tape, Var(a, o.value), lanes.indices(), lanes.indices(),
+                                   {fn, b, o.loc});
+              },
+              [&](const TapePopOp& o) {
+                return tapes_.Pop(o.tape, lanes.indices(), &Var(a, o.result), lanes.indices(),
+                                  {fn, b, o.loc});
+              },
           },
           op));
     }
@@ -173,10 +187,16 @@ class StacklessVm {
               Merge(a, a.waiting[t.else_block.value], a.if_false);
               return absl::OkStatus();
             },
-            [&](const Return&) { return absl::OkStatus(); },
+            [&](const Return&) { return tapes_.Leave(f, lanes.indices(), {fn, b, block.loc}); },
             [&](const Halt&) {
               // The lanes are finished: the callers they are nested in drop
-              // them when the call returns (RunCall).
+              // them when the call returns (RunCall). A halt ends every
+              // activation: every tape must be empty.
+              if (!tapes_.empty()) {
+                AB_RETURN_IF_ERROR(tapes_.CheckEmpty(
+                    lanes.indices(),
+                    absl::StrCat("at the halt of ", TapeSite{fn, b, block.loc}.ToString())));
+              }
               for (int64_t lane : lanes.indices()) halted_[static_cast<size_t>(lane)] = 1;
               halts_ += lanes.size();
               return absl::OkStatus();
@@ -241,6 +261,7 @@ class StacklessVm {
   std::vector<int32_t> local_index_;             // var -> index in its function
   std::vector<std::vector<VarId>> fn_vars_;      // function -> its variables
   std::vector<std::vector<std::unique_ptr<Activation>>> pool_;  // [fn][depth]
+  LaneTapes tapes_;
 };
 
 }  // namespace

@@ -100,10 +100,7 @@ Program PruneUnreachable(const Program& in) {
     mark(fn.params);
     mark(fn.results);
     for (const Block& block : fn.blocks) {
-      for (const Op& op : block.ops) {
-        mark(OpReads(op));
-        mark(OpWrites(op));
-      }
+      for (const Op& op : block.ops) mark(OpVariables(op));
       if (const auto* branch = std::get_if<Branch>(&block.terminator)) {
         keep_var.at(branch->cond.value) = true;
       }
@@ -136,6 +133,8 @@ Program PruneUnreachable(const Program& in) {
                        [&](CallOp& o) { o.callee = function(o.callee); },
                        [](PrimOp&) {},
                        [](PopOp&) {},
+                       [](TapePushOp&) {},
+                       [](TapePopOp&) {},
                    },
                    op);
       }

@@ -22,9 +22,48 @@ std::string BlockName(const Block& block, size_t index) {
 
 }  // namespace
 
+std::vector<VarSet> AssignedOnEveryPath(const Module& module, const Function& function) {
+  const size_t num_vars = module.variables.size();
+  const size_t n = function.blocks.size();
+  const std::vector<std::vector<BlockId>> preds = Predecessors(function);
+  const std::vector<bool> reachable = ReachableBlocks(function);
+  // Must-defined sets; `out` of unreachable blocks stays "everything" so
+  // they do not weaken their successors.
+  VarSet everything(num_vars);
+  for (size_t v = 0; v < num_vars; ++v) everything.insert(VarId(static_cast<int32_t>(v)));
+  std::vector<VarSet> in(n, everything), out(n, everything);
+  const VarSet params(num_vars, function.params);
+
+  auto block_in = [&](size_t b) {
+    VarSet defined = b == 0 ? params : everything;
+    for (BlockId p : preds[b]) defined.IntersectWith(out[p.value]);
+    return defined;
+  };
+  auto transfer = [&](size_t b, VarSet defined) {
+    for (const Op& op : function.blocks[b].ops) {
+      if (std::holds_alternative<PopOp>(op)) continue;
+      defined.insert_all(OpWrites(op));
+    }
+    return defined;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t b = 0; b < n; ++b) {
+      if (!reachable[b]) continue;
+      in[b] = block_in(b);
+      VarSet o = transfer(b, in[b]);
+      if (o != out[b]) {
+        // Sets only shrink from "everything", so this terminates.
+        out[b] = std::move(o);
+        changed = true;
+      }
+    }
+  }
+  return in;
+}
+
 absl::Status CheckDefinedBeforeUse(const Program& program) {
   const Module& module = program.module;
-  const size_t num_vars = module.variables.size();
   std::vector<std::string> errors;
   std::set<int32_t> reported;
 
@@ -33,41 +72,8 @@ absl::Status CheckDefinedBeforeUse(const Program& program) {
     const bool is_entry = program.entry.value == static_cast<int32_t>(f);
     const size_t n = function.blocks.size();
     if (n == 0) continue;
-    const std::vector<std::vector<BlockId>> preds = Predecessors(function);
     const std::vector<bool> reachable = ReachableBlocks(function);
-
-    // Must-defined sets; `out` of unreachable blocks stays "everything" so
-    // they do not weaken their successors.
-    VarSet everything(num_vars);
-    for (size_t v = 0; v < num_vars; ++v) everything.insert(VarId(static_cast<int32_t>(v)));
-    std::vector<VarSet> in(n, everything), out(n, everything);
-    const VarSet params(num_vars, function.params);
-
-    auto block_in = [&](size_t b) {
-      VarSet defined = b == 0 ? params : everything;
-      for (BlockId p : preds[b]) defined.IntersectWith(out[p.value]);
-      return defined;
-    };
-    auto transfer = [&](size_t b, VarSet defined) {
-      for (const Op& op : function.blocks[b].ops) {
-        if (std::holds_alternative<PopOp>(op)) continue;
-        defined.insert_all(OpWrites(op));
-      }
-      return defined;
-    };
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t b = 0; b < n; ++b) {
-        if (!reachable[b]) continue;
-        in[b] = block_in(b);
-        VarSet o = transfer(b, in[b]);
-        if (o != out[b]) {
-          // Sets only shrink from "everything", so this terminates.
-          out[b] = std::move(o);
-          changed = true;
-        }
-      }
-    }
+    const std::vector<VarSet> in = AssignedOnEveryPath(module, function);
 
     auto check = [&](const VarSet& defined, VarId v, size_t b, const SourceLoc& loc,
                      std::string_view reader) {

@@ -3,7 +3,10 @@
 #define AUTOBATCH_PASSES_ANALYSIS_DEFINEDNESS_H_
 
 #include "absl/status/status.h"
+#include <vector>
+
 #include "ir/ir.h"
+#include "passes/analysis/liveness.h"
 
 namespace autobatch {
 
@@ -11,7 +14,9 @@ namespace autobatch {
 // Branch condition, the results read by Return / IndirectGoto / the entry's
 // Halt) happens where the variable has been assigned on EVERY path from the
 // function's start (its params count as assigned there). Reads in
-// unreachable blocks are not checked. Equivalently: no variable is live
+// unreachable blocks are not checked. A tape_push reads its value and a
+// tape_pop assigns its result; a tape is not checked (its contents are
+// checked at run time, ir/ir.h "Tapes"). Equivalently: no variable is live
 // where it may be unassigned, which is what the stack discipline of
 // lower_calls relies on (a live Full variable holds exactly one frame).
 //
@@ -20,6 +25,12 @@ namespace autobatch {
 // most 10, in function, block, op order), the function, the variable, the
 // block and the source line of the read, and what to do.
 absl::Status CheckDefinedBeforeUse(const Program& program);
+
+// The analysis behind it: for each block of `function`, the variables
+// assigned on every path from the function's start to the block's entry
+// (its params count as assigned at the start; pops do not assign). For an
+// unreachable block, every variable.
+std::vector<VarSet> AssignedOnEveryPath(const Module& module, const Function& function);
 
 }  // namespace autobatch
 

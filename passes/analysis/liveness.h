@@ -7,6 +7,8 @@
 //   args and writes its results (the callee's own variables belong to the
 //   callee's activation and are not touched); a PopOp reads and writes
 //   nothing here (the analysis is meant for programs before lower_calls);
+//   a tape_push reads its value and a tape_pop writes its result (a tape is
+//   never live: only tape ops move it, ir/ir.h "Tapes");
 // * Branch reads its condition; Return (and IndirectGoto) read the
 //   function's results; Halt reads the results when the function is the
 //   program's entry (they are the outputs) and nothing otherwise; PushGoto

@@ -111,7 +111,7 @@ std::optional<MemoryEstimate> EstimateMemory(const Program& program, std::string
     const int64_t bytes = Bytes(*v.type);
     memory.variables[c] += 1;
     memory.bytes[c] = SaturatingAdd(memory.bytes[c], bytes);
-    if (storage != StorageClass::kNull) {
+    if (storage != StorageClass::kNull && storage != StorageClass::kTape) {
       memory.stored_bytes = SaturatingAdd(memory.stored_bytes, bytes);
     }
     if (storage == StorageClass::kFull) {
@@ -164,6 +164,8 @@ ProgramStats ComputeStats(const Program& program) {
                            counts.pops += static_cast<int64_t>(o.vars.size());
                          }
                        },
+                       [&](const TapePushOp&) { ++stats.tape_pushes; },
+                       [&](const TapePopOp&) { ++stats.tape_pops; },
                    },
                    op);
         if (has_storage_classes) {
@@ -192,6 +194,8 @@ std::string PrintStats(const Program& program, const ProgramStats& stats) {
   for (const auto& [name, n] : stats.primitives) ops.emplace_back(ShownName(name), n);
   if (stats.calls > 0) ops.emplace_back("call", stats.calls);
   if (stats.pop_ops > 0) ops.emplace_back("pop", stats.pop_ops);
+  if (stats.tape_pushes > 0) ops.emplace_back("tape_push", stats.tape_pushes);
+  if (stats.tape_pops > 0) ops.emplace_back("tape_pop", stats.tape_pops);
   int width = Width("indirect_goto");
   for (const auto& [name, n] : ops) width = std::max(width, Width(name));
   const auto count_row = [&](std::string_view name, int64_t n) {
@@ -234,7 +238,12 @@ std::string PrintStats(const Program& program, const ProgramStats& stats) {
                  memory.variables[i], memory.bytes[i]);
     }
   }
-  memory_row("stored", stats.variables - memory.variables[0], memory.stored_bytes);
+  const auto tapes = static_cast<size_t>(StorageClass::kTape);
+  memory_row("stored", stats.variables - memory.variables[0] - memory.variables[tapes],
+             memory.stored_bytes);
+  if (memory.variables[tapes] > 0) {
+    memory_row("tape (bytes per entry)", memory.variables[tapes], memory.bytes[tapes]);
+  }
   if (!memory.has_storage_classes) return out + stats.memory_note + "\n";
 
   int frame_width = Width("stack per recursion depth");
@@ -267,6 +276,8 @@ std::string PrintStatsJson(const Program& program, const ProgramStats& stats) {
   for (const auto& [name, n] : stats.primitives) out["primitives"][name] = n;
   out["calls"] = stats.calls;
   out["pop_ops"] = stats.pop_ops;
+  if (stats.tape_pushes > 0) out["tape_pushes"] = stats.tape_pushes;
+  if (stats.tape_pops > 0) out["tape_pops"] = stats.tape_pops;
   out["terminators"] = Json::object();
   for (const auto& [kind, n] : stats.terminators) out["terminators"][kind] = n;
   out["per_block"] = Json::array();
@@ -290,6 +301,11 @@ std::string PrintStatsJson(const Program& program, const ProgramStats& stats) {
         const auto i = static_cast<size_t>(c);
         m["variables"][std::string(StorageClassName(c))] = {{"count", memory.variables[i]},
                                                             {"bytes", memory.bytes[i]}};
+      }
+      const auto tapes = static_cast<size_t>(StorageClass::kTape);
+      if (memory.variables[tapes] > 0) {
+        m["variables"]["tape"] = {{"count", memory.variables[tapes]},
+                                  {"bytes", memory.bytes[tapes]}};
       }
     } else {
       m["variables"]["total"] = {{"count", stats.variables}, {"bytes", memory.stored_bytes}};

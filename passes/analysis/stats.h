@@ -2,8 +2,9 @@
 // (`autobatch ir PROGRAM --stats`).
 //
 // Counts (every stage): ops per primitive (user kernels as "kernel:NAME"),
-// CallOps and PopOps, terminators per kind, and per block its ops, pushes
-// and pops.
+// CallOps, PopOps, tape pushes and pops, terminators per kind, and per
+// block its ops, pushes and pops (of frames and the PC: tape ops move no
+// frame; a tape_pop's Full result pushes one like any write).
 //
 // Pushes and pops follow the stack discipline of ir/ir.h: a block's pushes
 // are the variables its ops write by pushing (PushedVariables) plus one for
@@ -21,6 +22,9 @@
 //   lane `d` calls deep into a recursive function holds about d times that.
 //   It is an estimate: a variable written again before it is popped pushes
 //   another frame, and variables the lane has not written yet take none.
+// * tapes (stages allocated and lowered, only when the program has some):
+//   their count and the bytes of one entry of each; a lane holds one entry
+//   per value pushed and not yet popped, so tapes are not in "stored".
 #ifndef AUTOBATCH_PASSES_ANALYSIS_STATS_H_
 #define AUTOBATCH_PASSES_ANALYSIS_STATS_H_
 
@@ -57,9 +61,10 @@ struct FrameStats {
 struct MemoryEstimate {
   bool has_storage_classes = false;  // stage allocated or lowered
   // Indexed by StorageClass; all variables count as Full before allocation.
-  std::array<int64_t, 4> variables{};
-  std::array<int64_t, 4> bytes{};
-  int64_t stored_bytes = 0;  // every class but Null (saturates at int64 max)
+  // A tape's bytes are those of one entry.
+  std::array<int64_t, 5> variables{};
+  std::array<int64_t, 5> bytes{};
+  int64_t stored_bytes = 0;  // every class but Null and tape (saturates at int64 max)
   std::vector<FrameStats> frames;  // one per function, if has_storage_classes
 };
 
@@ -72,6 +77,8 @@ struct ProgramStats {
   std::map<std::string, int64_t> primitives;   // name -> ops
   int64_t calls = 0;                           // CallOps
   int64_t pop_ops = 0;                         // PopOps
+  int64_t tape_pushes = 0;                     // TapePushOps
+  int64_t tape_pops = 0;                       // TapePopOps
   std::map<std::string, int64_t> terminators;  // "branch", "halt", ...
   std::vector<BlockStats> per_block;           // functions, then blocks, in order
   // Unset when a variable has no type; memory_note then says why.
@@ -89,10 +96,12 @@ std::string PrintStats(const Program& program, const ProgramStats& stats);
 
 // The same as JSON (indented by 2, invalid UTF-8 in names replaced by
 // U+FFFD): {"stage", "functions", "blocks", "ops", "variables",
-// "primitives": {name: n}, "calls", "pop_ops", "terminators": {kind: n},
+// "primitives": {name: n}, "calls", "pop_ops", "tape_pushes", "tape_pops"
+// (both only when not 0), "terminators": {kind: n},
 // "per_block": [{"function", "block", "label", "ops", "pushes", "pops"}],
 // "memory": null or {"variables": {class: {"count", "bytes"}} (only
-// "total" before allocation), "stored_bytes", "pc_entry_bytes", "frames":
+// "total" before allocation; "tape" only when there are tapes),
+// "stored_bytes", "pc_entry_bytes", "frames":
 // [{"function", "full_variables", "full_bytes", "bytes_per_depth",
 // "recursive"}]}, "memory_note"}. Names are the IR's own, unquoted.
 std::string PrintStatsJson(const Program& program, const ProgramStats& stats);

@@ -36,6 +36,10 @@ void ReplaceOpReads(Op& op, VarId from, VarId to) {
                  [&](PrimOp& o) { std::replace(o.inputs.begin(), o.inputs.end(), from, to); },
                  [&](CallOp& o) { std::replace(o.args.begin(), o.args.end(), from, to); },
                  [](PopOp&) {},  // a pop writes
+                 [&](TapePushOp& o) {
+                   if (o.value == from) o.value = to;  // the tape is not a read
+                 },
+                 [](TapePopOp&) {},  // it writes its result
              },
              op);
 }

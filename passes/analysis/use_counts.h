@@ -30,7 +30,7 @@ class UseCounts {
 std::vector<VarId> TerminatorReads(const Terminator& terminator);
 
 // Replaces every read of `from` in the op (PrimOp inputs, CallOp
-// arguments) by `to`.
+// arguments, a tape_push's value; never a tape) by `to`.
 void ReplaceOpReads(Op& op, VarId from, VarId to);
 
 // Replaces every read of `from` in the terminator by `to`.

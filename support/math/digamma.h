@@ -14,6 +14,9 @@ double Digamma(double x, const IsaFunctions& isa);
 // y[i] = digamma(x[i]) for i < n, log and tan across elements: the same
 // bits. y may be x.
 void Digamma(const double* x, double* y, int64_t n, const IsaFunctions& isa);
+// trigamma(x) with sin from `isa` (only for x < 0; every variant gives the
+// same bits).
+double Trigamma(double x, const IsaFunctions& isa);
 
 }  // namespace autobatch::math::internal
 

@@ -75,6 +75,7 @@ double Scalar(const IsaFunctions& f, Fn fn, double x) {
     case Fn::kLog1p:
       return Canon(f.unary_one[Index(x > kLog1pAsLogAbove ? Fn::kLog : Fn::kLog1p)](x));
     case Fn::kDigamma: return Canon(internal::Digamma(x, f));
+    case Fn::kTrigamma: return Canon(internal::Trigamma(x, f));
     case Fn::kLog1pExp: {
       const double t = f.unary_one[Index(Fn::kExp)](-std::fabs(x));
       return Canon(Log1pExpFrom(x, f.unary_one[Index(Fn::kLog1p)](t)));
@@ -115,6 +116,9 @@ void Vector(const IsaFunctions& f, Fn fn, const double* x, double* y, int64_t n)
         break;
       }
       case Fn::kDigamma: internal::Digamma(xs, ys, m, f); break;
+      case Fn::kTrigamma:
+        for (int64_t i = 0; i < m; ++i) ys[i] = Canon(internal::Trigamma(xs[i], f));
+        break;
       case Fn::kLog1pExp:
         for (int64_t i = 0; i < m; ++i) t[i] = -std::fabs(xs[i]);
         f.unary[Index(Fn::kExp)](t, t, m);
@@ -236,6 +240,7 @@ std::string_view FnName(Fn fn) {
     case Fn::kLgamma: return "lgamma";
     case Fn::kErfc: return "erfc";
     case Fn::kDigamma: return "digamma";
+    case Fn::kTrigamma: return "trigamma";
     case Fn::kLog1pExp: return "log1p_exp";
     case Fn::kLogistic: return "logistic";
   }

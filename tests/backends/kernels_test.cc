@@ -186,7 +186,7 @@ TEST(OneDefinitionTest, FloatUnaryPrimitivesAreBitIdenticalAcrossBatches) {
       Primitive::kTanh,    Primitive::kSqrt,     Primitive::kFloor,    Primitive::kNeg,
       Primitive::kAbs,     Primitive::kSin,      Primitive::kCos,      Primitive::kAtan,
       Primitive::kLgamma,  Primitive::kErfc,     Primitive::kDigamma,  Primitive::kLog1pExp,
-      Primitive::kLogistic};
+      Primitive::kLogistic, Primitive::kTrigamma};
   uint64_t seed = 1;
   for (Primitive prim : kPrims) {
     for (DType d : {DType::kF64, DType::kF32}) {
@@ -208,7 +208,7 @@ TEST(OneDefinitionTest, TranscendentalsAreTheSupportMathFunctions) {
       {Primitive::kCos, math::Fn::kCos},         {Primitive::kAtan, math::Fn::kAtan},
       {Primitive::kLgamma, math::Fn::kLgamma},   {Primitive::kErfc, math::Fn::kErfc},
       {Primitive::kDigamma, math::Fn::kDigamma}, {Primitive::kLog1pExp, math::Fn::kLog1pExp},
-      {Primitive::kLogistic, math::Fn::kLogistic}};
+      {Primitive::kLogistic, math::Fn::kLogistic}, {Primitive::kTrigamma, math::Fn::kTrigamma}};
   ValueGen gen(77);
   std::vector<double> xs = TranscendentalSpecials();
   for (int i = 0; i < 1000; ++i) xs.push_back(gen.Uniform(-30, 30));

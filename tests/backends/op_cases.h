@@ -133,7 +133,7 @@ inline std::vector<OpCase> AllCases() {
     for (Primitive p : {Primitive::kExp, Primitive::kLog, Primitive::kLog1p, Primitive::kExpm1,
                         Primitive::kSqrt, Primitive::kTanh, Primitive::kFloor, Primitive::kSin,
                         Primitive::kCos, Primitive::kAtan, Primitive::kLgamma, Primitive::kErfc,
-                        Primitive::kDigamma, Primitive::kLog1pExp, Primitive::kLogistic}) {
+                        Primitive::kDigamma, Primitive::kTrigamma, Primitive::kLog1pExp, Primitive::kLogistic}) {
       AddCase(cases, MakeOp(p, 1), {v}, v);
       AddCase(cases, MakeOp(p, 1), {s}, s);
     }

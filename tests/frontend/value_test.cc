@@ -75,6 +75,7 @@ TEST(ValueTest, EveryPrimitiveHasAFrontendFunctionAndTheTablesOperator) {
       {Primitive::kLgamma, [](Value a, Value, Value) { return lgamma(a); }},
       {Primitive::kErfc, [](Value a, Value, Value) { return erfc(a); }},
       {Primitive::kDigamma, [](Value a, Value, Value) { return digamma(a); }},
+      {Primitive::kTrigamma, [](Value a, Value, Value) { return trigamma(a); }},
       {Primitive::kLog1pExp, [](Value a, Value, Value) { return log1p_exp(a); }},
       {Primitive::kLogistic, [](Value a, Value, Value) { return logistic(a); }},
       {Primitive::kLt, [](Value a, Value b, Value) { return lt(a, b); }},

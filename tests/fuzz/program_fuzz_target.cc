@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backends/kernel_registry.h"
 #include "backends/tensor.h"
@@ -19,6 +20,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
+#include "tests/fuzz/gradient_check.h"
 #include "vm/options.h"
 #include "frontend/run.h"
 
@@ -201,11 +203,17 @@ std::string KnownInternalError(const Program& program, const std::string& findin
 // program that the pipeline lowered: lower_calls promises the stack
 // discipline, so that is our bug, whereas a program given lowered (which the
 // verifier does not check for it) is bad input. Nothing else on the stack VM
-// path returns FailedPrecondition (the stand-in kernels never fail).
+// path returns FailedPrecondition (the stand-in kernels never fail), but a
+// tape's: popping an empty tape, or ending with values on one, is the
+// program's doing (ir/ir.h, "Tapes"; the verifier cannot see it), and those
+// errors name the tape.
 bool BrokenStackDiscipline(const Program& program, const CallOptions& options,
                            const absl::Status& status) {
+  const bool tape_error =
+      absl::StrContains(status.message(), "tape_pop of tape '") ||
+      absl::StrContains(status.message(), " on tape '");
   return options.vm == Vm::kStack && !options.dry_run && program.stage != Stage::kLowered &&
-         status.code() == absl::StatusCode::kFailedPrecondition;
+         status.code() == absl::StatusCode::kFailedPrecondition && !tape_error;
 }
 
 std::string CodeName(const absl::Status& status) {
@@ -222,6 +230,11 @@ std::string FuzzOutcome::Summary() const {
                     " stackless=", CodeName(stackless), " stack=", CodeName(stack));
   }
   if (compared) absl::StrAppend(&out, " compared");
+  if (gradient_checked) {
+    absl::StrAppend(&out, " gradient=", CodeName(gradient),
+                    gradient_compared ? " gradient-compared" : "",
+                    finite_differences ? " finite-differences" : "");
+  }
   if (!known_issue.empty()) absl::StrAppend(&out, " known-issue=", known_issue);
   if (!finding.empty()) absl::StrAppend(&out, " FINDING");
   return out;
@@ -352,6 +365,12 @@ FuzzOutcome RunFuzzInput(std::string_view bytes, const FuzzLimits& limits) {
       if (!outcome.finding.empty()) return outcome;
     }
   }
+  const GradientCheck gradient = CheckGradients(program, inputs, kernels, options);
+  outcome.gradient_checked = gradient.checked;
+  outcome.gradient = gradient.status;
+  outcome.gradient_compared = gradient.compared;
+  outcome.finite_differences = gradient.finite_differences;
+  outcome.finding = gradient.finding;
   return outcome;
 }
 

@@ -15,7 +15,8 @@
 //   * an Internal error (our "please report it" tier) from any stage;
 //   * the stack VM pops an empty stack in a program the pipeline lowered
 //     (lower_calls promises the stack discipline; a program given lowered
-//     may break it: that is bad input, FailedPrecondition);
+//     may break it: that is bad input, FailedPrecondition; so is an
+//     unbalanced tape, ir/ir.h "Tapes", in any program);
 //   * the JSON form of a loaded program is not a fixpoint (dump, load, dump
 //     gives different text);
 //   * two executors both succeed on a bit-stable program but their outputs
@@ -59,6 +60,14 @@ struct FuzzOutcome {
   absl::Status stackless = absl::UnknownError("not run");
   absl::Status stack = absl::UnknownError("not run");
   bool compared = false;  // at least two succeeded and their outputs were compared
+  // The gradient check (tests/fuzz/gradient_check.h), for entries that take
+  // f64 scalars and return one: the reference interpreter's status on the
+  // gradient, whether executors' gradients were compared, and whether
+  // central differences were.
+  bool gradient_checked = false;
+  absl::Status gradient = absl::UnknownError("not run");
+  bool gradient_compared = false;
+  bool finite_differences = false;
   std::string finding;    // empty unless a promise was broken (see above)
   // A finding already reported and not fixed yet (tags in the .cc), kept
   // apart so the fuzzer can go on; tests show it in their goldens.

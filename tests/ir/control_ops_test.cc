@@ -24,7 +24,7 @@ constexpr Stage kStages[] = {Stage::kUntyped, Stage::kTyped, Stage::kAllocated, 
 
 TEST(ControlOpTableTest, EveryRowIsComplete) {
   std::set<std::string_view> spellings;
-  ASSERT_EQ(AllControlOps().size(), 8u);
+  ASSERT_EQ(AllControlOps().size(), 10u);
   for (size_t i = 0; i < AllControlOps().size(); ++i) {
     const ControlOpInfo& info = AllControlOps()[i];
     EXPECT_EQ(&Info(static_cast<ControlOp>(i)), &info);
@@ -49,8 +49,13 @@ TEST(ControlOpTableTest, EveryRowIsComplete) {
 TEST(ControlOpTableTest, KindOfNamesTheRowOfEachStruct) {
   EXPECT_EQ(Info(KindOf(CallOp{})).type_name, "CallOp");
   EXPECT_EQ(Info(KindOf(PopOp{})).type_name, "PopOp");
-  EXPECT_EQ(Info(KindOf(CallOp{})).form, ControlForm::kOp);
-  EXPECT_EQ(Info(KindOf(PopOp{})).form, ControlForm::kOp);
+  EXPECT_EQ(Info(KindOf(TapePushOp{})).type_name, "TapePushOp");
+  EXPECT_EQ(Info(KindOf(TapePopOp{})).type_name, "TapePopOp");
+  for (ControlOp op : {KindOf(CallOp{}), KindOf(PopOp{}), KindOf(TapePushOp{}),
+                       KindOf(TapePopOp{})}) {
+    EXPECT_EQ(Info(op).form, ControlForm::kOp);
+  }
+  static_assert(std::variant_size_v<Op> == 5);
   const Terminator terminators[] = {Branch{}, Goto{}, Return{}, PushGoto{}, IndirectGoto{},
                                     Halt{}};
   const std::string_view names[] = {"Branch", "Goto", "Return", "PushGoto", "IndirectGoto",
@@ -60,12 +65,12 @@ TEST(ControlOpTableTest, KindOfNamesTheRowOfEachStruct) {
     const ControlOp kind = KindOf(terminators[i]);
     EXPECT_EQ(Info(kind).type_name, names[i]);
     EXPECT_EQ(Info(kind).form, ControlForm::kTerminator);
-    EXPECT_EQ(static_cast<size_t>(kind), 2 + i);
+    EXPECT_EQ(static_cast<size_t>(kind), 4 + i);
   }
 }
 
 // Calls and returns before lowering; PushGoto, IndirectGoto and pops after
-// (ir/ir.h, "Stages").
+// (ir/ir.h, "Stages"); tape ops everywhere.
 TEST(ControlOpTableTest, StageRules) {
   for (Stage stage : kStages) {
     const bool lowered = stage == Stage::kLowered;
@@ -77,6 +82,8 @@ TEST(ControlOpTableTest, StageRules) {
     EXPECT_TRUE(AllowedAt(ControlOp::kBranch, stage));
     EXPECT_TRUE(AllowedAt(ControlOp::kGoto, stage));
     EXPECT_TRUE(AllowedAt(ControlOp::kHalt, stage));
+    EXPECT_TRUE(AllowedAt(ControlOp::kTapePushOp, stage));
+    EXPECT_TRUE(AllowedAt(ControlOp::kTapePopOp, stage));
   }
 }
 

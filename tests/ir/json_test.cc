@@ -423,7 +423,7 @@ TEST(JsonErrorTest, UnknownNames) {
 TEST(JsonErrorTest, UnknownKindsListTheExpectedOnes) {
   ExpectLoadError(Fib(), [](Json& j) { Set(j, "/functions/1/blocks/1/ops/1/kind", "invoke"); },
                   "/functions/1/blocks/1/ops/1/kind",
-                  "unknown op kind \"invoke\"; expected \"prim\", \"call\" or \"pop\"");
+                  "unknown op kind \"invoke\"; expected \"prim\", \"call\", \"pop\", \"tape_push\" or \"tape_pop\"");
   ExpectLoadError(Fib(), [](Json& j) { Set(j, "/functions/1/blocks/3/terminator/kind", "jump"); },
                   "/functions/1/blocks/3/terminator/kind",
                   "unknown terminator kind \"jump\"; expected branch, goto, return, push_goto, "

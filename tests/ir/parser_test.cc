@@ -262,8 +262,8 @@ TEST(ParserTest, ErrorsSayWhereWhatWasExpectedAndWhatWasFound) {
   EXPECT_EQ(ErrorOf("program stage=raw entry=@main"),
             "1:15: expected a stage (untyped, typed, allocated or lowered), found \"raw\"");
   EXPECT_EQ(ErrorOf(Main("  %y: f64 = frobnicate %x\n  return\n")),
-            "4:13: expected an op (a primitive of ir/primitives.def, 'kernel', 'call' or 'pop') "
-            "or a terminator (branch, goto, return, push_goto, indirect_goto, halt), found "
+            "4:13: expected an op (a primitive of ir/primitives.def, 'kernel', 'call', 'pop', "
+            "'tape_push' or 'tape_pop') or a terminator (branch, goto, return, push_goto, indirect_goto, halt), found "
             "\"frobnicate\"");
   EXPECT_EQ(ErrorOf(Main("  %y: f63 = copy %x\n  return\n")),
             "4:7: expected a type such as f64 or i64[3] (dtypes: f64, f32, i64, i32, bool, u64), "
@@ -314,7 +314,7 @@ TEST(ParserTest, ErrorsSayWhereWhatWasExpectedAndWhatWasFound) {
             "4:40: attribute literal is given twice");
   EXPECT_EQ(ErrorOf(absl::StrCat(kHeader, "kernel \"k\"() -> () impure\n",
                                  "func @main() -> () {\n^0:\n  return\n}\n")),
-            "2:20: expected 'batch_dependent', 'pure' or the end of the line, found \"impure\"");
+            "2:20: expected 'batch_dependent', 'pure', 'vjp \"kernel\"' or the end of the line, found \"impure\"");
 }
 
 TEST(ParserTest, GradientStubErrors) {

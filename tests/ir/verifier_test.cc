@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "support/overloaded.h"
 #include "ir/testing/fib_program.h"
+#include "ir/testing/tape_programs.h"
 
 namespace autobatch {
 namespace {
@@ -1108,6 +1109,14 @@ std::vector<std::pair<int32_t*, size_t>> IndexFields(Program& p) {
                          vars(o.results);
                        },
                        [&](PopOp& o) { vars(o.vars); },
+                       [&](TapePushOp& o) {
+                         fields.emplace_back(&o.tape.value, num_vars);
+                         fields.emplace_back(&o.value.value, num_vars);
+                       },
+                       [&](TapePopOp& o) {
+                         fields.emplace_back(&o.tape.value, num_vars);
+                         fields.emplace_back(&o.result.value, num_vars);
+                       },
                    },
                    op);
       }
@@ -1140,13 +1149,14 @@ TEST(VerifierTest, RandomOutOfRangeIndicesAreAlwaysReported) {
     FunctionId main;
     VarId x, y;
     Program p;
-    switch (trial % 6) {
+    switch (trial % 7) {
       case 0: p = MakeFib(Stage::kUntyped).program; break;
       case 1: p = MakeFib(Stage::kTyped).program; break;
       case 2: p = MakeFib(Stage::kAllocated).program; break;
       case 3: p = MakeLoweredMain(&main, &x, &y).program; break;
       case 4: p = MakeGrad(Stage::kUntyped).program; break;
       case 5: p = MakeGrad(Stage::kTyped, {0, 1}).program; break;
+      case 6: p = testing::RecursiveTapeProgram(); break;
     }
     std::vector<std::pair<int32_t*, size_t>> fields = IndexFields(p);
     const int corruptions = 1 + static_cast<int>(rng() % 3);

@@ -94,7 +94,7 @@ class Reference {
           AB_ASSIGN_OR_RETURN(Values out, Call(call->callee, in, depth + 1));
           for (size_t j = 0; j < out.size(); ++j) vals[call->results[j].value] = out[j];
         } else {
-          return Fail("reference: PopOp in an unlowered program");
+          return Fail("reference: a PopOp in an unlowered program, or a tape op (not run here)");
         }
       }
       const Terminator& t = block.terminator;
@@ -240,6 +240,9 @@ class StackMachine {
       case StorageClass::kNull:
         return Fail(absl::StrCat("stack machine: read of null '", var.name, "' in ",
                                  Where(lane)));
+      case StorageClass::kTape:
+        return Fail(absl::StrCat("stack machine: tape '", var.name, "' read as a value in ",
+                                 Where(lane)));
     }
     return Fail("bad storage class");
   }
@@ -268,6 +271,9 @@ class StackMachine {
         return absl::OkStatus();
       case StorageClass::kNull:
         return absl::OkStatus();
+      case StorageClass::kTape:
+        return Fail(absl::StrCat("stack machine: tape '", var.name, "' written as a value in ",
+                                 Where(lane)));
     }
     return Fail("bad storage class");
   }
@@ -297,7 +303,7 @@ class StackMachine {
           lane.full[v.value].pop_back();
         }
       } else {
-        return Fail("stack machine: CallOp in a lowered program");
+        return Fail("stack machine: a CallOp in a lowered program, or a tape op (not run here)");
       }
     }
     const Terminator& t = block.terminator;

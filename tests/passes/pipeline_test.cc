@@ -281,7 +281,7 @@ TEST(PipelineTest, ThePipelinesAreListsOfRegisteredPasses) {
             "remove_unreachable_blocks,repeat(thread_jumps,fold_branches,merge_blocks,"
             "fold_copies,propagate_copies,remove_dead_ops),compact_variables");
   const std::string typed =
-      ",infer_types,infer_uniformity,repeat(fold_constants,simplify_arithmetic,cse,"
+      ",infer_types,differentiate,infer_uniformity,repeat(fold_constants,simplify_arithmetic,cse,"
       "propagate_copies,remove_dead_ops)";
   EXPECT_EQ(CompilePipelineText(), TidyPipelineText() + typed + ",thread_jumps,allocate_variables");
   EXPECT_EQ(LowerPipelineText(),
@@ -295,7 +295,7 @@ TEST(PipelineTest, ThePipelinesAreListsOfRegisteredPasses) {
   EXPECT_EQ(LowerPipelineText(bare),
             "remove_unreachable_blocks,repeat(fold_branches,merge_blocks,fold_copies,"
             "propagate_copies,remove_dead_ops),compact_variables,infer_types,"
-            "infer_uniformity,allocate_variables,lower_calls");
+            "differentiate,infer_uniformity,allocate_variables,lower_calls");
   for (const std::string& text : {CompilePipelineText(), LowerPipelineText(), std::string()}) {
     absl::StatusOr<Pipeline> pipeline = ParsePipeline(text);
     ASSERT_TRUE(pipeline.ok()) << pipeline.status();
@@ -366,9 +366,9 @@ TEST(PipelineTest, ARepeatedGroupRunsUntilARoundChangesNothing) {
 }
 
 // The tidy passes and infer_types keep a gradient stub as it is (every
-// pass's output verified), whatever they do to its caller and primal; the
-// first pass that cannot take a stub, allocate_variables, says to run the
-// differentiate pass.
+// pass's output verified), whatever they do to its caller and primal; in a
+// pipeline without differentiate, the first pass that cannot take a stub,
+// allocate_variables, says to run it.
 TEST(PipelineTest, TidyPassesAndInferTypesKeepGradientStubs) {
   const Program program = testing::MakeGradientStubCallerProgram();
   const Function& stub = program.module.functions[2];
@@ -395,15 +395,22 @@ TEST(PipelineTest, TidyPassesAndInferTypesKeepGradientStubs) {
                              "func @grad_f(%a: f64, %b: f64) -> (%value: f64, %db: f64) = "
                              "gradient @f wrt 1\n"));
 
-  absl::StatusOr<Program> compiled =
-      CompileProgram(program, {Scalar(DType::kF64), Scalar(DType::kF64)});
-  ASSERT_FALSE(compiled.ok());
-  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(compiled.status().message()),
+  absl::StatusOr<Pipeline> skipping =
+      ParsePipeline(TidyPipelineText() + ",infer_types,allocate_variables");
+  ASSERT_TRUE(skipping.ok()) << skipping.status();
+  absl::StatusOr<Program> undifferentiated = RunPipeline(program, *skipping, context);
+  ASSERT_FALSE(undifferentiated.ok());
+  EXPECT_EQ(undifferentiated.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(undifferentiated.status().message()),
               ::testing::StartsWith(
                   "pass allocate_variables failed: allocate_variables cannot take function "
                   "'grad_f', a gradient stub of 'f' with no body yet: run the differentiate "
                   "pass first (CompileProgram and LowerProgram do)"));
+  // CompileProgram does: the stub gets its body.
+  absl::StatusOr<Program> compiled =
+      CompileProgram(program, {Scalar(DType::kF64), Scalar(DType::kF64)});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_FALSE(testing::FindFunction(*compiled, "grad_f").blocks.empty());
 }
 
 // A pass whose output does not verify is our bug: Internal, naming the pass.

@@ -7,6 +7,7 @@
 // (the bits every executor matched), in test order, to FILE:
 // tools/check_portable_bits.sh compares two builds' dumps byte for byte.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +27,7 @@
 #include "samples/fibonacci/fibonacci.h"
 #include "samples/mutual_recursion/even_odd.h"
 #include "samples/peanuts/peanuts.h"
+#include "ir/testing/tape_programs.h"
 #include "tests/passes/test_programs.h"
 #include "frontend/run.h"
 
@@ -568,6 +570,57 @@ TEST_P(DifferentialTest, HaltInsideARecursiveCallee) {
       &kernels, {.vm = Vm::kStackless});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->front().ToVector<int64_t>(), std::vector<int64_t>{53});
+}
+
+// Inputs (n, x) of the tape programs (ir/testing/tape_programs.h): per-lane
+// trip counts n in [-2, 12], x ~ N(0, 9).
+std::vector<Tensor> TapeInputs(int64_t batch, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int64_t> n(static_cast<size_t>(batch));
+  std::vector<double> x(n.size());
+  for (size_t i = 0; i < n.size(); ++i) {
+    n[i] = std::uniform_int_distribution<int64_t>(-2, 12)(rng);
+    x[i] = std::normal_distribution<double>(0, 3)(rng);
+  }
+  return {*Tensor::FromVector(n), *Tensor::FromVector(x)};
+}
+
+// The reference interpreter's result in every lane is the C++ model's, bit
+// for bit (the model pops in LIFO order: another order changes the bits).
+void ExpectTheModelsBits(const Program& program, const std::vector<Tensor>& inputs,
+                         double (*model)(int64_t, double)) {
+  KernelRegistry kernels;
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunProgram(program, inputs, &kernels, {.dry_run = true});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::vector<int64_t> n = inputs[0].ToVector<int64_t>();
+  const std::vector<double> x = inputs[1].ToVector<double>();
+  const std::vector<double> got = out->front().ToVector<double>();
+  for (size_t i = 0; i < n.size(); ++i) {
+    EXPECT_EQ(std::bit_cast<uint64_t>(got[i]), std::bit_cast<uint64_t>(model(n[i], x[i])))
+        << "lane " << i << ": n = " << n[i] << ", x = " << x[i];
+  }
+}
+
+// Tapes (ir/ir.h, "Tapes"): a loop pushes on two tapes with per-lane trip
+// counts and an If inside, a second loop pops them in reverse and branches
+// on a popped value; a value stays on a tape across the whole program.
+TEST_P(DifferentialTest, TapesPushedInALoopAndPoppedInReverse) {
+  const Program program = testing::TapeLoopProgram();
+  const std::vector<Tensor> inputs = TapeInputs(GetParam(), static_cast<uint64_t>(GetParam()) + 21);
+  ExpectTheModelsBits(program, inputs, testing::TapeLoopModel);
+  ExpectAllExecutorsAgree(program, KernelRegistry(), inputs);
+}
+
+// A recursive function keeps a value on its tape across its recursive call
+// (one per-lane stack serves every activation, each balanced), and calls a
+// function whose loops push and pop its own tape: lanes at different
+// recursion depths and loop trip counts.
+TEST_P(DifferentialTest, TapesInARecursiveFunctionAndItsCallee) {
+  const Program program = testing::RecursiveTapeProgram();
+  const std::vector<Tensor> inputs = TapeInputs(GetParam(), static_cast<uint64_t>(GetParam()) + 22);
+  ExpectTheModelsBits(program, inputs, testing::RecursiveTapeModel);
+  ExpectAllExecutorsAgree(program, KernelRegistry(), inputs);
 }
 
 INSTANTIATE_TEST_SUITE_P(BatchSizes, DifferentialTest,

@@ -29,6 +29,8 @@ const autobatch::FusedProgram& FusedBlocks_even_odd();
 const autobatch::FusedProgram& FusedBlocks_collatz();
 const autobatch::FusedProgram& FusedBlocks_peanuts();
 const autobatch::FusedProgram& FusedBlocks_compact_state();
+const autobatch::FusedProgram& FusedBlocks_tape_loop();
+const autobatch::FusedProgram& FusedBlocks_tape_recursive();
 const autobatch::FusedProgram& FusedBlocks_nuts_eight_schools();
 
 namespace autobatch {
@@ -43,6 +45,8 @@ const FusedProgram& FusedFor(const std::string& name) {
   if (name == "collatz") return FusedBlocks_collatz();
   if (name == "peanuts") return FusedBlocks_peanuts();
   if (name == "compact_state") return FusedBlocks_compact_state();
+  if (name == "tape_loop") return FusedBlocks_tape_loop();
+  if (name == "tape_recursive") return FusedBlocks_tape_recursive();
   ADD_FAILURE() << "no fused blocks for " << name;
   return FusedBlocks_all_ops();
 }
@@ -97,11 +101,11 @@ TEST_P(FusedProgramTest, GivesTheInterpretersBits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ProgramsAndBatches, FusedProgramTest,
-                         ::testing::Combine(::testing::Range(0, 6),
+                         ::testing::Combine(::testing::Range(0, 8),
                                             ::testing::Values<int64_t>(1, 7, 64, 1000)));
 
 TEST(FusedProgramsTest, TheTestProgramsAreTheGeneratedOnes) {
-  ASSERT_EQ(Programs().size(), 6u);
+  ASSERT_EQ(Programs().size(), 8u);
   for (const testing::FusedTestProgram& p : Programs()) {
     SCOPED_TRACE(p.name);
     EXPECT_TRUE(CheckFusedProgram(FusedFor(p.name), p.lowered).ok());
@@ -255,6 +259,41 @@ TEST(FusedProgramsTest, RejectsSegmentsOutsideTheProgram) {
               HasSubstr("ascending"));
 }
 
+// Tape ops end segments (codegen/codegen.h): the tape programs have
+// segments right before or after a tape op and none covering one, and a
+// segment stretched over a tape op is refused.
+TEST(FusedProgramsTest, TapeOpsEndSegments) {
+  for (size_t index : {6u, 7u}) {
+    const testing::FusedTestProgram& p = Programs()[index];
+    ASSERT_EQ(p.name.rfind("tape_", 0), 0u);
+    const FusedProgram& fused = FusedFor(p.name);
+    int next_to_tape_op = 0;
+    for (const FusedSegment& seg : fused.segments) {
+      const std::vector<Op>& ops = p.lowered.module.functions[seg.function].blocks[seg.block].ops;
+      for (int32_t i = seg.first_op; i < seg.end_op; ++i) EXPECT_FALSE(TapeOf(ops[i])) << p.name;
+      const bool before = seg.first_op > 0 && TapeOf(ops[seg.first_op - 1]).has_value();
+      const bool after =
+          seg.end_op < static_cast<int32_t>(ops.size()) && TapeOf(ops[seg.end_op]).has_value();
+      next_to_tape_op += before || after;
+    }
+    EXPECT_GE(next_to_tape_op, 1) << p.name;
+  }
+  // A segment stretched over the tape op after it is refused.
+  const testing::FusedTestProgram& p = Programs()[6];
+  const FusedProgram& fused = FusedFor(p.name);
+  for (size_t k = 0; k < fused.segments.size(); ++k) {
+    const FusedSegment& seg = fused.segments[k];
+    const std::vector<Op>& ops = p.lowered.module.functions[seg.function].blocks[seg.block].ops;
+    if (seg.end_op >= static_cast<int32_t>(ops.size()) || !TapeOf(ops[seg.end_op])) continue;
+    std::vector<FusedSegment> segments(fused.segments.begin(), fused.segments.end());
+    segments[k].end_op += 1;
+    const absl::Status status = CheckFusedProgram({fused.fingerprint, segments}, p.lowered);
+    EXPECT_THAT(std::string(status.message()), HasSubstr("the ops include a tape op"));
+    return;
+  }
+  ADD_FAILURE() << "no segment of tape_loop ends at a tape op";
+}
+
 TEST(CodegenTest, RejectsAnUnloweredProgramAndABadSymbol) {
   const testing::FusedTestProgram& fib = Programs()[1];
   Program typed = fib.lowered;
@@ -346,6 +385,9 @@ TEST(CodegenTest, SegmentsPassOnWhatIsReadAfterThem) {
         module.function(plan.function).blocks[static_cast<size_t>(plan.block.value)];
     std::set<int32_t> written;
     for (int32_t i = plan.first_op; i < plan.end_op; ++i) {
+      // The VM runs a segment's pops after it (codegen/codegen.h): what a
+      // pop restores is not the segment's to pass on.
+      if (std::holds_alternative<PopOp>(block.ops[static_cast<size_t>(i)])) continue;
       for (VarId v : OpReads(block.ops[static_cast<size_t>(i)])) {
         if (!written.count(v.value)) {
           EXPECT_TRUE(std::count(plan.inputs.begin(), plan.inputs.end(), v));

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "ir/testing/tape_programs.h"
 #include "support/status.h"
 #include "passes/pipeline.h"
 #include "samples/collatz/collatz.h"
@@ -221,6 +222,20 @@ std::vector<FusedTestProgram> FusedTestPrograms() {
         }));
   }
   programs.push_back(CompactState());
+  // Tapes (ir/ir.h, "Tapes"): segments end at tape ops, so values flow
+  // between a segment and a push or pop through memory.
+  const std::vector<TensorType> int_and_double = {Scalar(DType::kI64), Scalar(DType::kF64)};
+  auto tape_inputs = [](int64_t batch, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<int64_t> n(static_cast<size_t>(batch));
+    for (int64_t& v : n) v = std::uniform_int_distribution<int64_t>(-2, 12)(rng);
+    return std::vector<Tensor>{*Tensor::FromVector(n),
+                               RandomTensor(Scalar(DType::kF64), batch, rng)};
+  };
+  programs.push_back({"tape_loop", std::make_unique<Context>(),
+                      Lower(TapeLoopProgram(), int_and_double), tape_inputs});
+  programs.push_back({"tape_recursive", std::make_unique<Context>(),
+                      Lower(RecursiveTapeProgram(), int_and_double), tape_inputs});
   return programs;
 }
 

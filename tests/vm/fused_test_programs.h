@@ -29,7 +29,8 @@ struct FusedTestProgram {
 
 // "all_ops" (every primitive of tests/backends/op_cases.h but the user
 // kernel, each on its own inputs, in one block), "fibonacci", "even_odd",
-// "collatz", "peanuts", "compact_state" (see its definition).
+// "collatz", "peanuts", "compact_state" (see its definition), "tape_loop"
+// and "tape_recursive" (ir/testing/tape_programs.h).
 std::vector<FusedTestProgram> FusedTestPrograms();
 
 // Batched NUTS on eight schools (the program nuts_bench runs), with the

@@ -134,6 +134,8 @@ std::vector<PrimCase> AllCases() {
       {"erfc", Primitive::kErfc, {Lane<double>({0.0})}, {}, Lane<double>({1.0})},
       {"digamma", Primitive::kDigamma, {Lane<double>({0.0})}, {},
        Lane<double>({-std::numeric_limits<double>::infinity()})},
+      {"trigamma", Primitive::kTrigamma, {Lane<double>({0.0})}, {},
+       Lane<double>({std::numeric_limits<double>::infinity()})},
       {"log1p_exp", Primitive::kLog1pExp, {Lane<double>({1e300})}, {}, Lane<double>({1e300})},
       {"logistic", Primitive::kLogistic, {Lane<double>({0.0})}, {}, Lane<double>({0.5})},
       {"lt", Primitive::kLt, {Lane<int64_t>({1}), Lane<int64_t>({2})}, {}, Lane<bool>({true})},

@@ -129,6 +129,11 @@ absl::Status CompactExecutor::RunTile(const Block& block, const Function& fn, in
                                       /*active=*/-1, first_tile));
     } else if (const auto* pop = std::get_if<PopOp>(&op)) {
       AB_RETURN_IF_ERROR(RunPop(*pop, fn, lanes));
+    } else if (const auto* push = std::get_if<TapePushOp>(&op)) {
+      AB_RETURN_IF_ERROR(RunTapePush(*push, {fn, plan_.block(gid).block, push->loc}, lanes));
+    } else if (const auto* tape_pop = std::get_if<TapePopOp>(&op)) {
+      AB_RETURN_IF_ERROR(
+          RunTapePop(*tape_pop, fn, {fn, plan_.block(gid).block, tape_pop->loc}, lanes));
     } else {
       return absl::InternalError(absl::StrCat(
           "CallOp at ", std::get<CallOp>(op).loc.ToString(), " in lowered function '", fn.name,
@@ -233,6 +238,29 @@ absl::Status CompactExecutor::RunPop(const PopOp& op, const Function& fn, const 
     if (plan_.module().var(v).storage == StorageClass::kFull) Drop(v);
   }
   return storage_.Pop(op, fn, lanes);
+}
+
+// The value is pushed from where it is current: its copy (or a constant's),
+// else its storage, with no gather.
+absl::Status CompactExecutor::RunTapePush(const TapePushOp& op, const TapeSite& site,
+                                          const LaneSet& lanes) {
+  if (storage_.constant(op.value) || copy_epoch_[op.value.value] == epoch_) {
+    return storage_.tapes().Push(op.tape, *Read(op.value, lanes), storage_.Iota(lanes.size()),
+                                 lanes.indices(), site);
+  }
+  return storage_.TapePush(op, site, lanes);
+}
+
+// The result is written like an op's output: into its copy, scattered at the
+// end of the tile unless block-local; a Full result's frame is pushed first.
+absl::Status CompactExecutor::RunTapePop(const TapePopOp& op, const Function& fn,
+                                         const TapeSite& site, const LaneSet& lanes) {
+  if (plan_.module().var(op.result).storage == StorageClass::kFull) {
+    AB_RETURN_IF_ERROR(Push(op.result, fn, lanes));
+  }
+  Tensor* dst = Write(op.result, lanes.size());
+  return storage_.tapes().Pop(op.tape, lanes.indices(), dst, storage_.Iota(lanes.size()),
+                              site);
 }
 
 Tensor* CompactExecutor::Read(VarId v, const LaneSet& lanes) {

@@ -59,6 +59,9 @@ class CompactExecutor {
                               bool first_tile);
   void RunStorageSelect(const PrimOp& op, const LaneSet& lanes, bool first_tile);
   absl::Status RunPop(const PopOp& op, const Function& fn, const LaneSet& lanes);
+  absl::Status RunTapePush(const TapePushOp& op, const TapeSite& site, const LaneSet& lanes);
+  absl::Status RunTapePop(const TapePopOp& op, const Function& fn, const TapeSite& site,
+                          const LaneSet& lanes);
   // The compact copy of `v` for `lanes`, gathered on first use.
   Tensor* Read(VarId v, const LaneSet& lanes);
   // The compact copy of `v`, about to be overwritten in every running lane.

@@ -149,7 +149,7 @@ class StackVm {
     if (time_mode) {
       mode_choice_[gid].Record(timed_compact, lanes_.size(), NanosecondsSince(mode_start));
     }
-    AB_RETURN_IF_ERROR(RunTerminator(block, fn_id, fn));
+    AB_RETURN_IF_ERROR(RunTerminator(block, fn_id, fn, facts.block));
     if (profile_.timing) counters.nanoseconds += NanosecondsSince(start);
     return absl::OkStatus();
   }
@@ -178,6 +178,15 @@ class StackVm {
               [&](const PrimOp& o) { return RunDense(o, fn); },
               [&](const PopOp& o) { return storage_.Pop(o, fn, lanes_); },
               [&](const CallOp& o) { return CallInLoweredProgram(o, fn); },
+              [&](const TapePushOp& o) {
+                return storage_.TapePush(o, {fn, plan_.block(gid).block, o.loc}, lanes_);
+              },
+              [&](const TapePopOp& o) {
+                if (module_.var(o.result).storage == StorageClass::kFull) {
+                  AB_RETURN_IF_ERROR(storage_.Push(o.result, fn, lanes_));
+                }
+                return storage_.TapePop(o, {fn, plan_.block(gid).block, o.loc}, lanes_);
+              },
           },
           block.ops[i]));
     }
@@ -233,7 +242,8 @@ class StackVm {
     return absl::OkStatus();
   }
 
-  absl::Status RunTerminator(const Block& block, FunctionId fn_id, const Function& fn) {
+  absl::Status RunTerminator(const Block& block, FunctionId fn_id, const Function& fn,
+                             BlockId block_id) {
     return std::visit(
         Overloaded{
             [&](const Goto& t) {
@@ -249,14 +259,25 @@ class StackVm {
             [&](const PushGoto& t) {
               AB_RETURN_IF_ERROR(storage_.PushReturns(lanes_, plan_.Gid(fn_id, t.return_to),
                                                       module_.function(t.callee), fn));
+              storage_.tapes().Enter(t.callee, lanes_.indices());
               scheduler_.MoveLanes(lanes_.indices(), plan_.Gid(t.callee, BlockId(0)));
               return absl::OkStatus();
             },
             [&](const IndirectGoto&) {
+              // Lanes returning from the entry's first activation find its
+              // tapes' floors at 0: they end with those tapes empty, and
+              // every other tape was checked when its activations returned.
+              AB_RETURN_IF_ERROR(
+                  storage_.tapes().Leave(fn_id, lanes_.indices(), {fn, block_id, block.loc}));
               scheduler_.ReturnLanes(lanes_, storage_);
               return absl::OkStatus();
             },
-            [&](const Halt&) { return absl::OkStatus(); },
+            [&](const Halt&) {
+              if (storage_.tapes().empty()) return absl::OkStatus();
+              return storage_.tapes().CheckEmpty(
+                  lanes_.indices(),
+                  absl::StrCat("at the halt of ", TapeSite{fn, block_id, block.loc}.ToString()));
+            },
             [&](const Return&) {
               return absl::InternalError(absl::StrCat("Return in lowered function '", fn.name,
                                                       "' block '", block.label,

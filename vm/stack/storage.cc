@@ -43,10 +43,11 @@ void StackStorage::Allocate(int64_t batch, const KernelRegistry* kernels) {
       stacks_[v] = backend_.AllocateStack(*var.type, batch_, /*initial_capacity=*/4);
     } else if (var.uniform) {
       values_[v] = Tensor::Uniform(*var.type);
-    } else {
+    } else if (var.storage != StorageClass::kTape) {
       values_[v] = backend_.Allocate(*var.type, batch_);
     }
   }
+  tapes_.Reset(module_, batch_, backend_, options_);
   pc_depth_.assign(static_cast<size_t>(batch_), 0);
   pc_depth_limit_ = StackDepthLimit(sizeof(int32_t));
   pc_saved_.assign(static_cast<size_t>(batch_) * 4, -1);
@@ -155,6 +156,24 @@ absl::Status StackStorage::Pop(const PopOp& op, const Function& fn, const LaneSe
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status StackStorage::TapePush(const TapePushOp& op, const TapeSite& site,
+                                    const LaneSet& lanes) {
+  if (frame_stack_[op.value.value]) {
+    return tapes_.Push(op.tape, stacks_[op.value.value].saved,
+                       FrameLanes(op.value, lanes.indices(), 0), lanes.indices(), site);
+  }
+  return tapes_.Push(op.tape, *Contiguous(op.value), lanes.indices(), lanes.indices(), site);
+}
+
+absl::Status StackStorage::TapePop(const TapePopOp& op, const TapeSite& site,
+                                   const LaneSet& lanes) {
+  if (frame_stack_[op.result.value]) {
+    return tapes_.Pop(op.tape, lanes.indices(), &stacks_[op.result.value].saved,
+                      FrameLanes(op.result, lanes.indices(), 1), site);
+  }
+  return tapes_.Pop(op.tape, lanes.indices(), Contiguous(op.result), lanes.indices(), site);
 }
 
 absl::Status StackStorage::PushReturns(const LaneSet& lanes, int32_t return_gid,

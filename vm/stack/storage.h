@@ -12,6 +12,10 @@
 // back on a pop (for f64[100] values, 15% of NUTS's time on AR(1)); but
 // every read and write goes through the lanes' depths.
 //
+// Tapes (ir/ir.h, "Tapes") are LaneTapes (vm/tapes.h): per-lane stacks
+// that only tape ops move, read from and written to the variables' current
+// values here.
+//
 // Limits (each a ResourceExhausted naming it and what to do): a stack holds
 // at most StackDepthLimit frames: max_stack_depth, no more than
 // max_value_bytes for its frames over the batch, no more than
@@ -33,6 +37,7 @@
 #include "support/status.h"
 #include "vm/options.h"
 #include "vm/stack/block_plan.h"
+#include "vm/tapes.h"
 
 namespace autobatch {
 
@@ -145,6 +150,13 @@ class StackStorage {
     return pc_saved_[static_cast<size_t>(depth) * batch_ + lane];
   }
 
+  // Pushes the current value of op.value in `lanes` on op.tape.
+  absl::Status TapePush(const TapePushOp& op, const TapeSite& site, const LaneSet& lanes);
+  // Pops op.tape in `lanes` into the current value of op.result (for a Full
+  // result, the caller pushed its frame first).
+  absl::Status TapePop(const TapePopOp& op, const TapeSite& site, const LaneSet& lanes);
+  LaneTapes& tapes() { return tapes_; }
+
   // The stacks start with up to this many frames each.
   static constexpr int64_t kInitialFrames = 5;
 
@@ -188,6 +200,7 @@ class StackStorage {
   std::vector<int32_t> pc_depth_;
   std::vector<int32_t> pc_saved_;
   int64_t pc_depth_limit_ = 0;
+  LaneTapes tapes_;
   std::vector<int64_t> iota_;            // 0, 1, ..., batch_ - 1
   std::vector<int64_t> frame_lanes_[2];  // FrameLanes' results
   std::vector<const Tensor*> in_ptrs_;   // HoistConstants' inputs

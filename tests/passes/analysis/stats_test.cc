@@ -58,8 +58,8 @@ TEST(StatsTest, SmallLoweredProgram) {
   ASSERT_TRUE(stats.memory.has_value()) << stats.memory_note;
   const MemoryEstimate& memory = *stats.memory;
   EXPECT_TRUE(memory.has_storage_classes);
-  EXPECT_EQ(memory.variables, (std::array<int64_t, 4>{1, 1, 2, 2}));  // null temp reg full
-  EXPECT_EQ(memory.bytes, (std::array<int64_t, 4>{8, 8, 16, 16}));
+  EXPECT_EQ(memory.variables, (std::array<int64_t, 5>{1, 1, 2, 2, 0}));  // null temp reg full tape
+  EXPECT_EQ(memory.bytes, (std::array<int64_t, 5>{8, 8, 16, 16, 0}));
   EXPECT_EQ(memory.stored_bytes, 40);
   ASSERT_EQ(memory.frames.size(), 2u);
   EXPECT_EQ(memory.frames[0].full_bytes, 0);
@@ -184,7 +184,7 @@ TEST(StatsTest, CountsAddUpForEveryCorpusProgram) {
       pushes += b.pushes;
       pops += b.pops;
     }
-    int64_t kinds = stats.calls + stats.pop_ops;
+    int64_t kinds = stats.calls + stats.pop_ops + stats.tape_pushes + stats.tape_pops;
     for (const auto& [name, n] : stats.primitives) kinds += n;
     int64_t terminators = 0;
     for (const auto& [kind, n] : stats.terminators) terminators += n;
@@ -198,7 +198,7 @@ TEST(StatsTest, CountsAddUpForEveryCorpusProgram) {
     }
     if (program->stage != Stage::kUntyped) {
       ASSERT_TRUE(stats.memory.has_value()) << entry.path() << ": " << stats.memory_note;
-      const std::array<int64_t, 4>& count = stats.memory->variables;
+      const auto& count = stats.memory->variables;
       EXPECT_EQ(std::accumulate(count.begin(), count.end(), int64_t{0}), stats.variables);
     }
   }
