@@ -214,6 +214,7 @@ TEST(GradientTest, NewtonSolve) {
   const std::vector<std::vector<double>> out = RunEverywhere(g, Inputs({a}));
   ASSERT_EQ(out.size(), 2u);
   ExpectNear(out[1], da, 1e-10, "d sqrt(a) / da");
+  ExpectNear(out[1], FiniteDifference(f, {a}, {}, 0), 1e-6, "finite differences");
 }
 
 // prod_{i < n} (x + i) with an integer trip count per lane.
@@ -452,11 +453,13 @@ TEST(GradientTest, BitsDoNotDependOnTheBatch) {
   }
 }
 
-// Runs gradient `g` of a model whose params are one f64[dim] vector at
+// Runs gradient `g` of model `f`, whose params are one f64[dim] vector, at
 // `points` (lanes), checking value and gradient against the hand-written
-// target's LogDensityGradient.
-void CheckModel(const BatchFunction& g, const mcmc::Target& target, int64_t dim,
-                const std::vector<std::vector<double>>& points, double tolerance) {
+// target's LogDensityGradient (to `tolerance`) and against central
+// differences of f in each coordinate (to 1e-6).
+void CheckModel(const BatchFunction& f, const BatchFunction& g, const mcmc::Target& target,
+                int64_t dim, const std::vector<std::vector<double>>& points,
+                double tolerance) {
   std::vector<double> flat;
   for (const auto& p : points) flat.insert(flat.end(), p.begin(), p.end());
   const std::vector<std::vector<double>> out =
@@ -469,6 +472,28 @@ void CheckModel(const BatchFunction& g, const mcmc::Target& target, int64_t dim,
     for (int64_t i = 0; i < dim; ++i) {
       EXPECT_NEAR(out[1][lane * dim + i], grad[i], tolerance * std::max(1.0, std::abs(grad[i])))
           << "lane " << lane << " coordinate " << i;
+    }
+  }
+  for (int64_t i = 0; i < dim; ++i) {
+    std::vector<double> up = flat, down = flat, steps;
+    for (size_t lane = 0; lane < points.size(); ++lane) {
+      double& x_up = up[lane * dim + i];
+      double& x_down = down[lane * dim + i];
+      const double step = 1e-6 * std::max(1.0, std::abs(x_up));
+      x_up += step;
+      x_down -= step;
+      steps.push_back(x_up - x_down);
+    }
+    const auto hi = f.Run({*Tensor::FromVector(up, {dim})}, {.dry_run = true});
+    const auto lo = f.Run({*Tensor::FromVector(down, {dim})}, {.dry_run = true});
+    ASSERT_TRUE(hi.ok() && lo.ok());
+    const std::vector<double> a = (*hi)[0].ToVector<double>();
+    const std::vector<double> b = (*lo)[0].ToVector<double>();
+    for (size_t lane = 0; lane < points.size(); ++lane) {
+      const double difference = (a[lane] - b[lane]) / steps[lane];
+      const double gradient = out[1][lane * dim + i];
+      EXPECT_NEAR(gradient, difference, 1e-6 * std::max(1.0, std::abs(difference)))
+          << "finite differences, lane " << lane << " coordinate " << i;
     }
   }
 }
@@ -485,8 +510,9 @@ std::vector<std::vector<double>> Points(int64_t dim, int count) {
 
 TEST(GradientTest, EightSchoolsMatchesTheHandWrittenGradient) {
   Context ctx;
-  BatchFunction g = ctx.Gradient(samples::RegisterEightSchools(ctx));
-  CheckModel(g, *mcmc::EightSchools::Create(), 10, Points(10, 7), 1e-12);
+  BatchFunction f = samples::RegisterEightSchools(ctx);
+  BatchFunction g = ctx.Gradient(f);
+  CheckModel(f, g, *mcmc::EightSchools::Create(), 10, Points(10, 7), 1e-12);
 }
 
 TEST(GradientTest, LogisticRegressionMatchesTheHandWrittenGradient) {
@@ -495,9 +521,10 @@ TEST(GradientTest, LogisticRegressionMatchesTheHandWrittenGradient) {
   ASSERT_TRUE(target.ok());
   const auto& data = (*target)->data();
   Context ctx;
-  BatchFunction g = ctx.Gradient(samples::RegisterLogisticRegression(
-      ctx, data.x, data.y, data.rows, data.features, options.prior_sd));
-  CheckModel(g, **target, 5, Points(5, 6), 1e-10);
+  BatchFunction f = samples::RegisterLogisticRegression(ctx, data.x, data.y, data.rows,
+                                                       data.features, options.prior_sd);
+  BatchFunction g = ctx.Gradient(f);
+  CheckModel(f, g, **target, 5, Points(5, 6), 1e-10);
 }
 
 TEST(GradientTest, RecursionIsAnErrorAtTheUsersLine) {
