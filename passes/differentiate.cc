@@ -164,6 +164,45 @@ class Differentiator : public AdjointEmitter {
     Assign(to, Primitive::kConstant, {}, std::move(attrs));
   }
 
+  // Adjoint bookkeeping without the adds of zeros: `adj = 0` followed by
+  // `adj = add adj, c` is `adj = copy c` but for the sign of a zero (0 + -0
+  // is +0), which no promise covers, so while an adjoint holds a literal 0
+  // that nothing read yet, its first contribution is assigned and the 0
+  // dropped. Tracked within a block (and from the reverse start into the
+  // one block it jumps to); a zero still pending where a block ends stays.
+  void ZeroAdjoint(VarId adj) {
+    AssignLiteral(adj, 0.0);
+    auto [it, inserted] = zero_.try_emplace(adj.value, block_, ops_->size() - 1);
+    if (!inserted) {
+      dead_.insert(it->second);  // overwritten unread
+      it->second = {block_, ops_->size() - 1};
+    }
+  }
+  void ReadAdjoint(VarId adj) { zero_.erase(adj.value); }
+  void Accumulate(VarId adj, VarId c) {
+    auto it = zero_.find(adj.value);
+    if (it == zero_.end()) {
+      Assign(adj, Primitive::kAdd, {adj, c});
+      return;
+    }
+    dead_.insert(it->second);
+    zero_.erase(it);
+    Assign(adj, Primitive::kCopy, {c});
+  }
+  // Starts emitting into blocks_[b], whose adjoints hold no known zero.
+  void StartBlock(int32_t b) {
+    block_ = b;
+    ops_ = &blocks_[b].ops;
+    zero_.clear();
+  }
+  void EraseDeadZeros() {
+    for (auto it = dead_.rbegin(); it != dead_.rend(); ++it) {
+      std::vector<Op>& ops = blocks_[it->first].ops;
+      ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(it->second));
+    }
+    dead_.clear();
+  }
+
   // The reverse sweep reads a primal value where the lane assigned it (the
   // control tape sends it back along its own path), but a value assigned in
   // one branch is unassigned on the other path as far as the definedness
@@ -515,24 +554,29 @@ class Differentiator : public AdjointEmitter {
     {
       Block& block = blocks_[rev_start];
       block.label = "reverse";
-      ops_ = &block.ops;
+      StartBlock(rev_start);
       loc_ = G().loc;
       for (size_t v = 0; v < varied_.size(); ++v) {
         const VarId var(static_cast<int32_t>(v));
         if (module_.var(var).function != g_ || !Active(var)) continue;
         adjoints_[var.value] = NewVar(absl::StrCat(module_.var(var).name, ".adj"), TypeOf(var));
-        AssignLiteral(adjoints_[var.value], 0.0);
+        if (var != result_) ZeroAdjoint(adjoints_[var.value]);
       }
       if (Active(result_)) AssignLiteral(adjoints_.at(result_.value), 1.0);
       Dispatch(block, static_cast<size_t>(n), reverse);
     }
+    // With one returning block (no pop at the reverse start), its reverse is
+    // entered only from here: it starts with these zeros.
+    const int64_t only_return = pops_[n] || preds_[n].size() != 1 ? -1 : preds_[n][0];
+    const std::map<int32_t, std::pair<int32_t, size_t>> start_zeros = zero_;
     // Reverse of each block.
     for (int32_t b = 0; b < n; ++b) {
       const Block& from = primal[b];
       Block& block = blocks_[reverse(b)];
       block.label = absl::StrCat("rev.", from.label);
       block.loc = from.loc;
-      ops_ = &block.ops;
+      StartBlock(reverse(b));
+      if (b == only_return) zero_ = start_zeros;
       for (auto it = from.ops.rbegin(); it != from.ops.rend(); ++it) {
         if (ActiveOp(*it)) {
           ReverseOf(std::get<PrimOp>(*it));
@@ -544,7 +588,7 @@ class Differentiator : public AdjointEmitter {
         for (VarId v : OpWrites(*it)) {
           if (!Active(v) || Stable(v)) continue;
           loc_ = LocOf(*it);
-          AssignLiteral(adjoints_.at(v.value), 0.0);
+          ZeroAdjoint(adjoints_.at(v.value));
         }
       }
       loc_ = from.loc;
@@ -554,7 +598,7 @@ class Differentiator : public AdjointEmitter {
     {
       Block& block = blocks_[rev_end];
       block.label = "gradient";
-      ops_ = &block.ops;
+      StartBlock(rev_end);
       loc_ = G().loc;
       const std::vector<VarId> results = G().results;
       ops_->push_back(MakeCopy(results[0], result_, loc_));
@@ -568,6 +612,7 @@ class Differentiator : public AdjointEmitter {
       }
       block.terminator = Return{};
     }
+    EraseDeadZeros();
     blocks_.insert(blocks_.end(), std::make_move_iterator(dispatch_.begin()),
                    std::make_move_iterator(dispatch_.end()));
     G().blocks = std::move(blocks_);
@@ -593,8 +638,9 @@ class Differentiator : public AdjointEmitter {
       const auto at = std::find(saved.inputs.begin(), saved.inputs.end(), op.inputs[j]);
       in[j] = restored[at - saved.inputs.begin()];
     }
+    ReadAdjoint(adjoints_.at(z.value));
     const VarId dz = Prim(Primitive::kCopy, {adjoints_.at(z.value)}, {});
-    if (!Stable(z)) AssignLiteral(adjoints_.at(z.value), 0.0);
+    if (!Stable(z)) ZeroAdjoint(adjoints_.at(z.value));
     const std::vector<VarId> contributions = rule.emit(*this, op, dz, in, out);
     AB_CHECK(contributions.size() == op.inputs.size());
     for (size_t j = 0; j < op.inputs.size(); ++j) {
@@ -602,8 +648,7 @@ class Differentiator : public AdjointEmitter {
       VarId c = contributions[j];
       if (!c.valid() || !Active(x)) continue;
       if (TypeOf(c).shape != TypeOf(x).shape) c = Prim(Primitive::kReduceSum, {c}, {});
-      const VarId adj = adjoints_.at(x.value);
-      Assign(adj, Primitive::kAdd, {adj, c});
+      Accumulate(adjoints_.at(x.value), c);
     }
   }
 
@@ -654,6 +699,11 @@ class Differentiator : public AdjointEmitter {
   std::vector<Block> blocks_;
   std::vector<Block> dispatch_;
   std::vector<Op>* ops_ = nullptr;
+  int32_t block_ = -1;  // the index in blocks_ ops_ belongs to, -1 elsewhere
+  // Adjoint -> (block, op) of the literal 0 it holds, unread so far; and the
+  // zero writes to erase (ZeroAdjoint).
+  std::map<int32_t, std::pair<int32_t, size_t>> zero_;
+  std::set<std::pair<int32_t, size_t>> dead_;
   SourceLoc loc_;
 };
 
