@@ -181,6 +181,9 @@ void ExpectTextCasesKeepTheBits(const std::string& pass) {
     const std::string input = text.str().substr(0, text.str().find("// ----- expected output"));
     absl::StatusOr<Program> program = ParseProgram(input);
     ASSERT_TRUE(program.ok()) << program.status();
+    // The inputs come from the entry's param types.
+    ASSERT_NE(program->stage, Stage::kUntyped)
+        << "a text case run for its bits must be a typed program";
     absl::StatusOr<Program> output = (*info)->run(*program, PassContext{});
     ASSERT_TRUE(output.ok()) << output.status();
     ASSERT_TRUE(VerifyProgram(*output).ok()) << VerifyProgram(*output);
