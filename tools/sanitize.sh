@@ -3,7 +3,7 @@
 # build-asan/, or TSan (the concurrency tests) in build-tsan/.
 # Usage: tools/sanitize.sh address|thread [extra ctest arguments...]
 #   address  configures build-asan/ with AUTOBATCH_SANITIZE=address,undefined
-#            (-O1 -g, internal checks on, no benchmarks), builds, runs every
+#            (-O1 -g1, internal checks on, no benchmarks), builds, runs every
 #            test but those labelled `slow` (tests/CMakeLists.txt, SLOW), which
 #            repeat at scale what faster tests check and would take most of
 #            the stage under ASan.
