@@ -452,6 +452,21 @@ class Differentiator : public AdjointEmitter {
       }
     }
     if (n > 0) preds_[0].insert(preds_[0].begin(), kStart);
+    // Blocks from which a lane can reach the return: only they push, since
+    // only their reverse blocks run (a lane elsewhere never returns), and a
+    // tape pushed where nothing can pop it would not verify (K3).
+    returns_.assign(n, false);
+    std::vector<size_t> work(preds_[n].begin(), preds_[n].end());
+    for (size_t b : work) returns_[b] = true;
+    while (!work.empty()) {
+      const size_t b = work.back();
+      work.pop_back();
+      for (BlockId p : preds[b]) {
+        if (returns_[p.value]) continue;
+        returns_[p.value] = true;
+        work.push_back(static_cast<size_t>(p.value));
+      }
+    }
     // A block that pushes must push before every successor, so each of its
     // successors must pop: grow both sets to a fixed point.
     pops_.assign(n + 1, false);
@@ -516,7 +531,7 @@ class Differentiator : public AdjointEmitter {
       block.label = "entry";
       ops_ = &block.ops;
       loc_ = primal.empty() ? SourceLoc{} : primal[0].loc;
-      if (pops_[0]) Push(control_, Constant(kStart));
+      if (pops_[0] && n > 0 && returns_[0]) Push(control_, Constant(kStart));
       block.terminator = Goto{BlockId(forward(0))};
     }
     // Forward sweep.
@@ -528,7 +543,7 @@ class Differentiator : public AdjointEmitter {
       ops_ = &block.ops;
       for (const Op& op : from.ops) {
         loc_ = LocOf(op);
-        if (!ActiveOp(op)) {
+        if (!ActiveOp(op) || !returns_[b]) {
           ops_->push_back(op);
           continue;
         }
@@ -541,7 +556,7 @@ class Differentiator : public AdjointEmitter {
         if (saved.output && !Stable(prim.outputs[0])) Push(TapeFor(prim.outputs[0]), prim.outputs[0]);
       }
       loc_ = from.loc;
-      if (pushes_[b]) Push(control_, Constant(b));
+      if (pushes_[b] && returns_[b]) Push(control_, Constant(b));
       if (std::holds_alternative<Return>(from.terminator)) {
         block.terminator = Goto{BlockId(rev_start)};
       } else {
@@ -617,6 +632,9 @@ class Differentiator : public AdjointEmitter {
                    std::make_move_iterator(dispatch_.end()));
     G().blocks = std::move(blocks_);
     InitializeWhatTheReverseSweepReads(rev_start);
+    // The reverse of blocks no lane returns from (a loop that never exits)
+    // is unreachable; its pops must go with it (K3).
+    RemoveUnreachableBlocks(G());
   }
 
   // The reverse of one active op.
@@ -692,7 +710,7 @@ class Differentiator : public AdjointEmitter {
   VarId result_;
   std::vector<bool> varied_, useful_, stable_;
   std::vector<std::vector<int64_t>> preds_;
-  std::vector<bool> pops_, pushes_;
+  std::vector<bool> pops_, pushes_, returns_;
   std::map<int32_t, VarId> tapes_;
   std::map<int32_t, VarId> adjoints_;
   VarId control_;
