@@ -42,7 +42,8 @@ for (p in list(c(0, 0, 1), c(3, -1, 2), c(-1e10, 0, 1), c(1e-5, 0, 1e-8), c(2, 2
        c(-log(pi), -log(p[3]), -log1p(z^2)))
 }
 # double_exponential(y | mu, sigma): Laplace, from its formula
-for (p in list(c(0, 0, 1), c(2.5, -1, 0.7), c(-1e6, 3, 2), c(1, 1 + 1e-9, 1e-12),
+for (p in list(c(0, 0, 1), c(2.5, -1, 0.7), c(-0.4, 0.3, 1.7), c(3, 1, 0.25),
+               c(-1e6, 3, 2), c(1, 1 + 1e-9, 1e-12),
                c(4, 0, 1e200))) {
   terms <- c(-log(2), -log(p[3]), -abs(p[1] - p[2]) / p[3])
   emit("double_exponential", p[1], p[2], p[3], 0, sum(terms), terms)
