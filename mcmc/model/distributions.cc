@@ -55,9 +55,7 @@ Value Total(const Value& logp, const Value& zeros, const Value& in_support,
 }
 
 // Location-scale families: z = (y - mu) / sigma.
-Value Standardize(const Value& y, const Value& mu, const Value& sigma) {
-  return (y - mu) / sigma;
-}
+Value Standardize(const Value& y, const Value& mu, const Value& sigma) { return (y - mu) / sigma; }
 
 Value Normal(const Value& y, const Value& mu, const Value& sigma, bool constants) {
   const Value z = Standardize(y, mu, sigma);
@@ -102,16 +100,14 @@ Value Binomial(const Value& n, const Value& big_n, const Value& theta, bool cons
   const Value zeros = Zeros({n, big_n, theta});
   Value logp = MultiplyLog(k, theta, zeros) + MultiplyLog1m(total - k, theta, zeros);
   if (constants) logp = logp + LogChoose(total, k);
-  return Total(logp, zeros, n >= 0 && n <= big_n,
-               big_n >= 0 && theta >= 0.0 && theta <= 1.0);
+  return Total(logp, zeros, n >= 0 && n <= big_n, big_n >= 0 && theta >= 0.0 && theta <= 1.0);
 }
 
 Value BinomialLogit(const Value& n, const Value& big_n, const Value& alpha, bool constants) {
   const Value k = F64(n), total = F64(big_n);
   Value logp = -(k * log1p_exp(-alpha)) - (total - k) * log1p_exp(alpha);
   if (constants) logp = logp + LogChoose(total, k);
-  return Total(logp, Zeros({n, big_n, alpha}), n >= 0 && n <= big_n,
-               big_n >= 0 && alpha == alpha);
+  return Total(logp, Zeros({n, big_n, alpha}), n >= 0 && n <= big_n, big_n >= 0 && alpha == alpha);
 }
 
 Value Poisson(const Value& n, const Value& lambda, bool constants) {
@@ -130,8 +126,8 @@ Value PoissonLog(const Value& n, const Value& alpha, bool constants) {
 }
 
 // neg_binomial_2 with log(mu) given (and mu for the domain check).
-Value NegBinomial2(const Value& n, const Value& log_mu, const Value& phi,
-                   const Value& mu_ok, bool constants) {
+Value NegBinomial2(const Value& n, const Value& log_mu, const Value& phi, const Value& mu_ok,
+                   bool constants) {
   const Value k = F64(n);
   const Value log_phi = log(phi);
   Value logp = lgamma(k + phi) - lgamma(phi) - k * log1p_exp(log_phi - log_mu) -
@@ -210,8 +206,8 @@ Value inv_gamma_lupdf(const Value& y, const Value& alpha, const Value& beta) {
 
 Value beta_lpdf(const Value& theta, const Value& a, const Value& b) {
   const Value zeros = Zeros({theta, a, b});
-  const Value logp = lgamma(a + b) - lgamma(a) - lgamma(b) +
-                     MultiplyLog(a - 1.0, theta, zeros) + MultiplyLog1m(b - 1.0, theta, zeros);
+  const Value logp = lgamma(a + b) - lgamma(a) - lgamma(b) + MultiplyLog(a - 1.0, theta, zeros) +
+                     MultiplyLog1m(b - 1.0, theta, zeros);
   return Total(logp, zeros, theta >= 0.0 && theta <= 1.0, a > 0.0 && b > 0.0);
 }
 Value beta_lupdf(const Value& theta, const Value& a, const Value& b) {
@@ -234,8 +230,7 @@ Value bernoulli_lupmf(const Value& n, const Value& theta) { return bernoulli_lpm
 
 Value bernoulli_logit_lpmf(const Value& n, const Value& alpha) {
   const Value zeros = Zeros({n, alpha});
-  const Value logp =
-      select(n == 1, -log1p_exp(-alpha) + zeros, -log1p_exp(alpha) + zeros);
+  const Value logp = select(n == 1, -log1p_exp(-alpha) + zeros, -log1p_exp(alpha) + zeros);
   return Total(logp, zeros, n == 0 || n == 1, alpha == alpha);
 }
 Value bernoulli_logit_lupmf(const Value& n, const Value& alpha) {
@@ -290,8 +285,7 @@ Value dirichlet_lpdf(const Value& theta, const Value& alpha) {
   const Value bad_alphas = reduce_sum(select(alpha > 0.0, none, ones));
   const Value logp = lgamma(reduce_sum(alpha)) - reduce_sum(lgamma(alpha)) +
                      reduce_sum((alpha - 1.0) * log(theta));
-  const Value on_simplex =
-      negative_thetas == 0.0 && abs(reduce_sum(theta) - 1.0) <= 1e-8;
+  const Value on_simplex = negative_thetas == 0.0 && abs(reduce_sum(theta) - 1.0) <= 1e-8;
   return Total(logp, fill_like(logp, 0.0), on_simplex, bad_alphas == 0.0);
 }
 Value dirichlet_lupdf(const Value& theta, const Value& alpha) {

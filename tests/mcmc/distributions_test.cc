@@ -5,6 +5,8 @@
 // central differences, and its values outside the support and domain.
 #include "mcmc/model/distributions.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -16,8 +18,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "backends/tensor.h"
 #include "frontend/context.h"
@@ -44,26 +44,30 @@ struct Dist {
 std::vector<Dist> Distributions() {
   auto d2 = [](std::string name, bool int_x, Value (*lp)(const Value&, const Value&),
                Value (*lup)(const Value&, const Value&)) {
-    return Dist{name, 2, {int_x, false, false, false},
-                [lp](const Value& x, const Value& a, const Value&, const Value&) { return lp(x, a); },
-                [lup](const Value& x, const Value& a, const Value&, const Value&) {
-                  return lup(x, a);
-                }};
+    return Dist{
+        name,
+        2,
+        {int_x, false, false, false},
+        [lp](const Value& x, const Value& a, const Value&, const Value&) { return lp(x, a); },
+        [lup](const Value& x, const Value& a, const Value&, const Value&) { return lup(x, a); }};
   };
   auto d3 = [](std::string name, bool int_x, bool int_a,
                Value (*lp)(const Value&, const Value&, const Value&),
                Value (*lup)(const Value&, const Value&, const Value&)) {
-    return Dist{name, 3, {int_x, int_a, false, false},
-                [lp](const Value& x, const Value& a, const Value& b, const Value&) {
-                  return lp(x, a, b);
-                },
-                [lup](const Value& x, const Value& a, const Value& b, const Value&) {
-                  return lup(x, a, b);
-                }};
+    return Dist{
+        name,
+        3,
+        {int_x, int_a, false, false},
+        [lp](const Value& x, const Value& a, const Value& b, const Value&) { return lp(x, a, b); },
+        [lup](const Value& x, const Value& a, const Value& b, const Value&) {
+          return lup(x, a, b);
+        }};
   };
   return {
       d3("normal", false, false, normal_lpdf, normal_lupdf),
-      Dist{"student_t", 4, {false, false, false, false},
+      Dist{"student_t",
+           4,
+           {false, false, false, false},
            [](const Value& x, const Value& a, const Value& b, const Value& c) {
              return student_t_lpdf(x, a, b, c);
            },
@@ -162,7 +166,8 @@ std::unique_ptr<Program> Build(const Dist& dist, const Density& density) {
 
 // Lanes of column values (lanes[lane][column]), each a vector of `width`
 // elements (width 0: scalars); integer columns as i64.
-std::vector<Tensor> Inputs(const Dist& dist, const std::vector<std::vector<std::vector<double>>>& lanes,
+std::vector<Tensor> Inputs(const Dist& dist,
+                           const std::vector<std::vector<std::vector<double>>>& lanes,
                            int64_t width = 0) {
   std::vector<Tensor> out;
   for (int k = 0; k < 4; ++k) {
@@ -186,7 +191,8 @@ std::vector<Tensor> Inputs(const Dist& dist, const std::vector<std::vector<std::
   return out;
 }
 
-std::vector<double> Eval(const BatchFunction& f, const std::vector<Tensor>& inputs, size_t output = 0) {
+std::vector<double> Eval(const BatchFunction& f, const std::vector<Tensor>& inputs,
+                         size_t output = 0) {
   absl::StatusOr<std::vector<Tensor>> out = f.Run(inputs, {.dry_run = true});
   EXPECT_TRUE(out.ok()) << out.status();
   if (!out.ok()) return {};
@@ -202,7 +208,7 @@ std::vector<std::vector<std::vector<double>>> Lanes(const std::vector<Row>& rows
 // Every row's lpdf against R's within 1e-12 (1 + sum of |terms|); -inf where
 // R gives -inf.
 TEST(DistributionsTest, MatchesR) {
-  double worst = 0;
+  double worst = 0, worst_relative = 0;
   std::string worst_row;
   int checked = 0;
   for (const Dist& dist : Distributions()) {
@@ -213,8 +219,8 @@ TEST(DistributionsTest, MatchesR) {
     ASSERT_EQ(got.size(), rows.size()) << dist.name;
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& row = rows[i];
-      const std::string what = dist.name + " row " + std::to_string(i) + " (x = " +
-                               std::to_string(row.args[0][0]) + ")";
+      const std::string what =
+          dist.name + " row " + std::to_string(i) + " (x = " + std::to_string(row.args[0][0]) + ")";
       ++checked;
       if (std::isinf(row.logp)) {
         EXPECT_EQ(got[i], row.logp) << what;
@@ -226,10 +232,13 @@ TEST(DistributionsTest, MatchesR) {
         worst = error;
         worst_row = what;
       }
+      if (row.logp != 0) worst_relative = std::max(worst_relative, std::abs(got[i] / row.logp - 1));
     }
   }
   EXPECT_GE(checked, 150);
-  std::printf("worst |error| / (1 + sum |terms|) = %.3g at %s\n", worst, worst_row.c_str());
+  std::printf(
+      "worst |error| / (1 + sum |terms|) = %.3g at %s; worst |error| / |R's value| = %.3g\n", worst,
+      worst_row.c_str(), worst_relative);
 }
 
 TEST(DistributionsTest, DirichletMatchesR) {
@@ -269,11 +278,10 @@ TEST(DistributionsTest, DirichletMatchesR) {
     }
   }
   // Off the simplex: -inf; alpha <= 0: NaN.
-  const std::vector<double> got =
-      Eval(lpdf, {*Tensor::FromVector(std::vector<double>{0.2, 0.3, 0.6, -0.1, 0.2, 0.9,
-                                                          0.2, 0.3, 0.5},
-                                     {3}),
-                 *Tensor::FromVector(std::vector<double>{1, 2, 3, 1, 2, 3, 1, 0, 3}, {3})});
+  const std::vector<double> got = Eval(
+      lpdf,
+      {*Tensor::FromVector(std::vector<double>{0.2, 0.3, 0.6, -0.1, 0.2, 0.9, 0.2, 0.3, 0.5}, {3}),
+       *Tensor::FromVector(std::vector<double>{1, 2, 3, 1, 2, 3, 1, 0, 3}, {3})});
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0], -kInf);
   EXPECT_EQ(got[1], -kInf);
@@ -336,8 +344,7 @@ TEST(DistributionsTest, VectorizedEqualsSumOfScalars) {
         } else {
           ASSERT_EQ(g.size(), 1u) << dist.name;
           EXPECT_NEAR(g[0], 3 * one_grad[j], tolerance)
-              << dist.name << " d/d argument " << real_args[j] << ", argument " << k
-              << " a vector";
+              << dist.name << " d/d argument " << real_args[j] << ", argument " << k << " a vector";
         }
       }
     }
@@ -348,10 +355,11 @@ TEST(DistributionsTest, VectorizedEqualsSumOfScalars) {
 // stays in the support and the domain for the rows used), and for the
 // continuous distributions equals minus the dropped constant.
 TEST(DistributionsTest, LupdfDropsOnlyConstants) {
-  const std::map<std::string, double> dropped = {
-      {"normal", 0.5 * std::log(2 * M_PI)}, {"student_t", 0.5 * std::log(M_PI)},
-      {"cauchy", std::log(M_PI)},           {"double_exponential", std::log(2.0)},
-      {"lognormal", 0.5 * std::log(2 * M_PI)}};
+  const std::map<std::string, double> dropped = {{"normal", 0.5 * std::log(2 * M_PI)},
+                                                 {"student_t", 0.5 * std::log(M_PI)},
+                                                 {"cauchy", std::log(M_PI)},
+                                                 {"double_exponential", std::log(2.0)},
+                                                 {"lognormal", 0.5 * std::log(2 * M_PI)}};
   for (const Dist& dist : Distributions()) {
     std::vector<Row> rows;
     for (const Row& row : FiniteRows(dist.name)) {
@@ -388,9 +396,9 @@ TEST(DistributionsTest, LupdfDropsOnlyConstants) {
   auto full = Build(poisson, poisson.lpdf);
   auto dropped_form = Build(poisson, poisson.lupdf);
   const std::vector<std::vector<std::vector<double>>> lanes = {{{3}, {2.5}, {0}, {0}}};
-  EXPECT_NEAR(Eval(full->f, Inputs(poisson, lanes))[0] -
-                  Eval(dropped_form->f, Inputs(poisson, lanes))[0],
-              -std::lgamma(4.0), 1e-14);
+  EXPECT_NEAR(
+      Eval(full->f, Inputs(poisson, lanes))[0] - Eval(dropped_form->f, Inputs(poisson, lanes))[0],
+      -std::lgamma(4.0), 1e-14);
 }
 
 // Gradients (ctx.Gradient) against central differences, at the table's
@@ -462,31 +470,51 @@ TEST(DistributionsTest, OutsideSupportAndDomain) {
     double expected = 0;
   };
   const std::vector<Case> cases = {
-      {"normal", {0, 0, -1}, kNaN},           {"normal", {0, 0, 0}, kNaN},
-      {"student_t", {0, -1, 0, 1}, kNaN},     {"student_t", {0, 2, 0, -1}, kNaN},
-      {"cauchy", {0, 0, -2}, kNaN},           {"double_exponential", {1, 0, 0}, kNaN},
-      {"logistic", {1, 0, -1}, kNaN},         {"lognormal", {-1, 0, 1}, -kInf},
-      {"lognormal", {1, 0, -1}, kNaN},        {"exponential", {-0.5, 2}, -kInf},
-      {"exponential", {1, -2}, kNaN},         {"exponential", {-1, -2}, kNaN},
-      {"gamma", {-1, 2, 1}, -kInf},           {"gamma", {1, -0.5, 1}, kNaN},
-      {"gamma", {1, 2, 0}, kNaN},             {"inv_gamma", {0, 2, 1}, -kInf},
-      {"inv_gamma", {1, -0.5, 1}, kNaN},      {"beta", {1.5, 2, 2}, -kInf},
-      {"beta", {0.5, -1, 2}, kNaN},           {"beta", {0.5, 2, 0}, kNaN},
-      {"uniform", {2, 0, 1}, -kInf},          {"uniform", {0.5, 1, 0}, kNaN},
-      {"bernoulli", {2, 0.5}, -kInf},         {"bernoulli", {1, 1.5}, kNaN},
-      {"bernoulli", {0, -0.1}, kNaN},         {"bernoulli_logit", {-1, 0.5}, -kInf},
-      {"bernoulli_logit", {1, kNaN}, kNaN},   {"binomial", {11, 10, 0.5}, -kInf},
-      {"binomial", {-1, 10, 0.5}, -kInf},     {"binomial", {3, 10, 1.1}, kNaN},
-      {"binomial", {0, -1, 0.5}, kNaN},       {"binomial_logit", {11, 10, 0.5}, -kInf},
-      {"poisson", {-1, 2}, -kInf},            {"poisson", {0, -1}, kNaN},
-      {"poisson_log", {-2, 0}, -kInf},        {"neg_binomial_2", {-1, 2, 2}, -kInf},
-      {"neg_binomial_2", {1, 0, 2}, kNaN},    {"neg_binomial_2", {1, 2, 0}, kNaN},
-      {"neg_binomial_2_log", {-1, 0, 1}, -kInf}, {"neg_binomial_2_log", {1, 0, -1}, kNaN},
+      {"normal", {0, 0, -1}, kNaN},
+      {"normal", {0, 0, 0}, kNaN},
+      {"student_t", {0, -1, 0, 1}, kNaN},
+      {"student_t", {0, 2, 0, -1}, kNaN},
+      {"cauchy", {0, 0, -2}, kNaN},
+      {"double_exponential", {1, 0, 0}, kNaN},
+      {"logistic", {1, 0, -1}, kNaN},
+      {"lognormal", {-1, 0, 1}, -kInf},
+      {"lognormal", {1, 0, -1}, kNaN},
+      {"exponential", {-0.5, 2}, -kInf},
+      {"exponential", {1, -2}, kNaN},
+      {"exponential", {-1, -2}, kNaN},
+      {"gamma", {-1, 2, 1}, -kInf},
+      {"gamma", {1, -0.5, 1}, kNaN},
+      {"gamma", {1, 2, 0}, kNaN},
+      {"inv_gamma", {0, 2, 1}, -kInf},
+      {"inv_gamma", {1, -0.5, 1}, kNaN},
+      {"beta", {1.5, 2, 2}, -kInf},
+      {"beta", {0.5, -1, 2}, kNaN},
+      {"beta", {0.5, 2, 0}, kNaN},
+      {"uniform", {2, 0, 1}, -kInf},
+      {"uniform", {0.5, 1, 0}, kNaN},
+      {"bernoulli", {2, 0.5}, -kInf},
+      {"bernoulli", {1, 1.5}, kNaN},
+      {"bernoulli", {0, -0.1}, kNaN},
+      {"bernoulli_logit", {-1, 0.5}, -kInf},
+      {"bernoulli_logit", {1, kNaN}, kNaN},
+      {"binomial", {11, 10, 0.5}, -kInf},
+      {"binomial", {-1, 10, 0.5}, -kInf},
+      {"binomial", {3, 10, 1.1}, kNaN},
+      {"binomial", {0, -1, 0.5}, kNaN},
+      {"binomial_logit", {11, 10, 0.5}, -kInf},
+      {"poisson", {-1, 2}, -kInf},
+      {"poisson", {0, -1}, kNaN},
+      {"poisson_log", {-2, 0}, -kInf},
+      {"neg_binomial_2", {-1, 2, 2}, -kInf},
+      {"neg_binomial_2", {1, 0, 2}, kNaN},
+      {"neg_binomial_2", {1, 2, 0}, kNaN},
+      {"neg_binomial_2_log", {-1, 0, 1}, -kInf},
+      {"neg_binomial_2_log", {1, 0, -1}, kNaN},
   };
   for (const Case& c : cases) {
     const std::vector<Dist> all = Distributions();
-    const auto dist = std::find_if(all.begin(), all.end(),
-                                   [&](const Dist& d) { return d.name == c.dist; });
+    const auto dist =
+        std::find_if(all.begin(), all.end(), [&](const Dist& d) { return d.name == c.dist; });
     ASSERT_NE(dist, all.end()) << c.dist;
     std::vector<std::vector<double>> args(4, std::vector<double>{0.0});
     for (size_t k = 0; k < c.args.size(); ++k) args[k] = {c.args[k]};
