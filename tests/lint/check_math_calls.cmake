@@ -36,6 +36,7 @@ set(ir_builders
   "mcmc/batched/batched_nuts.cc"
   "mcmc/batched/batched_rwmh.cc"
   "mcmc/batched/model_kernel.cc"
+  "mcmc/model/distributions.cc"   # Stan's distributions built from Values
   "samples/gradients/log_densities.cc"  # log densities as programs
 )
 
