@@ -685,6 +685,12 @@ class Differentiator : public AdjointEmitter {
       return;
     }
     const VarId came_from = Pop(control_, "control");
+    if (preds.size() == 1) {
+      // It pops only because its one predecessor pushes for another
+      // successor (PlanControl): nothing to choose.
+      block.terminator = Goto{BlockId(reverse(preds[0]))};
+      return;
+    }
     const int32_t base = static_cast<int32_t>(blocks_.size() + dispatch_.size());
     // A chain: test each predecessor but the last, which is the fallback.
     for (size_t i = 0; i + 1 < preds.size(); ++i) {
