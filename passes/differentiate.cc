@@ -143,11 +143,6 @@ class Differentiator : public AdjointEmitter {
     AB_CHECK(TypeFor(op) == TypeOf(to));
     ops_->push_back(std::move(op));
   }
-  void AssignFill(VarId to, VarId like, double value) {
-    Attributes attrs;
-    attrs.literal = Literal::F64(value);
-    Assign(to, Primitive::kFillLike, {like}, std::move(attrs));
-  }
   // `to = value` in every element, a literal of to's type: it reads nothing,
   // so it may stand where the primal value is unassigned.
   void AssignLiteral(VarId to, double value) {
@@ -622,7 +617,7 @@ class Differentiator : public AdjointEmitter {
         if (Active(param)) {
           ops_->push_back(MakeCopy(results[1 + k], adjoints_.at(param.value), loc_));
         } else {
-          AssignFill(results[1 + k], param, 0.0);
+          AssignLiteral(results[1 + k], 0.0);
         }
       }
       block.terminator = Return{};
