@@ -134,6 +134,7 @@ int32_t Body::NewVar(VarKind kind, const std::string& name) {
     case VarKind::kParam:
     case VarKind::kResult:
     case VarKind::kNamedLocal:
+    case VarKind::kProgramInput:
       chosen = UniqueName(name);
       break;
     case VarKind::kLocal:
@@ -153,6 +154,17 @@ int32_t Body::NewVar(VarKind kind, const std::string& name) {
   vars_.push_back(std::move(var));
   kinds_.push_back(kind);
   return static_cast<int32_t>(vars_.size() - 1);
+}
+
+int32_t Body::ProgramInputVar(int input) {
+  auto it = program_input_vars_.find(input);
+  if (it != program_input_vars_.end()) return it->second;
+  const ProgramInputEntry& entry = ctx_.program_inputs().at(input);
+  const int32_t var = NewVar(VarKind::kProgramInput, entry.name);
+  vars_[var].type = entry.type;
+  vars_[var].uniform = true;
+  program_input_vars_.emplace(input, var);
+  return var;
 }
 
 void Body::Error(const SourceLoc& loc, const std::string& message) {

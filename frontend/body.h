@@ -42,6 +42,14 @@ enum class VarKind : uint8_t {
   kNamedLocal,  // Builder::Local("name")
   kLocal,       // l0, l1...
   kTemp,        // t0, t1...
+  kProgramInput,  // this body's alias of a Context::AddProgramInput input
+};
+
+// A program-wide uniform input declared with Context::AddProgramInput.
+struct ProgramInputEntry {
+  std::string name;
+  TensorType type;
+  SourceLoc loc;
 };
 
 // A call (of a Function or Kernel) whose results are created on demand.
@@ -80,6 +88,11 @@ class Body {
   // --- variables -----------------------------------------------------------
   int32_t NewVar(VarKind kind, const std::string& name = "");
   int32_t NewTemp() { return NewVar(VarKind::kTemp); }
+  // This body's variable standing for program input `input` (made on first
+  // use; Assemble maps it to the entry's uniform parameter).
+  int32_t ProgramInputVar(int input);
+  // input index -> this body's alias variable.
+  const std::map<int, int32_t>& program_input_vars() const { return program_input_vars_; }
 
   // --- errors --------------------------------------------------------------
   // Records "file:line: in function 'f': message" (the first error wins).
@@ -163,6 +176,7 @@ class Body {
   std::vector<Variable> vars_;  // `function` fields unset until assembly
   std::vector<VarKind> kinds_;
   std::set<std::string> names_;
+  std::map<int, int32_t> program_input_vars_;
   int auto_local_counter_ = 0;
   int temp_counter_ = 0;
   Function ir_;
@@ -228,6 +242,7 @@ class ContextImpl {
   // A deque: references to entries stay valid while bodies register more.
   std::deque<FunctionEntry>& functions() { return functions_; }
   std::deque<KernelEntry>& kernels() { return kernels_; }
+  std::deque<ProgramInputEntry>& program_inputs() { return program_inputs_; }
   KernelRegistry& registry() { return registry_; }
   // A copy of registry() for runs, which read it without the lock; the same
   // copy until the next registration.
@@ -248,7 +263,11 @@ class ContextImpl {
   // Builds every defined body not built yet.
   void BuildBodies();
   // The module of `functions` (context indices, in order), or an error.
-  absl::StatusOr<autobatch::Module> Assemble(const std::vector<int>& functions);
+  // With an `entry` (a context index among `functions`), every program
+  // input becomes a uniform parameter of the entry, after its own, in
+  // declaration order, and every body's alias of it is that parameter.
+  absl::StatusOr<autobatch::Module> Assemble(const std::vector<int>& functions,
+                                             int entry = -1);
   // Adds kernel `name` and the vjp kernels it names to `module`.
   absl::Status AddKernel(const std::string& name, autobatch::Module& module) const;
   // Context indices of the functions reachable from `entry`, in order.
@@ -274,6 +293,7 @@ class ContextImpl {
   ContextOptions options_;
   std::deque<FunctionEntry> functions_;
   std::deque<KernelEntry> kernels_;
+  std::deque<ProgramInputEntry> program_inputs_;
   KernelRegistry registry_;
   std::shared_ptr<const KernelRegistry> registry_snapshot_;  // null: stale
   absl::Status first_error_;

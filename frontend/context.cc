@@ -205,8 +205,11 @@ absl::Status ContextImpl::AddKernel(const std::string& name, autobatch::Module& 
   return absl::OkStatus();
 }
 
-absl::StatusOr<autobatch::Module> ContextImpl::Assemble(const std::vector<int>& functions) {
+absl::StatusOr<autobatch::Module> ContextImpl::Assemble(const std::vector<int>& functions,
+                                                        int entry) {
   AB_RETURN_IF_ERROR(first_error_);
+  // (body's alias variable + its function's offset) -> program input.
+  std::map<int32_t, int> aliases;
   autobatch::Module module;
   std::vector<int32_t> function_id(functions_.size(), -1);
   for (size_t k = 0; k < functions.size(); ++k) function_id[functions[k]] = static_cast<int32_t>(k);
@@ -222,6 +225,7 @@ absl::StatusOr<autobatch::Module> ContextImpl::Assemble(const std::vector<int>& 
       module.variables.push_back(std::move(var));
       kinds.push_back(body.kinds()[v]);
     }
+    for (const auto& [input, var] : body.program_input_vars()) aliases[var + offset] = input;
     Function f = body.ir();
     RemapVars(f, offset);
     if (f.gradient_of) {
@@ -240,6 +244,49 @@ absl::StatusOr<autobatch::Module> ContextImpl::Assemble(const std::vector<int>& 
       }
     }
     module.functions.push_back(std::move(f));
+  }
+  if (entry >= 0 && !program_inputs_.empty()) {
+    // The program inputs become the entry's last parameters (uniform), and
+    // every alias of one is that parameter.
+    const FunctionId entry_id(function_id[entry]);
+    for (const Function& f : module.functions) {
+      for (const Block& block : f.blocks) {
+        for (const Op& op : block.ops) {
+          const auto* call = std::get_if<CallOp>(&op);
+          if (call == nullptr || call->callee != entry_id) continue;
+          return absl::InvalidArgumentError(absl::StrCat(
+              call->loc.ToString(), ": function '", f.name, "' calls '",
+              module.function(entry_id).name,
+              "', the entry of this program; the Context's program inputs (",
+              program_inputs_.front().name,
+              ", ...: AddProgramInput) are parameters of the entry, which therefore "
+              "cannot be called: make the entry a function that only calls the others"));
+        }
+      }
+    }
+    std::vector<VarId> params;
+    for (const ProgramInputEntry& input : program_inputs_) {
+      Variable var;
+      var.name = input.name;
+      var.function = entry_id;
+      var.type = input.type;
+      var.uniform = true;
+      params.push_back(module.AddVariable(std::move(var)));
+      kinds.push_back(VarKind::kParam);
+    }
+    Function& fn = module.function(entry_id);
+    fn.params.insert(fn.params.end(), params.begin(), params.end());
+    if (fn.signature) {
+      for (const ProgramInputEntry& input : program_inputs_) {
+        fn.signature->params.push_back(input.type);
+      }
+    }
+    for (Function& f : module.functions) {
+      RenameVariables(f, [&](VarId v) {
+        auto it = aliases.find(v.value);
+        return it == aliases.end() ? v : params[it->second];
+      });
+    }
   }
   // The module is left as emitted: the pipelines start with the tidy passes
   // (passes/pipeline.h). Their propagate_copies keeps the locals the user
@@ -457,7 +504,7 @@ absl::StatusOr<autobatch::Program> Context::Program(const BatchFunction& entry) 
   impl_->BuildBodies();
   AB_RETURN_IF_ERROR(impl_->first_error());
   AB_ASSIGN_OR_RETURN(std::vector<int> functions, impl_->Reachable(entry.index_));
-  AB_ASSIGN_OR_RETURN(autobatch::Module module, impl_->Assemble(functions));
+  AB_ASSIGN_OR_RETURN(autobatch::Module module, impl_->Assemble(functions, entry.index_));
   autobatch::Program program;
   program.module = std::move(module);
   program.entry = FunctionId(static_cast<int32_t>(
@@ -569,6 +616,54 @@ CallResult Kernel::operator()(AUTOBATCH_ARG_PARAMS_NO_DEFAULTS) const {
     return frontend_internal::Access::MakeCallResult(nullptr);
   }
   return body->EmitKernel(index_, CollectLeaves(AUTOBATCH_ARG_LIST), loc, a0.loc());
+}
+
+ProgramInput Context::AddProgramInput(std::string name, TensorType type,
+                                      std::source_location loc) {
+  const SourceLoc where = ToSourceLoc(loc);
+  std::lock_guard lock(impl_->mu());
+  for (const frontend_internal::ProgramInputEntry& input : impl_->program_inputs()) {
+    if (input.name == name) {
+      impl_->RecordError(absl::InvalidArgumentError(absl::StrCat(
+          where.ToString(), ": AddProgramInput('", name, "'): a program input of that name was "
+          "declared at ", input.loc.ToString(), "; program inputs need unique names")));
+    }
+  }
+  impl_->program_inputs().push_back(frontend_internal::ProgramInputEntry{std::move(name), std::move(type), where});
+  impl_->Touch();
+  return ProgramInput(this, static_cast<int>(impl_->program_inputs().size() - 1));
+}
+
+Value ProgramInput::operator()(std::source_location loc) const {
+  Body* body = CurrentBody();
+  if (body == nullptr) return Value();
+  if (ctx_ == nullptr) {
+    body->Error(ToSourceLoc(loc), "reads a ProgramInput handle that was never registered "
+                                  "(default-constructed); get handles from "
+                                  "Context::AddProgramInput");
+    return Value();
+  }
+  if (&body->context() != ctx_->impl_.get()) {
+    body->Error(ToSourceLoc(loc), absl::StrCat("reads program input '", name(),
+                                               "' of another Context; declare it on this "
+                                               "Context"));
+    return Value();
+  }
+  return frontend_internal::Access::MakeVarValue(body->id(), body->ProgramInputVar(index_));
+}
+
+const std::string& ProgramInput::name() const {
+  static const std::string kNone;
+  if (ctx_ == nullptr) return kNone;
+  std::lock_guard lock(ctx_->impl_->mu());
+  return ctx_->impl_->program_inputs().at(index_).name;  // entries never move
+}
+
+const TensorType& ProgramInput::type() const {
+  static const TensorType kNone{};
+  if (ctx_ == nullptr) return kNone;
+  std::lock_guard lock(ctx_->impl_->mu());
+  return ctx_->impl_->program_inputs().at(index_).type;
 }
 
 const std::string& Kernel::name() const {

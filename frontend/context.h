@@ -267,6 +267,26 @@ class Kernel {
   int index_ = -1;
 };
 
+// A program-wide uniform input (Context::AddProgramInput): one value for
+// every lane, that any function's body may read (a model's data).
+class ProgramInput {
+ public:
+  ProgramInput() = default;
+  // Inside a body: the input's value (read-only: it is never assigned).
+  // Outside bodies, or for an unregistered handle: an empty Value, and the
+  // body records an error.
+  Value operator()(std::source_location loc = std::source_location::current()) const;
+  const std::string& name() const;
+  const TensorType& type() const;
+  bool valid() const { return ctx_ != nullptr; }
+
+ private:
+  friend class Context;
+  ProgramInput(Context* ctx, int index) : ctx_(ctx), index_(index) {}
+  Context* ctx_ = nullptr;
+  int index_ = -1;
+};
+
 // Applies a body lambda to a function: `ctx.Batch(...)(lambda)`.
 class Definer {
  public:
@@ -339,6 +359,17 @@ class Context {
   Kernel RegisterKernel(std::string name, KernelSignature signature, KernelFn fn,
                         std::source_location loc = std::source_location::current());
 
+  // Declares a program-wide UNIFORM input (ir/ir.h): one value of `type`
+  // for every lane, stored once and read through a stride-0 view, that the
+  // body of ANY function may read with `input()` (a model's data, read at
+  // the leaf of a recursive sampler). Every program built from this Context
+  // takes the program inputs as its entry's last parameters, after the
+  // entry's own, in declaration order: Run() gets each as a Tensor of ONE
+  // lane. The entry of such a program must not be called by a function.
+  // Names must be unique among program inputs.
+  ProgramInput AddProgramInput(std::string name, TensorType type,
+                               std::source_location loc = std::source_location::current());
+
   // Builds every body not built yet and returns the untyped IR of every
   // registered function (in registration order), or the first error. Every
   // declared function must have a body.
@@ -371,6 +402,7 @@ class Context {
  private:
   friend class BatchFunction;
   friend class Kernel;
+  friend class ProgramInput;
   friend class Definer;
   friend class Builder;
   friend struct frontend_internal::Access;

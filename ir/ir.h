@@ -40,10 +40,11 @@
 // Uniform values (after ISPC): a variable flagged `uniform` holds ONE value
 // that every lane reads, stored once per call, never pushed, never a call
 // argument or result. It is a uniform param of the entry function (a
-// read-only input shared by all lanes and shards), or is written exactly
-// once, by a built-in PrimOp whose inputs are all uniform, in a block of the
-// entry that every lane runs exactly once (outside loops and per-lane
-// branches; ir/uniform.h). Executors may compute such ops once per call.
+// read-only input shared by all lanes and shards, which any function's
+// primitives may read: a model's data, read at a sampler's leaf), or is
+// written exactly once, by a built-in PrimOp whose inputs are all uniform,
+// in a block of the entry that every lane runs exactly once (outside loops
+// and per-lane branches; ir/uniform.h). Executors may compute such ops once per call.
 // Tapes (what reverse-mode differentiation saves for its reverse sweep):
 // * A tape is a variable that is the tape operand of a TapePushOp or
 //   TapePopOp, and nothing else: no other op, call, param, result, branch or

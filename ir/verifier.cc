@@ -434,7 +434,7 @@ class Verifier {
   // --- R1, R2 -----------------------------------------------------------------
   // Returns whether `v` exists and may be used by function `w.f`.
   bool CheckVarRef(Where w, VarId v, const std::string& role, const SourceLoc& loc,
-                   bool allow_callee_vars) {
+                   bool allow_callee_vars, bool reads_program_inputs = false) {
     if (!ValidVar(v)) {
       Report(w, absl::StrCat(role, " #", v.value, " does not exist (the module has ",
                              m_.variables.size(), " variables)", AtLoc(loc)));
@@ -446,6 +446,7 @@ class Verifier {
     if (allow_callee_vars && Lowered() && callee_vars_.count(v.value) > 0) {
       return true;
     }
+    if (reads_program_inputs && IsProgramInput(v)) return true;
     std::string msg = absl::StrCat(
         role, " ", VarDesc(v), " belongs to function ", FunctionDesc(owner),
         ", not ", FunctionDesc(w.f), AtLoc(loc),
@@ -808,7 +809,7 @@ class Verifier {
     }
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       ok &= CheckVarRef(w, op.inputs[i], absl::StrCat("input ", i), op.loc,
-                        /*allow_callee_vars=*/true);
+                        /*allow_callee_vars=*/true, /*reads_program_inputs=*/true);
     }
     for (size_t i = 0; i < op.outputs.size(); ++i) {
       ok &= CheckVarRef(w, op.outputs[i], absl::StrCat("output ", i), op.loc,
@@ -1266,6 +1267,13 @@ class Verifier {
                             "entry parameter"));
       }
     }
+  }
+
+  // R2's exception: a uniform parameter of the entry (a program-wide input).
+  bool IsProgramInput(VarId v) const {
+    if (!ValidVar(v) || !m_.var(v).uniform || !ValidFunction(p_.entry)) return false;
+    const std::vector<VarId>& params = m_.function(p_.entry).params;
+    return std::find(params.begin(), params.end(), v) != params.end();
   }
 
   void CheckCalleeHasNoUniformParams(Where here, FunctionId callee, const std::string& at) {

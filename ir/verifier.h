@@ -34,6 +34,9 @@
 //  R2  it belongs to the function using it. In LOWERED programs a function
 //      may also use the params and results of the functions it PushGotos to
 //      (the caller writes the callee's params and reads its results).
+//      Any function's PrimOps may also READ (as inputs) the uniform
+//      parameters of the entry: they are program-wide read-only inputs (a
+//      model's data, read at the leaf of a recursive sampler).
 //  R3  every block a terminator names (Branch targets, Goto target, PushGoto
 //      return_to) exists in the same function.
 //  R4  every function a CallOp or PushGoto names exists.
@@ -109,7 +112,8 @@
 //      Tapes have no frames: a PopOp never names one (K1).
 //
 // Uniform variables (Variable::uniform; ir/ir.h), at EVERY stage:
-//  U1  a uniform variable belongs to the entry function.
+//  U1  a uniform variable belongs to the entry function (other functions
+//      may read the entry's uniform parameters: R2).
 //  U2  a uniform parameter of the entry is written by no op.
 //  U3  any other uniform variable is written by exactly one op of the
 //      program: a built-in PrimOp with at least one input, every input

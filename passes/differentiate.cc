@@ -257,8 +257,11 @@ class Differentiator : public AdjointEmitter {
     const size_t count = module_.variables.size();
     for (size_t v = 0; v < count; ++v) {
       const Variable var = module_.variables[v];
-      if (var.function != spec.function || map[v].valid()) continue;
-      map[v] = NewVar(var.name, *var.type);
+      if (map[v].valid()) continue;
+      // Another function's variable here is an input of the entry, read by
+      // both (ir/ir.h's uniform values): it stays itself.
+      map[v] = var.function == spec.function ? NewVar(var.name, *var.type)
+                                             : VarId(static_cast<int32_t>(v));
     }
     auto rename = [&](VarId v) { return map.at(v.value); };
     std::vector<Block> blocks = f.blocks;

@@ -188,6 +188,7 @@ class Inliner {
     // Copies, not references: the blocks and variables vectors grow below.
     const CallOp call = std::get<CallOp>(module_.function(f).blocks[b].ops[k]);
     const Function callee = module_.function(call.callee);
+    callee_ = call.callee;
     renamed_.assign(module_.variables.size(), VarId());
     names_.clear();
     for (const Variable& var : module_.variables) {
@@ -247,6 +248,9 @@ class Inliner {
   // The variable of `f` standing for the callee's variable `v` at this call
   // site, made on first use.
   VarId Rename(VarId v, FunctionId f) {
+    // The entry's uniform inputs are program-wide: every function reads the
+    // same variable (ir/ir.h).
+    if (module_.var(v).function != callee_) return v;
     VarId& to = renamed_.at(v.value);
     if (to.valid()) return to;
     Variable var = module_.var(v);
@@ -287,6 +291,7 @@ class Inliner {
   Module& module_;
   std::vector<bool> candidate_;    // per function: inlinable if small or called once
   std::vector<int> call_sites_;    // per function: calls to it before inlining
+  FunctionId callee_;              // of the call being inlined
   std::vector<VarId> renamed_;     // per variable: its copy at this call site
   std::set<std::string> names_;    // variable names taken in the caller
   std::map<std::pair<int32_t, int32_t>, int> copies_;  // (caller, callee): bodies inlined

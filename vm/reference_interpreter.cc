@@ -74,10 +74,18 @@ absl::Status CheckUnlowered(ControlOp kind, const std::string& where) {
       absl::StrCat(where, ": ", std::string(Info(kind).type_name), " belongs to lowered programs"));
 }
 
+// `inputs`: the entry's uniform params, which a PrimOp of any function may
+// read (ir/ir.h).
 absl::Status CheckOp(const Module& module, const KernelRegistry* kernels, int32_t fi,
-                     int32_t bi, int oi) {
+                     int32_t bi, int oi, const std::vector<VarId>& inputs) {
   const Op& op = module.functions[fi].blocks[bi].ops[oi];
-  AB_RETURN_IF_ERROR(CheckVars(module, fi, OpReads(op), bi, oi));
+  std::vector<VarId> reads = OpReads(op);
+  if (std::holds_alternative<PrimOp>(op)) {
+    std::erase_if(reads, [&](VarId v) {
+      return std::find(inputs.begin(), inputs.end(), v) != inputs.end();
+    });
+  }
+  AB_RETURN_IF_ERROR(CheckVars(module, fi, reads, bi, oi));
   AB_RETURN_IF_ERROR(CheckVars(module, fi, OpWrites(op), bi, oi));
   const std::string where = Where(module, fi, bi, oi);
   return std::visit(
@@ -213,6 +221,12 @@ class LaneRun {
 
   absl::StatusOr<const Tensor*> Read(const Activation& a, VarId var, int op) const {
     const int32_t s = slot_[var.value];
+    if (module_.var(var).function.value != a.function) {
+      // A uniform input of the entry, read by another function (ir/ir.h):
+      // the entry's activation, at the bottom of the stack, holds it.
+      AB_CHECK(module_.var(var).uniform, "the verifier allows only uniform inputs here");
+      return &stack_.front().values[s];
+    }
     if (!a.defined[s]) {
       return absl::InvalidArgumentError(absl::StrCat(
           Where(module_, a.function, a.block, op), ": reads variable '", module_.var(var).name,
@@ -583,6 +597,13 @@ absl::StatusOr<ReferenceInterpreter> ReferenceInterpreter::Create(const Program&
     interp.slot_[v] = interp.frame_size_[f.value]++;
   }
   interp.fn_tapes_.assign(num_functions, {});
+  std::vector<VarId> inputs;  // the entry's uniform params
+  for (VarId v : module.function(program.entry).params) {
+    if (v.valid() && v.value < static_cast<int32_t>(module.variables.size()) &&
+        module.var(v).uniform && module.var(v).function == program.entry) {
+      inputs.push_back(v);
+    }
+  }
   for (int32_t fi = 0; fi < num_functions; ++fi) {
     const Function& f = module.functions[fi];
     if (f.blocks.empty()) {
@@ -593,7 +614,7 @@ absl::StatusOr<ReferenceInterpreter> ReferenceInterpreter::Create(const Program&
     AB_RETURN_IF_ERROR(CheckVars(module, fi, f.results, -1, -1));
     for (int32_t bi = 0; bi < static_cast<int32_t>(f.blocks.size()); ++bi) {
       for (int oi = 0; oi < static_cast<int>(f.blocks[bi].ops.size()); ++oi) {
-        AB_RETURN_IF_ERROR(CheckOp(module, kernels, fi, bi, oi));
+        AB_RETURN_IF_ERROR(CheckOp(module, kernels, fi, bi, oi, inputs));
         std::vector<VarId>& tapes = interp.fn_tapes_[fi];
         const std::optional<VarId> tape = TapeOf(f.blocks[bi].ops[oi]);
         if (tape && std::find(tapes.begin(), tapes.end(), *tape) == tapes.end()) {

@@ -82,6 +82,14 @@ class StacklessVm {
 
  private:
   Tensor& Var(Activation& a, VarId v) { return a.vars[local_index_[v.value]]; }
+  // A PrimOp input of function f's activation `a`: its own variable, or a
+  // uniform input of the entry, which the entry's first activation holds
+  // (ir/ir.h: any function may read them).
+  Tensor& Input(FunctionId f, Activation& a, VarId v) {
+    if (module_.var(v).function == f) return Var(a, v);
+    AB_CHECK(module_.var(v).uniform, "the verifier allows only uniform inputs here");
+    return Var(*pool_[program_.entry.value][0], v);
+  }
 
   Activation& Acquire(FunctionId f, int64_t depth) {
     auto& by_depth = pool_[f.value];
@@ -153,7 +161,7 @@ class StacklessVm {
               [&](const PrimOp& o) {
                 std::vector<const Tensor*> ins;
                 std::vector<Tensor*> outs;
-                for (VarId v : o.inputs) ins.push_back(&Var(a, v));
+                for (VarId v : o.inputs) ins.push_back(&Input(f, a, v));
                 for (VarId v : o.outputs) outs.push_back(&Var(a, v));
                 return RunCountedOp(backend_, o, ins, outs, lanes, mode,
                                     kernels_, profile_, fn);

@@ -32,7 +32,16 @@ std::vector<VarSet> AssignedOnEveryPath(const Module& module, const Function& fu
   VarSet everything(num_vars);
   for (size_t v = 0; v < num_vars; ++v) everything.insert(VarId(static_cast<int32_t>(v)));
   std::vector<VarSet> in(n, everything), out(n, everything);
-  const VarSet params(num_vars, function.params);
+  VarSet params(num_vars, function.params);
+  // Another function's uniform variable read here is an input of the entry
+  // (verifier R2), written before anything runs.
+  for (size_t v = 0; v < num_vars; ++v) {
+    const Variable& var = module.variables[v];
+    if (var.uniform && module.functions.size() > static_cast<size_t>(var.function.value) &&
+        &module.functions[var.function.value] != &function) {
+      params.insert(VarId(static_cast<int32_t>(v)));
+    }
+  }
 
   auto block_in = [&](size_t b) {
     VarSet defined = b == 0 ? params : everything;
