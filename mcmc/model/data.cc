@@ -33,22 +33,32 @@ std::string ShapeText(std::span<const int64_t> shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
-// The shortest text that reads back to `v`, with a '.' or exponent so that
-// it reads back as a real ("2.0", "-0.0", "1e+300").
-std::string RealText(double v) {
+// The shortest text that reads back to `v` ("0.1", "3", "1e+300").
+std::string NumberText(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buffer[64];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), v);
-  AB_CHECK(ec == std::errc(), "RealText: to_chars failed");
-  std::string text(buffer, end);
-  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  AB_CHECK(ec == std::errc(), "NumberText: to_chars failed");
+  return std::string(buffer, end);
+}
+
+// NumberText with a '.' or an exponent, so that it reads back as a real
+// ("2.0", "-0.0"; a bare -0 would read as the integer 0).
+std::string RealText(double v) {
+  std::string text = NumberText(v);
+  if (std::isfinite(v) && text.find_first_of(".e") == std::string::npos) text += ".0";
   return text;
+}
+
+// "1 value", "3 values".
+std::string Count(int64_t n, std::string_view unit) {
+  return absl::StrCat(n, " ", std::string(unit), n == 1 ? "" : "s");
 }
 
 std::string BoundText(double bound, DType dtype) {
   if (dtype == DType::kI64) return absl::StrCat(static_cast<int64_t>(bound));
-  return RealText(bound);
+  return NumberText(bound);
 }
 
 // "a real number", "integer values of shape [3] in [0, inf)", ...
@@ -78,7 +88,7 @@ std::string Kind(const Json& j) {
     case Json::value_t::object:
       return "an object";
     case Json::value_t::array:
-      return absl::StrCat("an array of ", j.size(), " values");
+      return absl::StrCat("an array of ", Count(static_cast<int64_t>(j.size()), "value"));
     default:
       return absl::StrCat("the number ", j.dump());
   }
@@ -132,7 +142,7 @@ class ShapeScan {
 
   void Walk(const Json& j, int depth) {
     if (depth == static_cast<int>(spec_.shape.size())) {
-      if ((j.is_array() || j.is_object()) && !too_deep_) {
+      if (j.is_array() && !too_deep_) {
         too_deep_ = index_;
         too_deep_value_ = &j;
       }
@@ -164,19 +174,23 @@ class ShapeScan {
     for (int d = 0; d < rank; ++d) {
       const Level& level = levels_[d];
       const int64_t want = spec_.shape[d];
-      const std::string unit = d + 1 == rank ? "values" : "arrays";
+      // What level d's arrays hold: values at the last level, arrays above.
+      auto count = [&](int64_t n) {
+        return d + 1 == rank ? Count(n, "value") : absl::StrCat(n, n == 1 ? " entry" : " entries");
+      };
+      const std::string every = absl::StrCat("; every ", PatternAt(name, d), " needs ", count(want),
+                                             " (shape ", ShapeText(spec_.shape), ")");
       if (level.not_array) {
         if (d == 0) {
           std::string hint =
               rank == 1 && want == 1 && value.is_number()
                   ? absl::StrCat("; write [", value.dump(), "], not ", value.dump())
-                  : absl::StrCat("; write it as ", d + 1 == rank ? "an array" : "nested arrays",
+                  : absl::StrCat("; write it as ", rank == 1 ? "an array" : "nested arrays",
                                  " of that shape");
           return absl::StrCat(expected, " (", Describe(spec_), ") but it is ", Kind(value), hint);
         }
         return absl::StrCat(expected, " but ", Path(name, *level.not_array), " is ",
-                            Kind(*level.not_array_value), ", not an array of ", want, " ", unit,
-                            "; every ", PatternAt(name, d), " needs ", want, " ", unit);
+                            Kind(*level.not_array_value), ", not an array of ", count(want), every);
       }
       if (level.lengths.size() > 1) {
         // Ragged: name the first two lengths met, in the order met.
@@ -186,19 +200,21 @@ class ShapeScan {
         }
         std::sort(met.begin(), met.end());
         return absl::StrCat("'", name, "' is ragged: ", Path(name, *met[0].second.second), " has ",
-                            met[0].second.first, " ", unit, " but ",
-                            Path(name, *met[1].second.second), " has ", met[1].second.first,
-                            "; every ", PatternAt(name, d), " needs ", want, " ", unit, " (shape ",
-                            ShapeText(spec_.shape), ")");
+                            count(met[0].second.first), " but ", Path(name, *met[1].second.second),
+                            " has ", met[1].second.first, every);
       }
       if (level.lengths.size() == 1 && level.lengths.begin()->first != want) {
         const int64_t got = level.lengths.begin()->first;
-        if (d == 0) {
-          return absl::StrCat(expected, " but it has ", got, " ", unit, " at the top level, not ",
-                              want);
+        if (d > 0) {
+          return absl::StrCat(expected, " but every ", PatternAt(name, d), " has ", count(got),
+                              ", not ", want);
         }
-        return absl::StrCat(expected, " but every ", PatternAt(name, d), " has ", got, " ", unit,
-                            ", not ", want);
+        // A flat list of all the values: say to nest it.
+        const bool flat = rank >= 2 && levels_[1].not_array &&
+                          got == TensorType{spec_.dtype, spec_.shape}.NumElements();
+        return absl::StrCat(
+            expected, " but it is an array of ", count(got), ", not ", want,
+            flat ? "; it looks flat: nest it, one array per row ([[...], [...]])" : "");
       }
     }
     if (too_deep_) {
@@ -441,14 +457,14 @@ absl::Status ValidateDataSpecs(std::span<const DataSpec> specs) {
         problems.push_back(absl::StrCat(who, " has a NaN ", what, " bound"));
       } else if (s.dtype == DType::kI64 &&
                  (*bound != std::floor(*bound) || *bound < -kTwoPow63 || *bound >= kTwoPow63)) {
-        problems.push_back(absl::StrCat(who, " has ", what, " bound ", RealText(*bound),
+        problems.push_back(absl::StrCat(who, " has ", what, " bound ", NumberText(*bound),
                                         "; an i64 variable's bounds are whole numbers within "
                                         "int64"));
       }
     }
     if (s.lower && s.upper && *s.lower > *s.upper) {
-      problems.push_back(absl::StrCat(who, " has lower bound ", RealText(*s.lower),
-                                      " above its upper bound ", RealText(*s.upper)));
+      problems.push_back(absl::StrCat(who, " has lower bound ", NumberText(*s.lower),
+                                      " above its upper bound ", NumberText(*s.upper)));
     }
   }
   if (problems.empty()) return absl::OkStatus();
