@@ -264,6 +264,12 @@ std::string Subject(const DataSpec& spec, int64_t flat) {
   return absl::StrCat("'", Path(spec.name, index), "'");
 }
 
+std::string OutOfRange(const std::string& subject, const Json& v, const std::string& declared) {
+  return absl::StrCat(subject, " is ", v.dump(), ", outside the range of a 64-bit integer, and ",
+                      declared, "; give integers in [", std::numeric_limits<int64_t>::min(), ", ",
+                      std::numeric_limits<int64_t>::max(), "]");
+}
+
 // Converts one value into `out`; returns the problem ("" if none).
 std::string ConvertI64(const DataSpec& spec, const Json& v, const std::string& subject,
                        int64_t* out) {
@@ -273,9 +279,7 @@ std::string ConvertI64(const DataSpec& spec, const Json& v, const std::string& s
   } else if (v.is_number_unsigned()) {
     const uint64_t u = v.get<uint64_t>();
     if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return absl::StrCat(subject, " is ", v.dump(), ", outside the range of a 64-bit integer [",
-                          std::numeric_limits<int64_t>::min(), ", ",
-                          std::numeric_limits<int64_t>::max(), "]; ", declared);
+      return OutOfRange(subject, v, declared);
     }
     *out = static_cast<int64_t>(u);
   } else if (v.is_number_float()) {
@@ -284,12 +288,7 @@ std::string ConvertI64(const DataSpec& spec, const Json& v, const std::string& s
       return absl::StrCat(subject, " is ", v.dump(), ", not a whole number, but ", declared,
                           "; give integers, or declare it real");
     }
-    if (d < -kTwoPow63 || d >= kTwoPow63) {
-      return absl::StrCat(subject, " is ", v.dump(),
-                          ", outside the range of a 64-bit integer, and ", declared,
-                          "; give integers in [", std::numeric_limits<int64_t>::min(), ", ",
-                          std::numeric_limits<int64_t>::max(), "]");
-    }
+    if (d < -kTwoPow63 || d >= kTwoPow63) return OutOfRange(subject, v, declared);
     return absl::StrCat(subject, " is ", v.dump(),
                         ", written as a real (with a '.' or an exponent), but ", declared,
                         "; write integers without a decimal point or exponent (",

@@ -331,8 +331,9 @@ TEST(ReadDataErrorTest, NonIntegersWhereI64IsDeclared) {
       "data.json: 'n[3]' is 1e+300, outside the range of a 64-bit integer, and 'n' is declared "
       "integer values of shape [5]; give integers in [-9223372036854775808, "
       "9223372036854775807]\n"
-      "data.json: 'n[4]' is 9223372036854775808, outside the range of a 64-bit integer "
-      "[-9223372036854775808, 9223372036854775807]; 'n' is declared integer values of shape [5]");
+      "data.json: 'n[4]' is 9223372036854775808, outside the range of a 64-bit integer, and 'n' "
+      "is declared integer values of shape [5]; give integers in [-9223372036854775808, "
+      "9223372036854775807]");
   EXPECT_EQ(Error(R"({"N": "inf"})", {Int("N")}),
             "data.json: 'N' is \"inf\", but 'N' is declared an integer, and integers cannot be "
             "infinite or NaN");
