@@ -89,8 +89,8 @@ inline constexpr int kMaxValueProblemsPerVariable = 5;
 // lower > upper, an i64 bound that is not a whole number within int64.
 absl::Status ValidateDataSpecs(std::span<const DataSpec> specs);
 
-// Reads CmdStan JSON `json_text` against `specs` (which must be valid, see
-// ValidateDataSpecs). Returns one tensor per spec, in spec order, of one
+// Reads CmdStan JSON `json_text` against `specs` (checked first: an error of
+// ValidateDataSpecs is returned as it is). Returns one tensor per spec, in spec order, of one
 // lane (batch 1) with type {spec.dtype, spec.shape}, values row-major. The
 // tensors are not marked uniform; call set_uniform() to feed one to every
 // lane of a batched program. `source_name` (a file name) starts every error
