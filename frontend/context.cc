@@ -249,6 +249,14 @@ absl::StatusOr<autobatch::Module> ContextImpl::Assemble(const std::vector<int>& 
     // The program inputs become the entry's last parameters (uniform), and
     // every alias of one is that parameter.
     const FunctionId entry_id(function_id[entry]);
+    if (module.function(entry_id).gradient_of) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the entry '", module.function(entry_id).name,
+          "' is a gradient (Context::Gradient), which takes its primal's parameters only; "
+          "the Context's program inputs (", program_inputs_.front().name,
+          ", ...: AddProgramInput) are parameters of the entry: make the entry a function "
+          "that calls the gradient"));
+    }
     for (const Function& f : module.functions) {
       for (const Block& block : f.blocks) {
         for (const Op& op : block.ops) {

@@ -6,7 +6,7 @@
 
 namespace autobatch::mcmc {
 
-BatchFunction DefineHmcTransition(Context& ctx, const Kernel& log_density, int64_t dimension,
+BatchFunction DefineHmcTransition(Context& ctx, const LogDensityFn& log_density, int64_t dimension,
                                   const SamplerConfig& config) {
   AB_CHECK(config.Validate(dimension).ok(), "DefineHmcTransition needs a valid config");
   const double max_delta_h = config.max_delta_h;

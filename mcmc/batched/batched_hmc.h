@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "frontend/context.h"
+#include "mcmc/batched/model_kernel.h"
 #include "mcmc/sampler_config.h"
 
 namespace autobatch::mcmc {
@@ -23,7 +24,7 @@ namespace autobatch::mcmc {
 // model kernel (model_kernel.h) of a model of `dimension` coordinates.
 // Reads config.num_leapfrog_steps, max_delta_h and step_size_jitter.
 // Requires config.Validate(dimension).ok() (checked).
-BatchFunction DefineHmcTransition(Context& ctx, const Kernel& log_density, int64_t dimension,
+BatchFunction DefineHmcTransition(Context& ctx, const LogDensityFn& log_density, int64_t dimension,
                                   const SamplerConfig& config);
 
 }  // namespace autobatch::mcmc

@@ -51,7 +51,7 @@ Value MergeChecks(const Value& sharp_beg, const Value& sharp_end, const Value& s
 
 }  // namespace
 
-BatchFunction DefineNutsTransition(Context& ctx, const Kernel& log_density, int64_t dimension,
+BatchFunction DefineNutsTransition(Context& ctx, const LogDensityFn& log_density, int64_t dimension,
                                    const SamplerConfig& config) {
   AB_CHECK(config.Validate(dimension).ok(), "DefineNutsTransition needs a valid config");
   const double max_delta_h = config.max_delta_h;

@@ -40,6 +40,7 @@
 #include <cstdint>
 
 #include "frontend/context.h"
+#include "mcmc/batched/model_kernel.h"
 #include "mcmc/sampler_config.h"
 
 namespace autobatch::mcmc {
@@ -48,7 +49,7 @@ namespace autobatch::mcmc {
 // order) and returns the transition. `log_density` is the model kernel (model_kernel.h) of a model
 // of `dimension` coordinates. Requires config.Validate(dimension).ok()
 // (checked).
-BatchFunction DefineNutsTransition(Context& ctx, const Kernel& log_density, int64_t dimension,
+BatchFunction DefineNutsTransition(Context& ctx, const LogDensityFn& log_density, int64_t dimension,
                                    const SamplerConfig& config);
 
 }  // namespace autobatch::mcmc

@@ -9,7 +9,7 @@
 
 namespace autobatch::mcmc {
 
-BatchFunction DefineRwmhTransition(Context& ctx, const Kernel& log_density, int64_t dimension,
+BatchFunction DefineRwmhTransition(Context& ctx, const LogDensityFn& log_density, int64_t dimension,
                                    const SamplerConfig& config) {
   AB_CHECK(config.Validate(dimension).ok(), "DefineRwmhTransition needs a valid config");
   const int64_t d = dimension;

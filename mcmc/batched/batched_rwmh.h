@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "frontend/context.h"
+#include "mcmc/batched/model_kernel.h"
 #include "mcmc/sampler_config.h"
 
 namespace autobatch::mcmc {
@@ -20,7 +21,7 @@ namespace autobatch::mcmc {
 // model kernel (model_kernel.h) of a model of `dimension` coordinates.
 // Requires config.Validate(dimension).ok() (checked); reads no field (the
 // step size and metric are per-chain inputs).
-BatchFunction DefineRwmhTransition(Context& ctx, const Kernel& log_density, int64_t dimension,
+BatchFunction DefineRwmhTransition(Context& ctx, const LogDensityFn& log_density, int64_t dimension,
                                    const SamplerConfig& config);
 
 }  // namespace autobatch::mcmc

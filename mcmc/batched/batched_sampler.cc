@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "mcmc/model/program_model.h"
 #include "support/status.h"
 #include "mcmc/batched/batched_hmc.h"
 #include "mcmc/batched/batched_nuts.h"
@@ -41,7 +42,7 @@ absl::Status ChainError(size_t k, uint64_t chain_id, const std::string& what) {
 
 }  // namespace
 
-BatchFunction DefineChainProgram(Context& ctx, Algorithm algorithm, const Kernel& log_density,
+BatchFunction DefineChainProgram(Context& ctx, Algorithm algorithm, const LogDensityFn& log_density,
                                  const Kernel& record_draw, int64_t dimension,
                                  const SamplerConfig& config,
                                  std::optional<Kernel> adapt_warmup) {
@@ -127,11 +128,23 @@ absl::StatusOr<std::unique_ptr<BatchedSampler>> BatchedSampler::Create(
   AB_RETURN_IF_ERROR(config.Validate(model.dimension()));
   std::unique_ptr<BatchedSampler> sampler(new BatchedSampler(model, algorithm, config));
   Context& ctx = sampler->ctx_;
-  Kernel log_density = RegisterModelKernel(ctx, model);
+  // A model written as a program is linked into the sampler's program; a
+  // hand-written one runs as a user kernel.
+  std::optional<LogDensityFn> log_density;
+  if (const ProgramModel* program_model = model.AsProgram()) {
+    if (!program_model->has_data()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("model '", model.name(), "' has no data: call SetData or LoadData"));
+    }
+    log_density = program_model->Link(ctx).gradient;
+    sampler->data_ = program_model->data();
+  } else {
+    log_density = RegisterModelKernel(ctx, model);
+  }
   Kernel record = sampler->recorder_.Register(ctx);
   std::optional<Kernel> adapt;
   if (adapter != nullptr) adapt = adapter->Register(ctx);
-  sampler->entry_ = DefineChainProgram(ctx, algorithm, log_density, record,
+  sampler->entry_ = DefineChainProgram(ctx, algorithm, *log_density, record,
                                        sampler->dimension_, sampler->config_, adapt);
   AB_ASSIGN_OR_RETURN(sampler->untyped_, ctx.Program(sampler->entry_));
   return sampler;
@@ -141,8 +154,11 @@ std::vector<TensorType> BatchedSampler::InputTypes() const {
   const TensorType vec = Vector(DType::kF64, dimension_);
   const TensorType f64 = Scalar(DType::kF64), u64 = Scalar(DType::kU64),
                    i64 = Scalar(DType::kI64);
-  // q, logp, grad, key, counter, step_size, inv_metric, slot, draws.
-  return {vec, f64, vec, u64, u64, f64, vec, i64, i64};
+  // q, logp, grad, key, counter, step_size, inv_metric, slot, draws, then
+  // a program model's data.
+  std::vector<TensorType> types = {vec, f64, vec, u64, u64, f64, vec, i64, i64};
+  for (const Tensor& t : data_) types.push_back(t.type());
+  return types;
 }
 
 absl::StatusOr<const Program*> BatchedSampler::ExecutableProgram(bool lowered) {
@@ -233,6 +249,7 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
   std::copy(slot.begin(), slot.end(), inputs.back().data<int64_t>());
   inputs.emplace_back(Scalar(DType::kI64), batch);
   std::copy(draws.begin(), draws.end(), inputs.back().data<int64_t>());
+  for (const Tensor& t : data_) inputs.push_back(t);
 
   // The stackless VM and the reference interpreter run the compiled
   // program, the stack VM the lowered one through its block plan, built

@@ -38,6 +38,7 @@
 #include "ir/ir.h"
 #include "mcmc/chain_rng.h"
 #include "mcmc/batched/draw_recorder.h"
+#include "mcmc/batched/model_kernel.h"
 #include "mcmc/model/model.h"
 #include "mcmc/sampler_config.h"
 #include "mcmc/scalar/scalar_nuts.h"
@@ -57,7 +58,7 @@ namespace autobatch::mcmc {
 //         state.q, state.logp, state.grad, key, counter, accept_stat)
 //     sqrt_m = sqrt(inv_metric)
 // so the next transition runs with the chain's adapted step size and metric.
-BatchFunction DefineChainProgram(Context& ctx, Algorithm algorithm, const Kernel& log_density,
+BatchFunction DefineChainProgram(Context& ctx, Algorithm algorithm, const LogDensityFn& log_density,
                                  const Kernel& record_draw, int64_t dimension,
                                  const SamplerConfig& config,
                                  std::optional<Kernel> adapt_warmup = std::nullopt);
@@ -166,6 +167,7 @@ class BatchedSampler {
   DrawRecorder recorder_;
   BatchFunction entry_;
   Program untyped_;
+  std::vector<Tensor> data_;  // a program model's data: the last inputs
 };
 
 // The starting points of chains `chain_ids` as RunScalarChains makes them:

@@ -80,7 +80,11 @@ Value EmitNanToInf(const Value& h) {
   return select(h != h, std::numeric_limits<double>::infinity(), h);
 }
 
-PhasePoint EmitLeapfrog(const Kernel& log_density, const Value& m, const Value& e,
+CallResult LogDensityFn::operator()(const Value& q) const {
+  return std::visit([&](const auto& fn) { return fn(q); }, fn_);
+}
+
+PhasePoint EmitLeapfrog(const LogDensityFn& log_density, const Value& m, const Value& e,
                         const PhasePoint& from) {
   Value half = 0.5 * e;
   Value p_half = from.p + half * from.grad;

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -52,6 +53,22 @@ absl::Status RunModelKernel(const Model& model, const KernelCall& call);
 // from Program()/Module().
 Kernel RegisterModelKernel(Context& ctx, const Model& model,
                            std::string name = kLogDensityKernelName);
+
+// How a sampler program evaluates the model at q: `auto [logp, grad] =
+// log_density(q).Get<2>()`. Either the user kernel of a hand-written Model
+// (RegisterModelKernel: a per-lane host callback) or a function of the
+// program itself (the gradient of a model written as a program,
+// program_model.h, whose arithmetic then runs as batched ops across the
+// chains that reach it).
+class LogDensityFn {
+ public:
+  LogDensityFn(Kernel kernel) : fn_(std::move(kernel)) {}                // NOLINT
+  LogDensityFn(BatchFunction function) : fn_(std::move(function)) {}     // NOLINT
+  CallResult operator()(const Value& q) const;
+
+ private:
+  std::variant<Kernel, BatchFunction> fn_;
+};
 
 // --- the transition interface ------------------------------------------------
 
@@ -122,7 +139,7 @@ Value EmitEnergy(const Value& m, const Value& p, const Value& logp, Value* p_sha
 Value EmitNanToInf(const Value& h);
 // SamplerLeapfrog with signed step e: half = 0.5 * e; p = p + half * grad;
 // q = q + e * (m * p); (logp, grad) = log_density(q); p = p + half * grad.
-PhasePoint EmitLeapfrog(const Kernel& log_density, const Value& m, const Value& e,
+PhasePoint EmitLeapfrog(const LogDensityFn& log_density, const Value& m, const Value& e,
                         const PhasePoint& from);
 
 }  // namespace autobatch::mcmc

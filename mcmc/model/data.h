@@ -70,12 +70,12 @@ namespace autobatch::mcmc {
 // One data variable a model declares, like Stan's `int<lower=0> N;` or
 // `matrix[N, K] X;`.
 struct DataSpec {
-  std::string name;              // "X"
+  std::string name = "";              // "X"
   DType dtype = DType::kF64;     // kF64 (Stan real) or kI64 (Stan int)
-  std::vector<int64_t> shape;    // {} scalar, {N} vector, {N, K} matrix, ...
+  std::vector<int64_t> shape = {};    // {} scalar, {N} vector, {N, K} matrix, ...
   bool allow_nonfinite = false;  // f64 only: accept "inf", "-inf", "NaN", ...
-  std::optional<double> lower;   // inclusive; whole numbers for i64
-  std::optional<double> upper;   // inclusive; whole numbers for i64
+  std::optional<double> lower = std::nullopt;   // inclusive; whole numbers for i64
+  std::optional<double> upper = std::nullopt;   // inclusive; whole numbers for i64
 };
 
 // At most this many bad values are described per variable; the rest are

@@ -16,6 +16,8 @@
 
 namespace autobatch::mcmc {
 
+class ProgramModel;
+
 // How a constrained parameter is reached from the unconstrained space.
 enum class Transform : uint8_t {
   kIdentity,  // x = u                       log|J| = 0
@@ -63,6 +65,11 @@ class Model {
                                        double* grad, int64_t lanes,
                                        const uint8_t* active) const;
   virtual bool batch_bit_stable() const { return true; }
+
+  // A model written as a program (program_model.h) returns itself: the
+  // batched samplers then link its log density into their program instead
+  // of calling LogDensityGradientBatch through a user kernel.
+  virtual const ProgramModel* AsProgram() const { return nullptr; }
 
   // Generated quantities computed from each draw (e.g. eight schools'
   // theta_j); names flattened in CSV style ("theta.1").

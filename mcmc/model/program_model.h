@@ -1,0 +1,187 @@
+// ProgramModel: a model written as a program. The user declares parameters
+// (name, shape, constraint) and data (name, dtype, shape) and writes only the
+// log density, with the frontend and the distribution library; the compiler
+// adds the constraint transforms with their log-Jacobians and differentiates
+// the whole thing (passes/differentiate.h).
+//
+//   mcmc::ProgramModel model("eight_schools");
+//   auto mu = model.AddParameter("mu");
+//   auto tau = model.AddParameter("tau", {}, Transform::kLog);
+//   auto eta = model.AddParameter("eta", {8});
+//   auto y = model.AddData({.name = "y", .shape = {8}});
+//   auto sigma = model.AddData({.name = "sigma", .shape = {8}});
+//   model.SetLogDensity([=](ModelTarget& target) {
+//     target += normal_lupdf(mu(), 0.0, 5.0);
+//     target += cauchy_lupdf(tau(), 0.0, 5.0);
+//     target += normal_lupdf(eta(), 0.0, 1.0);
+//     target += normal_lupdf(y(), mu() + tau() * eta(), sigma());
+//   });
+//   AB_RETURN_IF_ERROR(model.SetData(data_tensors));   // or LoadData(json)
+//
+// Inside the log density, a parameter handle gives the CONSTRAINED value
+// (the transform already applied, its log-Jacobian already added to the
+// target) and a data handle the data (a program input: stored once, read by
+// every lane, ir/ir.h). The log density is Stan's `lp__`: the sum of the
+// target terms plus the log-Jacobians, on the unconstrained scale; use the
+// `_lupdf` forms to drop constants as Stan's `~` statements do.
+//
+// Two ways to run it, with the same bits per chain:
+// * Link(ctx) defines the log density and its gradient as functions of
+//   another program on `ctx` (a sampler's), which call them directly: the
+//   arithmetic runs as batched ops across the chains that reach the call.
+//   The batched samplers do this for a model whose AsProgram() is set.
+// * As a Model (model.h): LogDensityGradient(Batch) runs the gradient
+//   program on the stack VM (for the scalar reference samplers, the
+//   initialization and the checks).
+#ifndef AUTOBATCH_MCMC_MODEL_PROGRAM_MODEL_H_
+#define AUTOBATCH_MCMC_MODEL_PROGRAM_MODEL_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <source_location>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "backends/tensor.h"
+#include "frontend/context.h"
+#include "frontend/value.h"
+#include "ir/ir.h"
+#include "mcmc/model/data.h"
+#include "mcmc/model/model.h"
+
+namespace autobatch::mcmc {
+
+class ProgramModel;
+
+// A declared parameter; in the log density, `theta()` is its constrained value.
+class ModelParameter {
+ public:
+  ModelParameter() = default;
+  Value operator()(std::source_location loc = std::source_location::current()) const;
+
+ private:
+  friend class ProgramModel;
+  ModelParameter(const ProgramModel* model, int index) : model_(model), index_(index) {}
+  const ProgramModel* model_ = nullptr;
+  int index_ = -1;
+};
+
+// A declared data variable; in the log density, `y()` is its value.
+class ModelData {
+ public:
+  ModelData() = default;
+  Value operator()(std::source_location loc = std::source_location::current()) const;
+
+ private:
+  friend class ProgramModel;
+  ModelData(const ProgramModel* model, int index) : model_(model), index_(index) {}
+  const ProgramModel* model_ = nullptr;
+  int index_ = -1;
+};
+
+// Stan's `target`: the log density accumulates `target += term`, each term
+// an f64 SCALAR (the distributions return sums; use reduce_sum for a vector).
+class ModelTarget {
+ public:
+  ModelTarget& operator+=(const Value& term);
+
+ private:
+  friend class ProgramModel;
+  explicit ModelTarget(Var* total) : total_(total) {}
+  Var* total_;
+};
+
+class ProgramModel final : public Model {
+ public:
+  using LogDensityBody = std::function<void(ModelTarget&)>;
+
+  // `name` must be an identifier-like word ([A-Za-z_][A-Za-z0-9_]*): it
+  // prefixes the functions the model defines on a Context.
+  explicit ProgramModel(std::string name);
+
+  // Declarations, in the order of the unconstrained coordinates (and of the
+  // CSV columns). Shapes: {} (scalar) or {n} (vector); each element is
+  // transformed by `transform`. Errors (a bad name or shape, a name
+  // declared twice, a declaration after Link) are reported by Validate(),
+  // SetData() and Link().
+  ModelParameter AddParameter(std::string name, std::vector<int64_t> shape = {},
+                              Transform transform = Transform::kIdentity);
+  ModelData AddData(DataSpec spec);
+  void SetLogDensity(LogDensityBody body);
+
+  // The declarations are consistent: OK, or InvalidArgument listing every
+  // problem.
+  absl::Status Validate() const;
+
+  // Gives the data: one Tensor per AddData, in order, each ONE lane of the
+  // declared dtype and shape (what ReadData returns). InvalidArgument naming
+  // the variable otherwise.
+  absl::Status SetData(std::vector<Tensor> data);
+  // Reads CmdStan JSON data against the declarations (data.h) and sets it.
+  absl::Status LoadData(std::string_view json_text, std::string_view source_name);
+  const std::vector<Tensor>& data() const { return data_; }
+  const std::vector<DataSpec>& data_specs() const { return data_specs_; }
+  bool has_data() const { return has_data_; }
+
+  // The functions Link defines on a Context.
+  struct Linked {
+    BatchFunction log_density;  // (q f64[d]) -> f64
+    BatchFunction gradient;     // (q f64[d]) -> (f64, f64[d])
+    std::vector<ProgramInput> data;
+  };
+  // Defines `<name>.log_density` and its gradient `<name>.log_density.grad`
+  // on `ctx`, and one program input per data variable (named as declared),
+  // so every program built on ctx takes the data as its entry's last inputs
+  // (Context::AddProgramInput). Errors are reported by ctx (Program(), Run()).
+  Linked Link(Context& ctx) const;
+
+  // The untyped program a user can dump as IR JSON: entry
+  // `<name>.value_and_gradient(q) -> (log density, gradient)` calling the
+  // linked gradient; its inputs are q then the data.
+  absl::StatusOr<Program> GradientProgram() const;
+
+  // --- Model ------------------------------------------------------------------
+  std::string name() const override { return name_; }
+  std::vector<ParameterSpec> parameters() const override { return parameters_; }
+  // Run the gradient program on the stack VM (batch 1, or every active lane
+  // at once); before SetData, or when the program fails to compile or run,
+  // the log density is NaN and the failure is kept in last_error().
+  double LogDensityGradient(std::span<const double> q, std::span<double> grad) const override;
+  void LogDensityGradientBatch(const double* q, double* logp, double* grad, int64_t lanes,
+                               const uint8_t* active) const override;
+  const ProgramModel* AsProgram() const override { return this; }
+  absl::Status last_error() const;
+
+  // Internal: what a log-density body reads while it is being built.
+  struct Scope;
+
+ private:
+  friend class ModelParameter;
+  friend class ModelData;
+  static const Scope* CurrentScope();
+  // Link, plus the entry GradientProgram describes.
+  BatchFunction DefineValueAndGradient(Context& ctx) const;
+
+  std::string name_;
+  std::vector<ParameterSpec> parameters_;
+  std::vector<DataSpec> data_specs_;
+  LogDensityBody body_;
+  std::vector<Tensor> data_;
+  bool has_data_ = false;
+  std::vector<std::string> declaration_errors_;
+
+  // The Context of LogDensityGradient(Batch): built on first use.
+  mutable std::mutex eval_mu_;
+  mutable std::unique_ptr<Context> eval_ctx_;
+  mutable BatchFunction eval_entry_;
+  mutable absl::Status last_error_;
+};
+
+}  // namespace autobatch::mcmc
+
+#endif  // AUTOBATCH_MCMC_MODEL_PROGRAM_MODEL_H_

@@ -1,0 +1,192 @@
+// Models written as programs: the log density and gradient against the
+// hand-written target, the model linked into the batched samplers (no
+// kernel), and every chain bit-identical to the scalar sampler on the same
+// program.
+#include "mcmc/model/program_model.h"
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ir/printer.h"
+#include "mcmc/model/distributions.h"
+#include "mcmc/model/targets/eight_schools.h"
+#include "tests/mcmc/batched_test_util.h"
+
+namespace autobatch::mcmc {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Eight schools, non-centred, as a Stan user writes it with `~` statements.
+std::unique_ptr<ProgramModel> EightSchoolsProgram() {
+  auto model = std::make_unique<ProgramModel>("eight_schools");
+  ModelParameter mu = model->AddParameter("mu");
+  ModelParameter tau = model->AddParameter("tau", {}, Transform::kLog);
+  ModelParameter eta = model->AddParameter("eta", {8});
+  ModelData y = model->AddData({.name = "y", .shape = {8}});
+  ModelData sigma = model->AddData({.name = "sigma", .shape = {8}});
+  model->SetLogDensity([=](ModelTarget& target) {
+    target += normal_lupdf(mu(), 0.0, 5.0);
+    target += cauchy_lupdf(tau(), 0.0, 5.0);
+    target += normal_lupdf(eta(), 0.0, 1.0);
+    target += normal_lupdf(y(), mu() + tau() * eta(), sigma());
+  });
+  absl::Status set = model->LoadData(
+      R"({"y": [28, 8, -3, 7, -1, 1, 18, 12], "sigma": [15, 10, 16, 11, 9, 11, 10, 18]})",
+      "eight_schools.data.json");
+  EXPECT_TRUE(set.ok()) << set;
+  return model;
+}
+
+// Differences of the log density between points (the hand-written target
+// drops constants the lupdf forms keep) and gradients agree.
+TEST(ProgramModelTest, EightSchoolsAgreesWithTheHandWrittenTarget) {
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram();
+  std::unique_ptr<Model> hand = EightSchools::Create();
+  ASSERT_EQ(model->dimension(), hand->dimension());
+  const int64_t d = model->dimension();
+  const int64_t points = 1000;
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> uniform(-3, 3);
+  std::vector<double> q(static_cast<size_t>(points * d));
+  for (double& x : q) x = uniform(rng);
+  std::vector<double> logp(points), grad(q.size());
+  model->LogDensityGradientBatch(q.data(), logp.data(), grad.data(), points, nullptr);
+  ASSERT_TRUE(model->last_error().ok()) << model->last_error().ToString();
+  std::vector<double> hand_logp(points), hand_grad(q.size());
+  for (int64_t p = 0; p < points; ++p) {
+    hand_logp[p] = hand->LogDensityGradient({q.data() + p * d, static_cast<size_t>(d)},
+                                            {hand_grad.data() + p * d, static_cast<size_t>(d)});
+  }
+  for (int64_t p = 1; p < points; ++p) {
+    const double scale = 1 + std::abs(logp[p]) + std::abs(logp[p - 1]) +
+                         std::abs(hand_logp[p]) + std::abs(hand_logp[p - 1]);
+    EXPECT_NEAR(logp[p] - logp[p - 1], hand_logp[p] - hand_logp[p - 1], 1e-12 * scale)
+        << "points " << p - 1 << " and " << p;
+    for (int64_t i = 0; i < d; ++i) {
+      const double g = grad[p * d + i], h = hand_grad[p * d + i];
+      EXPECT_NEAR(g, h, 1e-12 * (1 + std::abs(h) + scale)) << "point " << p << " coordinate " << i;
+    }
+  }
+  // One point, one lane at a time: the same bits as the batch.
+  std::vector<double> g1(static_cast<size_t>(d));
+  const double l1 = model->LogDensityGradient({q.data() + 5 * d, static_cast<size_t>(d)}, g1);
+  EXPECT_TRUE(SameBits(l1, logp[5]));
+  for (int64_t i = 0; i < d; ++i) EXPECT_TRUE(SameBits(g1[i], grad[5 * d + i]));
+}
+
+TEST(ProgramModelTest, TheSamplerLinksTheModelInsteadOfCallingAKernel) {
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram();
+  absl::StatusOr<std::unique_ptr<BatchedSampler>> sampler =
+      BatchedSampler::Create(*model, Algorithm::kNuts, SamplerConfig{});
+  ASSERT_TRUE(sampler.ok()) << sampler.status();
+  const Program& program = (*sampler)->program();
+  const std::string text = PrintProgram(program);
+  EXPECT_THAT(text, HasSubstr("func @eight_schools.log_density.grad("));
+  EXPECT_THAT(text, Not(HasSubstr(kLogDensityKernelName)));
+  // The data are the program's last inputs, uniform.
+  const Function& entry = program.module.function(program.entry);
+  ASSERT_GE(entry.params.size(), 2u);
+  EXPECT_EQ(program.module.var(entry.params[entry.params.size() - 2]).name, "y");
+  EXPECT_TRUE(program.module.var(entry.params.back()).uniform);
+}
+
+TEST(ProgramModelTest, EveryChainMatchesTheScalarSamplerOnTheSameProgram) {
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram();
+  SamplerConfig config;
+  config.step_size = 0.3;
+  const uint64_t seed = 20261129;
+  const std::vector<uint64_t> ids = ChainIds(24);
+  const int64_t num_draws = 8;
+  absl::StatusOr<std::vector<ScalarChainResult>> scalar =
+      RunScalarChains(*model, config, seed, ids, num_draws);
+  ASSERT_TRUE(scalar.ok()) << scalar.status();
+  const std::map<uint64_t, ScalarChainResult> oracle = ByChainId(*std::move(scalar));
+  std::set<int> depths;
+  for (const auto& [id, r] : oracle) {
+    for (const DrawStats& s : r.stats) depths.insert(s.treedepth);
+  }
+  EXPECT_GE(depths.size(), 2u);
+
+  absl::StatusOr<std::vector<BatchedChain>> all = MakeBatchedChains(*model, config, seed, ids);
+  ASSERT_TRUE(all.ok()) << all.status();
+  for (Algorithm algorithm : {Algorithm::kNuts, Algorithm::kHmc, Algorithm::kRwmh}) {
+    absl::StatusOr<std::unique_ptr<BatchedSampler>> sampler =
+        BatchedSampler::Create(*model, algorithm, config);
+    ASSERT_TRUE(sampler.ok()) << sampler.status();
+    std::map<uint64_t, ScalarChainResult> expected = oracle;
+    if (algorithm != Algorithm::kNuts) {
+      // The scalar reference of this algorithm on the same program.
+      ScalarRunOptions options;
+      options.algorithm = algorithm;
+      absl::StatusOr<std::vector<ScalarChainResult>> ref =
+          RunScalarChains(*model, config, seed, ids, num_draws, options);
+      ASSERT_TRUE(ref.ok()) << ref.status();
+      expected = ByChainId(*std::move(ref));
+    }
+    for (int batch : {1, 7, 24}) {
+      std::vector<BatchedChain> chains(all->begin(), all->begin() + batch);
+      for (const VmCase& vm : BatchedVms()) {
+        const std::string where = std::string(AlgorithmName(algorithm)) + ", batch " +
+                                  std::to_string(batch) + ", " + vm.name;
+        absl::StatusOr<BatchedRunResult> run = (*sampler)->Run(chains, num_draws, vm.options);
+        ASSERT_TRUE(run.ok()) << where << ": " << run.status();
+        for (size_t k = 0; k < chains.size(); ++k) {
+          ExpectSameChain(run->chains[k], expected.at(chains[k].chain_id), where);
+        }
+      }
+    }
+  }
+}
+
+TEST(ProgramModelTest, MistakesAreClearErrors) {
+  ProgramModel empty("bad name");
+  EXPECT_THAT(std::string(empty.Validate().message()),
+              HasSubstr("the model name 'bad name' is not a word of letters, digits and '_'"));
+  EXPECT_THAT(std::string(empty.Validate().message()), HasSubstr("it declares no parameter"));
+  EXPECT_THAT(std::string(empty.Validate().message()),
+              HasSubstr("it has no log density (call SetLogDensity)"));
+
+  ProgramModel twice("m");
+  twice.AddParameter("x");
+  twice.AddParameter("x", {2, 3});
+  twice.AddData({.name = "x"});
+  twice.SetLogDensity([](ModelTarget&) {});
+  const std::string message(twice.Validate().message());
+  EXPECT_THAT(message, HasSubstr("'x' is declared twice"));
+  EXPECT_THAT(message, HasSubstr("parameter 'x' has shape [2, 3]; a parameter is a scalar"));
+
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram();
+  absl::Status wrong = model->SetData({*Tensor::FromVector<double>({1, 2, 3}, {3}),
+                                       *Tensor::FromVector<double>({1.0}, {})});
+  EXPECT_THAT(std::string(wrong.message()),
+              HasSubstr("model 'eight_schools': data 'y' is f64[3] x 1 lanes; it is declared "
+                        "f64[8] (one lane)"));
+  absl::Status bad_json = model->LoadData(R"({"y": [1, 2]})", "d.json");
+  EXPECT_THAT(std::string(bad_json.message()), HasSubstr("d.json"));
+
+  ProgramModel no_data("no_data");
+  no_data.AddParameter("x");
+  no_data.AddData({.name = "y"});
+  no_data.SetLogDensity([](ModelTarget&) {});
+  std::vector<double> g(1);
+  EXPECT_TRUE(std::isnan(no_data.LogDensityGradient(std::vector<double>{0.0}, g)));
+  EXPECT_THAT(std::string(no_data.last_error().message()),
+              HasSubstr("model 'no_data': no data (call SetData or LoadData first)"));
+  absl::StatusOr<std::unique_ptr<BatchedSampler>> sampler =
+      BatchedSampler::Create(no_data, Algorithm::kNuts, SamplerConfig{});
+  ASSERT_FALSE(sampler.ok());
+  EXPECT_THAT(std::string(sampler.status().message()),
+              HasSubstr("model 'no_data' has no data: call SetData or LoadData"));
+}
+
+}  // namespace
+}  // namespace autobatch::mcmc
