@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <limits>
@@ -46,7 +47,9 @@
 #include "mcmc/output/diagnostics.h"
 #include "mcmc/sampler_config.h"
 #include "mcmc/scalar/scalar_nuts.h"
+#include "mcmc/model/program_model.h"
 #include "mcmc/model/targets/registry.h"
+#include "samples/models/models.h"
 #include "vm/fused_blocks.h"
 #include "vm/options.h"
 
@@ -174,7 +177,28 @@ bool SameDraws(const std::vector<ScalarChainResult>& a, const std::vector<Scalar
   return true;
 }
 
-std::unique_ptr<Target> Make(const std::string& name, const nlohmann::json& params) {
+// A built-in target, or "<example model>_program": the example model
+// written as a program (samples/models/) with its data file.
+constexpr char kProgramSuffix[] = "_program";
+
+bool IsProgramModel(const std::string& name) {
+  return name.size() > sizeof(kProgramSuffix) - 1 &&
+         name.compare(name.size() - (sizeof(kProgramSuffix) - 1), std::string::npos,
+                      kProgramSuffix) == 0;
+}
+
+std::unique_ptr<Model> Make(const std::string& name, const nlohmann::json& params) {
+  if (IsProgramModel(name)) {
+    const std::string base = name.substr(0, name.size() - (sizeof(kProgramSuffix) - 1));
+    absl::StatusOr<std::unique_ptr<ProgramModel>> model = samples::MakeExampleModel(base);
+    if (!model.ok()) Die("MakeExampleModel(" + base + ")", model.status());
+    const std::string path = std::string(AUTOBATCH_SOURCE_DIR) + "/samples/models/" + base +
+                             ".data.json";
+    std::ifstream file(path);
+    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    if (absl::Status s = (*model)->LoadData(text, path); !s.ok()) Die("LoadData", s);
+    return *std::move(model);
+  }
   absl::StatusOr<std::unique_ptr<Target>> t = MakeTarget(name, params);
   if (!t.ok()) Die("MakeTarget(" + name + ")", t.status());
   return *std::move(t);
@@ -264,8 +288,8 @@ std::string profile_path;
 
 void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int64_t draws,
            std::vector<std::string> backends) {
-  std::unique_ptr<Target> scalar_model = Make(bt.scalar, bt.params);
-  std::unique_ptr<Target> batched_model = Make(bt.name, bt.params);
+  std::unique_ptr<Model> scalar_model = Make(bt.scalar, bt.params);
+  std::unique_ptr<Model> batched_model = Make(bt.name, bt.params);
   // Sharded calls need bit-stable kernels (vm/options.h); skip them for the
   // others rather than fail.
   if (!batched_model->batch_bit_stable()) {
@@ -454,11 +478,17 @@ int Main(int argc, char** argv) {
     const std::string name = spec.substr(0, colon);
     std::string scalar = colon == std::string::npos ? "" : spec.substr(colon + 1);
     const bool ar1_family = is_ar1(name);
-    if (!ar1_family && name != "eight_schools") {
-      Usage(("unknown target '" + name + "' (ar1, ar1_batched, ar1_dense, eight_schools)").c_str());
+    // A program model runs against the hand-written target of its name.
+    const bool program = name == "eight_schools_program";
+    if (!ar1_family && name != "eight_schools" && !program) {
+      Usage(("unknown target '" + name +
+             "' (ar1, ar1_batched, ar1_dense, eight_schools, eight_schools_program)")
+                .c_str());
     }
     if (scalar.empty()) scalar = name == "ar1_batched" ? "ar1" : name;
-    if (is_ar1(scalar) != ar1_family || (!ar1_family && scalar != name)) {
+    if (program && scalar == name) scalar = "eight_schools";
+    if (is_ar1(scalar) != ar1_family ||
+        (!ar1_family && scalar != name && !(program && scalar == "eight_schools"))) {
       Usage(("target '" + spec + "': the scalar reference must be a model of the same target").c_str());
     }
     if (ar1_family) {
