@@ -28,7 +28,7 @@ absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> MakeExampleModel(std::string
   for (const Entry& e : kModels) {
     if (name == e.name) return e.make();
   }
-  return absl::NotFoundError(absl::StrCat("no example model '", name, "'; the models are ",
+  return absl::NotFoundError(absl::StrCat("no example model '", std::string(name), "'; the models are ",
                                           absl::StrJoin(ExampleModelNames(), ", ")));
 }
 
