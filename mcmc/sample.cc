@@ -8,12 +8,12 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <limits>
+#include <cmath>
+#include <condition_variable>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -24,12 +24,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "backends/run_on_threads.h"
+#include "support/status.h"
+#include "mcmc/warmup/adaptation.h"
 #include "mcmc/batched/batched_sampler.h"
 #include "mcmc/draw_stats.h"
-#include "mcmc/warmup/adaptation.h"
 #include "mcmc/warmup/step_size_heuristic.h"
 #include "mcmc/warmup/warmup_adapter.h"
-#include "support/status.h"
 
 namespace autobatch::mcmc {
 namespace {
@@ -40,34 +40,30 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-absl::Status BadOption(std::string_view field, const std::string &value,
+absl::Status BadOption(std::string_view field, const std::string& value,
                        std::string_view requirement) {
-  return absl::InvalidArgumentError(absl::StrCat("Sample: ", std::string(field),
-                                                 " = ", value, "; ",
-                                                 std::string(requirement)));
+  return absl::InvalidArgumentError(absl::StrCat("Sample: ", std::string(field), " = ", value,
+                                                 "; ", std::string(requirement)));
 }
 
-absl::Status ForChain(uint64_t chain_id, const absl::Status &s) {
-  return absl::Status(s.code(), absl::StrCat("chain ", chain_id, ": ",
-                                             std::string(s.message())));
+absl::Status ForChain(uint64_t chain_id, const absl::Status& s) {
+  return absl::Status(s.code(),
+                      absl::StrCat("chain ", chain_id, ": ", std::string(s.message())));
 }
 
-absl::Status ValidateOptions(const Model &model, const SampleOptions &o) {
+absl::Status ValidateOptions(const Model& model, const SampleOptions& o) {
   if (o.num_chains < 1) {
-    return BadOption("num_chains", absl::StrCat(o.num_chains),
-                     "give at least 1 chain");
+    return BadOption("num_chains", absl::StrCat(o.num_chains), "give at least 1 chain");
   }
   if (o.num_warmup < 0 || o.num_warmup > (int64_t{1} << 31) - 1) {
-    return BadOption("num_warmup", absl::StrCat(o.num_warmup),
-                     "it must be in [0, 2^31 - 1]");
+    return BadOption("num_warmup", absl::StrCat(o.num_warmup), "it must be in [0, 2^31 - 1]");
   }
   if (o.num_samples < 1 || o.num_samples > (int64_t{1} << 31) - 1) {
     return BadOption("num_samples", absl::StrCat(o.num_samples),
                      "it must be in [1, 2^31 - 1]");
   }
   if (o.num_chunks < 1) {
-    return BadOption("num_chunks", absl::StrCat(o.num_chunks),
-                     "it must be >= 1");
+    return BadOption("num_chunks", absl::StrCat(o.num_chunks), "it must be >= 1");
   }
   AB_RETURN_IF_ERROR(ValidateParameters(model));
   AB_RETURN_IF_ERROR(CheckSampleMemory(model, o));
@@ -80,14 +76,12 @@ struct PhaseCounts {
   int64_t taken = 0;
   int64_t computed = 0;
   int64_t divergences = 0;
-  void Add(const BatchUtilization &u) {
+  void Add(const BatchUtilization& u) {
     taken += u.gradients_taken;
     computed += u.kernel_lane_slots;
   }
   double utilization() const {
-    return computed > 0
-               ? static_cast<double>(taken) / static_cast<double>(computed)
-               : 1.0;
+    return computed > 0 ? static_cast<double>(taken) / static_cast<double>(computed) : 1.0;
   }
 };
 
@@ -95,62 +89,61 @@ struct PhaseCounts {
 std::vector<int64_t> ChunkSizes(int64_t total, int64_t chunks) {
   const int64_t n = std::min(total, chunks);
   std::vector<int64_t> sizes;
-  for (int64_t i = 0; i < n; ++i)
-    sizes.push_back(total / n + (i < total % n ? 1 : 0));
+  for (int64_t i = 0; i < n; ++i) sizes.push_back(total / n + (i < total % n ? 1 : 0));
   return sizes;
 }
 
 // The run in progress: the chains, the compiled sampler and the counters.
 class Runner {
-public:
-  Runner(const Model &model, const SampleOptions &options,
-         BatchedSampler &sampler, std::vector<BatchedChain> chains,
-         SampleResult &result)
-      : model_(model), options_(options), sampler_(sampler),
-        chains_(std::move(chains)), result_(result), start_(Clock::now()) {}
+ public:
+  Runner(const Model& model, const SampleOptions& options, BatchedSampler& sampler,
+         std::vector<BatchedChain> chains, SampleResult& result)
+      : model_(model),
+        options_(options),
+        sampler_(sampler),
+        chains_(std::move(chains)),
+        result_(result),
+        start_(Clock::now()) {}
 
   absl::Status Warmup();
   absl::Status Sampling();
   void ReportDone() {
     Report(SamplePhase::kDone, options_.num_samples, sampling_.utilization());
   }
-  std::vector<BatchedChain> &chains() { return chains_; }
+  std::vector<BatchedChain>& chains() { return chains_; }
 
-private:
+ private:
   // One VM call of `draws` transitions of `sampler`, the phase's `done`
   // iterations before it; chains continue from where it ends. With a
   // progress callback, a ticker thread reports the draws recorded so far
   // while the call runs.
-  absl::StatusOr<BatchedRunResult> Run(BatchedSampler &sampler, int64_t draws,
-                                       SamplePhase phase, int64_t done,
-                                       PhaseCounts &counts);
+  absl::StatusOr<BatchedRunResult> Run(BatchedSampler& sampler, int64_t draws,
+                                       SamplePhase phase, int64_t done, PhaseCounts& counts);
   absl::Status AdaptiveWarmup();
   absl::Status BurnIn();
   void Report(SamplePhase phase, int64_t iteration, double utilization);
 
-  const Model &model_;
-  const SampleOptions &options_;
-  BatchedSampler &sampler_;
+  const Model& model_;
+  const SampleOptions& options_;
+  BatchedSampler& sampler_;
   std::vector<BatchedChain> chains_;
-  SampleResult &result_;
+  SampleResult& result_;
   Clock::time_point start_;
   PhaseCounts warmup_, sampling_;
   int64_t heuristic_trials_ = 0;
 };
 
 void Runner::Report(SamplePhase phase, int64_t iteration, double utilization) {
-  if (!options_.progress)
-    return;
+  if (!options_.progress) return;
   SampleProgress p;
   p.phase = phase;
   p.num_chains = options_.num_chains;
   p.iteration = iteration;
-  p.phase_iterations = phase == SamplePhase::kWarmup ? options_.num_warmup
-                                                     : options_.num_samples;
+  p.phase_iterations =
+      phase == SamplePhase::kWarmup ? options_.num_warmup : options_.num_samples;
   p.total_iterations = options_.num_warmup + options_.num_samples;
-  p.total_iteration = phase == SamplePhase::kWarmup
-                          ? iteration
-                          : options_.num_warmup + iteration;
+  p.total_iteration =
+      phase == SamplePhase::kWarmup ? iteration : options_.num_warmup + iteration;
   p.divergences = warmup_.divergences + sampling_.divergences;
   p.gradient_evaluations = warmup_.taken + sampling_.taken + heuristic_trials_;
   p.utilization = utilization;
@@ -158,29 +151,25 @@ void Runner::Report(SamplePhase phase, int64_t iteration, double utilization) {
   options_.progress(p);
 }
 
-absl::StatusOr<BatchedRunResult> Runner::Run(BatchedSampler &sampler,
-                                             int64_t draws, SamplePhase phase,
-                                             int64_t done,
-                                             PhaseCounts &counts) {
+absl::StatusOr<BatchedRunResult> Runner::Run(BatchedSampler& sampler, int64_t draws,
+                                             SamplePhase phase, int64_t done,
+                                             PhaseCounts& counts) {
   std::mutex mu;
   std::condition_variable cv;
   bool finished = false;
   std::thread ticker;
-  const auto interval =
-      std::chrono::duration<double>(options_.progress_interval_seconds);
+  const auto interval = std::chrono::duration<double>(options_.progress_interval_seconds);
   if (options_.progress && draws > 1 && interval.count() > 0) {
     // Report only reads counters that change after the call returns.
     ticker = std::thread([&] {
       std::unique_lock<std::mutex> lock(mu);
       while (!cv.wait_for(lock, interval, [&] { return finished; })) {
-        const int64_t per_chain =
-            sampler.draws_recorded() / options_.num_chains;
+        const int64_t per_chain = sampler.draws_recorded() / options_.num_chains;
         Report(phase, done + per_chain, counts.utilization());
       }
     });
   }
-  absl::StatusOr<BatchedRunResult> result =
-      sampler.Run(chains_, draws, options_.call);
+  absl::StatusOr<BatchedRunResult> result = sampler.Run(chains_, draws, options_.call);
   if (ticker.joinable()) {
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -202,7 +191,7 @@ absl::StatusOr<BatchedRunResult> Runner::Run(BatchedSampler &sampler,
 
 absl::Status Runner::Warmup() {
   const Clock::time_point t = Clock::now();
-  const AdaptationOptions &a = options_.adaptation;
+  const AdaptationOptions& a = options_.adaptation;
   const bool adapts = a.engaged && (a.adapt_step_size || a.adapt_metric) &&
                       options_.algorithm != Algorithm::kRwmh;
   const absl::Status status = adapts ? AdaptiveWarmup() : BurnIn();
@@ -216,16 +205,13 @@ absl::Status Runner::Warmup() {
 
 absl::Status Runner::BurnIn() {
   for (size_t k = 0; k < chains_.size(); ++k) {
-    ChainSummary &c = result_.chains[k];
+    ChainSummary& c = result_.chains[k];
     c.step_size = chains_[k].step_size;
     c.inv_metric = chains_[k].inv_metric;
   }
   int64_t done = 0;
-  for (const int64_t size :
-       ChunkSizes(options_.num_warmup, options_.num_chunks)) {
-    AB_ASSIGN_OR_RETURN(
-        const BatchedRunResult run,
-        Run(sampler_, size, SamplePhase::kWarmup, done, warmup_));
+  for (const int64_t size : ChunkSizes(options_.num_warmup, options_.num_chunks)) {
+    AB_ASSIGN_OR_RETURN(const BatchedRunResult run, Run(sampler_, size, SamplePhase::kWarmup, done, warmup_));
     for (size_t k = 0; k < chains_.size(); ++k) {
       result_.chains[k].warmup_divergences += run.divergences[k];
     }
@@ -240,13 +226,12 @@ absl::Status Runner::BurnIn() {
 // free-running VM call (the program calls the WarmupAdapter kernel after
 // each transition), then the final step size on the host.
 absl::Status Runner::AdaptiveWarmup() {
-  const AdaptationOptions &a = options_.adaptation;
+  const AdaptationOptions& a = options_.adaptation;
   const int64_t d = model_.dimension();
   const DualAveragingOptions da_options{a.delta, a.gamma, a.kappa, a.t0};
-  AB_ASSIGN_OR_RETURN(
-      WindowSchedule schedule,
-      WindowSchedule::Create(
-          {options_.num_warmup, a.init_buffer, a.term_buffer, a.window}));
+  AB_ASSIGN_OR_RETURN(WindowSchedule schedule,
+                      WindowSchedule::Create({options_.num_warmup, a.init_buffer,
+                                              a.term_buffer, a.window}));
   const bool adapt_step = a.adapt_step_size;
   const bool adapt_metric = a.adapt_metric && schedule.adapts_metric();
   const size_t m = chains_.size();
@@ -255,26 +240,22 @@ absl::Status Runner::AdaptiveWarmup() {
   std::vector<double> eps(m, options_.sampler.step_size);
   if (adapt_step) {
     for (size_t k = 0; k < m; ++k) {
-      BatchedChain &c = chains_[k];
-      da[k].Restart(
-          DualAveragingMu(eps[k])); // CmdStan: mu from the configured step
-      absl::StatusOr<StepSizeHeuristicResult> found = InitialStepSize(
-          model_, c.state, c.inv_metric, eps[k], c.rng, a.heuristic);
-      if (!found.ok())
-        return AtWarmupIteration(c.chain_id, 0, found.status());
+      BatchedChain& c = chains_[k];
+      da[k].Restart(DualAveragingMu(eps[k]));  // CmdStan: mu from the configured step
+      absl::StatusOr<StepSizeHeuristicResult> found =
+          InitialStepSize(model_, c.state, c.inv_metric, eps[k], c.rng, a.heuristic);
+      if (!found.ok()) return AtWarmupIteration(c.chain_id, 0, found.status());
       eps[k] = found->step_size;
       heuristic_trials_ += found->trials;
       result_.chains[k].heuristic_trials += found->trials;
     }
   }
 
-  WarmupAdapter adapter(
-      model_, {std::move(schedule), adapt_step, adapt_metric, a.heuristic});
+  WarmupAdapter adapter(model_, {std::move(schedule), adapt_step, adapt_metric, a.heuristic});
   std::vector<WarmupAdapter::Chain> adapting(m);
   for (size_t k = 0; k < m; ++k) {
-    BatchedChain &c = chains_[k];
-    if (eps[k] != eps[k])
-      return NanStepSizeError(c.chain_id, 0);
+    BatchedChain& c = chains_[k];
+    if (eps[k] != eps[k]) return NanStepSizeError(c.chain_id, 0);
     c.step_size = ClampStepSize(eps[k]);
     adapting[k].chain_id = c.chain_id;
     adapting[k].da = da[k];
@@ -284,14 +265,13 @@ absl::Status Runner::AdaptiveWarmup() {
   }
   adapter.Reset(std::move(adapting));
   AB_ASSIGN_OR_RETURN(std::unique_ptr<BatchedSampler> warmup_sampler,
-                      BatchedSampler::Create(model_, options_.algorithm,
-                                             options_.sampler, &adapter));
+                      BatchedSampler::Create(model_, options_.algorithm, options_.sampler,
+                                             &adapter));
   AB_ASSIGN_OR_RETURN(const BatchedRunResult run,
-                      Run(*warmup_sampler, options_.num_warmup,
-                          SamplePhase::kWarmup,
+                      Run(*warmup_sampler, options_.num_warmup, SamplePhase::kWarmup,
                           /*done=*/0, warmup_));
   for (size_t k = 0; k < m; ++k) {
-    const WarmupAdapter::Chain &adapted = adapter.chains()[k];
+    const WarmupAdapter::Chain& adapted = adapter.chains()[k];
     result_.chains[k].warmup_divergences += run.divergences[k];
     heuristic_trials_ += adapted.heuristic_trials;
     result_.chains[k].heuristic_trials += adapted.heuristic_trials;
@@ -302,15 +282,13 @@ absl::Status Runner::AdaptiveWarmup() {
   Report(SamplePhase::kWarmup, options_.num_warmup, warmup_.utilization());
 
   for (size_t k = 0; k < m; ++k) {
-    BatchedChain &c = chains_[k];
-    const double step =
-        adapt_step ? da[k].FinalStepSize(eps[k]) : options_.sampler.step_size;
+    BatchedChain& c = chains_[k];
+    const double step = adapt_step ? da[k].FinalStepSize(eps[k]) : options_.sampler.step_size;
     if (!(std::isfinite(step) && step > 0)) {
-      return ForChain(
-          c.chain_id,
-          absl::FailedPreconditionError(absl::StrCat(
-              "the adapted step size is ", step, " after ", options_.num_warmup,
-              " warmup iterations; adaptation failed (look for divergences)")));
+      return ForChain(c.chain_id,
+                      absl::FailedPreconditionError(absl::StrCat(
+                          "the adapted step size is ", step, " after ", options_.num_warmup,
+                          " warmup iterations; adaptation failed (look for divergences)")));
     }
     c.step_size = step;
     result_.chains[k].step_size = step;
@@ -323,41 +301,34 @@ absl::Status Runner::Sampling() {
   const Clock::time_point t = Clock::now();
   const int64_t d = model_.dimension();
   const int64_t constrained_size = model_.constrained_size();
-  const int64_t generated =
-      static_cast<int64_t>(model_.generated_names().size());
-  const Eigen::Index cols =
-      static_cast<Eigen::Index>(result_.column_names.size());
-  for (auto &draws : result_.draws)
-    draws.resize(options_.num_samples, cols);
+  const int64_t generated = static_cast<int64_t>(model_.generated_names().size());
+  const Eigen::Index cols = static_cast<Eigen::Index>(result_.column_names.size());
+  for (auto& draws : result_.draws) draws.resize(options_.num_samples, cols);
   std::vector<double> constrained(static_cast<size_t>(constrained_size));
   std::vector<double> gq(static_cast<size_t>(generated));
 
   int64_t done = 0;
-  for (const int64_t size :
-       ChunkSizes(options_.num_samples, options_.num_chunks)) {
-    AB_ASSIGN_OR_RETURN(
-        const BatchedRunResult run,
-        Run(sampler_, size, SamplePhase::kSampling, done, sampling_));
+  for (const int64_t size : ChunkSizes(options_.num_samples, options_.num_chunks)) {
+    AB_ASSIGN_OR_RETURN(const BatchedRunResult run, Run(sampler_, size, SamplePhase::kSampling, done, sampling_));
     for (size_t k = 0; k < chains_.size(); ++k) {
-      const ScalarChainResult &chain = run.chains[k];
-      ChainSummary &summary = result_.chains[k];
-      Eigen::MatrixXd &out = result_.draws[k];
+      const ScalarChainResult& chain = run.chains[k];
+      ChainSummary& summary = result_.chains[k];
+      Eigen::MatrixXd& out = result_.draws[k];
       for (int64_t n = 0; n < size; ++n) {
         const Eigen::Index row = done + n;
-        const DrawStats &stats = chain.stats[static_cast<size_t>(n)];
+        const DrawStats& stats = chain.stats[static_cast<size_t>(n)];
         const auto values = DrawStatValues(stats);
-        for (int j = 0; j < kNumDrawStats; ++j)
-          out(row, j) = values[static_cast<size_t>(j)];
+        for (int j = 0; j < kNumDrawStats; ++j) out(row, j) = values[static_cast<size_t>(j)];
         summary.sampling_divergences += stats.divergent ? 1 : 0;
         if (options_.algorithm == Algorithm::kNuts &&
             stats.treedepth >= options_.sampler.max_depth) {
           ++summary.max_depth_hits;
         }
-        const std::span<const double> q(chain.draws.data() + n * d,
-                                        static_cast<size_t>(d));
+        const std::span<const double> q(chain.draws.data() + n * d, static_cast<size_t>(d));
         Constrain(model_, q, constrained);
-        for (int64_t j = 0; j < constrained_size; ++j)
+        for (int64_t j = 0; j < constrained_size; ++j) {
           out(row, kNumDrawStats + j) = constrained[j];
+        }
         if (generated > 0) {
           model_.Generate(q, gq);
           for (int64_t j = 0; j < generated; ++j) {
@@ -378,36 +349,31 @@ absl::Status Runner::Sampling() {
 }
 
 // Whether MCSE, ESS and R-hat mean something for a column (see sample.h).
-bool HasChainDiagnostics(std::string_view name, const Eigen::MatrixXd &column) {
-  if (name == "accept_stat__" || name == "stepsize__" ||
-      name == "treedepth__" || name == "n_leapfrog__" ||
-      name == "divergent__") {
+bool HasChainDiagnostics(std::string_view name, const Eigen::MatrixXd& column) {
+  if (name == "accept_stat__" || name == "stepsize__" || name == "treedepth__" ||
+      name == "n_leapfrog__" || name == "divergent__") {
     return false;
   }
   for (Eigen::Index k = 0; k < column.cols(); ++k) {
-    if ((column.col(k).array() != column(0, k)).any())
-      return true;
+    if ((column.col(k).array() != column(0, k)).any()) return true;
   }
-  return false; // every chain constant (possibly at different values)
+  return false;  // every chain constant (possibly at different values)
 }
 
 nlohmann::json Number(double v) {
-  if (std::isnan(v))
-    return "nan";
-  if (std::isinf(v))
-    return v > 0 ? "inf" : "-inf";
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return v;
 }
 
-} // namespace
+}  // namespace
 
 // ---------------------------------------------------------------------------
 // SampleResult.
 
 Eigen::Index SampleResult::ColumnIndex(std::string_view name) const {
   for (size_t i = 0; i < column_names.size(); ++i) {
-    if (column_names[i] == name)
-      return static_cast<Eigen::Index>(i);
+    if (column_names[i] == name) return static_cast<Eigen::Index>(i);
   }
   return -1;
 }
@@ -416,74 +382,63 @@ Eigen::MatrixXd SampleResult::Column(Eigen::Index col) const {
   AB_CHECK(col >= 0 && col < static_cast<Eigen::Index>(column_names.size()));
   const Eigen::Index n = draws.empty() ? 0 : draws[0].rows();
   Eigen::MatrixXd out(n, static_cast<Eigen::Index>(draws.size()));
-  for (size_t k = 0; k < draws.size(); ++k)
-    out.col(static_cast<Eigen::Index>(k)) = draws[k].col(col);
+  for (size_t k = 0; k < draws.size(); ++k) out.col(static_cast<Eigen::Index>(k)) = draws[k].col(col);
   return out;
 }
 
 int64_t SampleResult::total_divergences() const {
   int64_t n = 0;
-  for (const ChainSummary &c : chains)
-    n += c.warmup_divergences + c.sampling_divergences;
+  for (const ChainSummary& c : chains) n += c.warmup_divergences + c.sampling_divergences;
   return n;
 }
 
 int64_t SampleResult::total_max_depth_hits() const {
   int64_t n = 0;
-  for (const ChainSummary &c : chains)
-    n += c.max_depth_hits;
+  for (const ChainSummary& c : chains) n += c.max_depth_hits;
   return n;
 }
 
 // ---------------------------------------------------------------------------
 // Memory.
 
-double SampleMemoryBytes(const Model &model, const SampleOptions &options) {
+double SampleMemoryBytes(const Model& model, const SampleOptions& options) {
   constexpr double kDouble = sizeof(double);
   // Summarize's copies of a column: the column, its split, the sort order
   // (value and index) and the radix sort's two key buffers, the sorted
   // values, the ranks, and Ess's centered draws and FFT buffers.
   constexpr double kSummaryDoublesPerDraw = 12;
   const double d = static_cast<double>(model.dimension());
-  const double columns = kNumDrawStats +
-                         static_cast<double>(model.constrained_size()) +
+  const double columns = kNumDrawStats + static_cast<double>(model.constrained_size()) +
                          static_cast<double>(model.generated_names().size());
   const double chains = static_cast<double>(options.num_chains);
   const double samples = static_cast<double>(options.num_samples);
   // The largest of ChunkSizes(total, num_chunks), the first.
   auto largest_chunk = [&options](int64_t total) -> double {
-    if (total <= 0)
-      return 0;
+    if (total <= 0) return 0;
     const int64_t chunks = std::clamp<int64_t>(options.num_chunks, 1, total);
     return static_cast<double>(total / chunks + (total % chunks != 0 ? 1 : 0));
   };
-  const AdaptationOptions &a = options.adaptation;
+  const AdaptationOptions& a = options.adaptation;
   const bool adapts = a.engaged && (a.adapt_step_size || a.adapt_metric) &&
                       options.algorithm != Algorithm::kRwmh;
-  const double warmup_call = adapts ? static_cast<double>(options.num_warmup)
-                                    : largest_chunk(options.num_warmup);
-  const double largest_call =
-      std::max(warmup_call, largest_chunk(options.num_samples));
-  const double call_bytes_per_draw = (2 * d + kNumDrawStats) * kDouble + 1 +
-                                     static_cast<double>(sizeof(DrawStats));
+  const double warmup_call =
+      adapts ? static_cast<double>(options.num_warmup) : largest_chunk(options.num_warmup);
+  const double largest_call = std::max(warmup_call, largest_chunk(options.num_samples));
+  const double call_bytes_per_draw =
+      (2 * d + kNumDrawStats) * kDouble + 1 + static_cast<double>(sizeof(DrawStats));
   const double summary_threads =
       std::clamp(static_cast<double>(options.call.shards), 1.0, columns);
-  return chains * samples * columns * kDouble +
-         chains * largest_call * call_bytes_per_draw +
+  return chains * samples * columns * kDouble + chains * largest_call * call_bytes_per_draw +
          summary_threads * kSummaryDoublesPerDraw * samples * chains * kDouble;
 }
 
-absl::Status CheckSampleMemory(const Model &model,
-                               const SampleOptions &options) {
+absl::Status CheckSampleMemory(const Model& model, const SampleOptions& options) {
   const double bytes = SampleMemoryBytes(model, options);
-  if (bytes <= kMaxSampleMemoryBytes)
-    return absl::OkStatus();
+  if (bytes <= kMaxSampleMemoryBytes) return absl::OkStatus();
   constexpr double kGiB = int64_t{1} << 30;
   return absl::ResourceExhaustedError(absl::StrFormat(
-      "Sample: %d chains x %d draws (num_chains x num_samples) of %d columns "
-      "need about "
-      "%.1f GiB of memory, more than the limit of %.0f GiB: every draw is kept "
-      "in memory "
+      "Sample: %d chains x %d draws (num_chains x num_samples) of %d columns need about "
+      "%.1f GiB of memory, more than the limit of %.0f GiB: every draw is kept in memory "
       "until the end. Lower num_samples (--samples) or num_chains (--chains)",
       options.num_chains, options.num_samples,
       kNumDrawStats + model.constrained_size() +
@@ -494,8 +449,7 @@ absl::Status CheckSampleMemory(const Model &model,
 // ---------------------------------------------------------------------------
 // Sample.
 
-absl::StatusOr<SampleResult> Sample(const Model &model,
-                                    const SampleOptions &options_in) {
+absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& options_in) {
   AB_RETURN_IF_ERROR(ValidateOptions(model, options_in));
   SampleOptions options = options_in;
   const int64_t d = model.dimension();
@@ -505,48 +459,38 @@ absl::StatusOr<SampleResult> Sample(const Model &model,
     options.sampler.step_size = loaded.step_size;
     options.sampler.inv_metric = loaded.inv_metric;
   }
-  if (options.sampler.inv_metric.empty())
-    options.sampler.inv_metric.assign(d, 1.0);
-  const AdaptationOptions &a = options.adaptation;
+  if (options.sampler.inv_metric.empty()) options.sampler.inv_metric.assign(d, 1.0);
+  const AdaptationOptions& a = options.adaptation;
   const bool adapts = a.engaged && (a.adapt_step_size || a.adapt_metric) &&
                       options.algorithm != Algorithm::kRwmh;
   if (adapts) {
+    AB_RETURN_IF_ERROR((DualAveragingOptions{a.delta, a.gamma, a.kappa, a.t0}.Validate()));
     AB_RETURN_IF_ERROR(
-        (DualAveragingOptions{a.delta, a.gamma, a.kappa, a.t0}.Validate()));
-    AB_RETURN_IF_ERROR(
-        WindowSchedule::Create(
-            {options.num_warmup, a.init_buffer, a.term_buffer, a.window})
+        WindowSchedule::Create({options.num_warmup, a.init_buffer, a.term_buffer, a.window})
             .status());
     if (options.num_warmup == 0) {
       return absl::InvalidArgumentError(
-          "Sample: num_warmup is 0 but adaptation is on; give num_warmup > 0, "
-          "or turn "
-          "adaptation off to sample with the configured (or loaded) step size "
-          "and metric");
+          "Sample: num_warmup is 0 but adaptation is on; give num_warmup > 0, or turn "
+          "adaptation off to sample with the configured (or loaded) step size and metric");
     }
   }
 
   std::vector<uint64_t> ids(static_cast<size_t>(options.num_chains));
   std::iota(ids.begin(), ids.end(), uint64_t{0});
-  AB_ASSIGN_OR_RETURN(
-      std::vector<BatchedChain> chains,
-      MakeBatchedChains(model, options.sampler, options.seed, ids));
-  AB_ASSIGN_OR_RETURN(
-      std::unique_ptr<BatchedSampler> sampler,
-      BatchedSampler::Create(model, options.algorithm, options.sampler));
+  AB_ASSIGN_OR_RETURN(std::vector<BatchedChain> chains,
+                      MakeBatchedChains(model, options.sampler, options.seed, ids));
+  AB_ASSIGN_OR_RETURN(std::unique_ptr<BatchedSampler> sampler,
+                      BatchedSampler::Create(model, options.algorithm, options.sampler));
 
   SampleResult result;
   result.model_name = model.name();
   result.options = options;
   result.options.progress = nullptr;
-  for (const std::string_view name : kDrawStatNames)
-    result.column_names.emplace_back(name);
-  for (std::string &name : OutputColumnNames(model))
-    result.column_names.push_back(std::move(name));
+  for (const std::string_view name : kDrawStatNames) result.column_names.emplace_back(name);
+  for (std::string& name : OutputColumnNames(model)) result.column_names.push_back(std::move(name));
   result.draws.resize(ids.size());
   result.chains.resize(ids.size());
-  for (size_t k = 0; k < ids.size(); ++k)
-    result.chains[k].chain_id = ids[k];
+  for (size_t k = 0; k < ids.size(); ++k) result.chains[k].chain_id = ids[k];
 
   Runner runner(model, options, *sampler, std::move(chains), result);
   AB_RETURN_IF_ERROR(runner.Warmup());
@@ -567,8 +511,7 @@ absl::StatusOr<SampleResult> Sample(const Model &model,
   std::atomic<size_t> next_column{0};
   auto summarize_columns = [&result, &next_column, num_columns] {
     for (size_t c = next_column++; c < num_columns; c = next_column++) {
-      const Eigen::MatrixXd column =
-          result.Column(static_cast<Eigen::Index>(c));
+      const Eigen::MatrixXd column = result.Column(static_cast<Eigen::Index>(c));
       SummaryRow row = Summarize(column);
       if (!HasChainDiagnostics(result.column_names[c], column)) {
         row.mcse = row.ess_bulk = row.ess_tail = row.rhat =
@@ -577,8 +520,8 @@ absl::StatusOr<SampleResult> Sample(const Model &model,
       result.summary[c] = row;
     }
   };
-  RunOnThreads(static_cast<int>(std::min<int64_t>(
-                   options.call.shards, static_cast<int64_t>(num_columns))),
+  RunOnThreads(static_cast<int>(std::min<int64_t>(options.call.shards,
+                                                  static_cast<int64_t>(num_columns))),
                summarize_columns);
   runner.ReportDone();
   return result;
@@ -588,19 +531,16 @@ absl::StatusOr<SampleResult> Sample(const Model &model,
 // Stan CSV.
 
 int DefaultShards(int64_t num_chains, int64_t dimension, int threads) {
-  const int64_t per_shard =
-      std::max<int64_t>(32, 6400 / std::max<int64_t>(dimension, 1));
-  const int64_t by_size =
-      (std::max<int64_t>(num_chains, 1) + per_shard - 1) / per_shard;
-  return static_cast<int>(
-      std::clamp<int64_t>(std::max<int64_t>(threads, by_size), 1, 256));
+  const int64_t per_shard = std::max<int64_t>(32, 6400 / std::max<int64_t>(dimension, 1));
+  const int64_t by_size = (std::max<int64_t>(num_chains, 1) + per_shard - 1) / per_shard;
+  return static_cast<int>(std::clamp<int64_t>(std::max<int64_t>(threads, by_size), 1, 256));
 }
 
-StanCsv MakeChainCsv(const SampleResult &result, size_t chain) {
+StanCsv MakeChainCsv(const SampleResult& result, size_t chain) {
   AB_CHECK(chain < result.chains.size());
-  const SampleOptions &o = result.options;
-  const AdaptationOptions &a = o.adaptation;
-  const ChainSummary &c = result.chains[chain];
+  const SampleOptions& o = result.options;
+  const AdaptationOptions& a = o.adaptation;
+  const ChainSummary& c = result.chains[chain];
   const bool engaged = a.engaged && o.algorithm != Algorithm::kRwmh;
   StanCsv csv;
   auto line = [&](std::string text) { csv.config.push_back(std::move(text)); };
@@ -622,32 +562,29 @@ StanCsv MakeChainCsv(const SampleResult &result, size_t chain) {
   line(absl::StrCat("      term_buffer = ", a.term_buffer));
   line(absl::StrCat("      window = ", a.window));
   switch (o.algorithm) {
-  case Algorithm::kNuts:
-    line("    algorithm = hmc");
-    line("      hmc");
-    line("        engine = nuts");
-    line("          nuts");
-    line(absl::StrCat("            max_depth = ", o.sampler.max_depth));
-    line("        metric = diag_e");
-    line(absl::StrCat("        stepsize = ", o.sampler.step_size));
-    line(
-        absl::StrCat("        stepsize_jitter = ", o.sampler.step_size_jitter));
-    break;
-  case Algorithm::kHmc:
-    line("    algorithm = hmc");
-    line("      hmc");
-    line("        engine = static");
-    line(absl::StrCat("          num_leapfrog_steps = ",
-                      o.sampler.num_leapfrog_steps));
-    line("        metric = diag_e");
-    line(absl::StrCat("        stepsize = ", o.sampler.step_size));
-    line(
-        absl::StrCat("        stepsize_jitter = ", o.sampler.step_size_jitter));
-    break;
-  case Algorithm::kRwmh:
-    line("    algorithm = rwmh");
-    line(absl::StrCat("      scale = ", o.sampler.step_size));
-    break;
+    case Algorithm::kNuts:
+      line("    algorithm = hmc");
+      line("      hmc");
+      line("        engine = nuts");
+      line("          nuts");
+      line(absl::StrCat("            max_depth = ", o.sampler.max_depth));
+      line("        metric = diag_e");
+      line(absl::StrCat("        stepsize = ", o.sampler.step_size));
+      line(absl::StrCat("        stepsize_jitter = ", o.sampler.step_size_jitter));
+      break;
+    case Algorithm::kHmc:
+      line("    algorithm = hmc");
+      line("      hmc");
+      line("        engine = static");
+      line(absl::StrCat("          num_leapfrog_steps = ", o.sampler.num_leapfrog_steps));
+      line("        metric = diag_e");
+      line(absl::StrCat("        stepsize = ", o.sampler.step_size));
+      line(absl::StrCat("        stepsize_jitter = ", o.sampler.step_size_jitter));
+      break;
+    case Algorithm::kRwmh:
+      line("    algorithm = rwmh");
+      line(absl::StrCat("      scale = ", o.sampler.step_size));
+      break;
   }
   line(absl::StrCat("    num_chains = ", o.num_chains));
   line(absl::StrCat("id = ", c.chain_id + 1));
@@ -660,8 +597,9 @@ StanCsv MakeChainCsv(const SampleResult &result, size_t chain) {
   csv.draws = result.draws[chain];
   StanAdaptation adaptation;
   adaptation.step_size = c.step_size;
-  adaptation.inverse_metric_diagonal = Eigen::Map<const Eigen::VectorXd>(
-      c.inv_metric.data(), static_cast<Eigen::Index>(c.inv_metric.size()));
+  adaptation.inverse_metric_diagonal =
+      Eigen::Map<const Eigen::VectorXd>(c.inv_metric.data(),
+                                        static_cast<Eigen::Index>(c.inv_metric.size()));
   csv.adaptation = adaptation;
   csv.timing = StanTiming{result.warmup_seconds, result.sampling_seconds,
                           result.warmup_seconds + result.sampling_seconds};
@@ -671,68 +609,63 @@ StanCsv MakeChainCsv(const SampleResult &result, size_t chain) {
 namespace {
 
 // Creates `dir` and its parents unless it is a directory already.
-absl::Status MakeOutputDirectory(const std::string &dir) {
+absl::Status MakeOutputDirectory(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   std::error_code is_dir_ec;
   if (ec || !std::filesystem::is_directory(dir, is_dir_ec)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot create output directory '", dir, "'",
-                     ec ? ": " + ec.message() : std::string(),
-                     "; give a directory that exists or can be created"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot create output directory '", dir, "'", ec ? ": " + ec.message() : std::string(),
+        "; give a directory that exists or can be created"));
   }
   return absl::OkStatus();
 }
 
-} // namespace
+}  // namespace
 
-std::string ChainCsvPath(const std::string &dir, uint64_t chain_id) {
-  return (std::filesystem::path(dir) /
-          absl::StrCat("output_", chain_id + 1, ".csv"))
-      .string();
+std::string ChainCsvPath(const std::string& dir, uint64_t chain_id) {
+  return (std::filesystem::path(dir) / absl::StrCat("output_", chain_id + 1, ".csv")).string();
 }
 
-absl::Status CheckChainCsvFiles(const std::string &dir, int64_t num_chains) {
+absl::Status CheckChainCsvFiles(const std::string& dir, int64_t num_chains) {
   AB_RETURN_IF_ERROR(MakeOutputDirectory(dir));
   if (access(dir.c_str(), W_OK | X_OK) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot write in output directory '", dir, "': ", std::strerror(errno),
-        "; make it writable or give another directory"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot write in output directory '", dir, "': ", std::strerror(errno),
+                     "; make it writable or give another directory"));
   }
   for (int64_t k = 0; k < num_chains; ++k) {
     const std::string path = ChainCsvPath(dir, static_cast<uint64_t>(k));
-    auto bad = [&](const std::string &problem) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "cannot write the CSV file of chain ", k, ": '", path, "' ", problem,
-          "; remove or rename it, or give another output directory"));
+    auto bad = [&](const std::string& problem) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot write the CSV file of chain ", k, ": '", path, "' ", problem,
+                       "; remove or rename it, or give another output directory"));
     };
     std::error_code ec;
-    const std::filesystem::file_status status =
-        std::filesystem::status(path, ec);
+    const std::filesystem::file_status status = std::filesystem::status(path, ec);
     switch (status.type()) {
-    case std::filesystem::file_type::not_found:
-      break; // the writer creates it; the directory is writable
-    case std::filesystem::file_type::directory:
-      return bad("is a directory");
-    case std::filesystem::file_type::regular:
-      if (access(path.c_str(), W_OK) != 0) {
-        return bad(absl::StrCat("exists and cannot be written (",
-                                std::strerror(errno), ")"));
-      }
-      break;
-    case std::filesystem::file_type::none:
-    case std::filesystem::file_type::unknown:
-      return bad(absl::StrCat("cannot be examined (", ec.message(), ")"));
-    default:
-      return bad("is not a regular file");
+      case std::filesystem::file_type::not_found:
+        break;  // the writer creates it; the directory is writable
+      case std::filesystem::file_type::directory:
+        return bad("is a directory");
+      case std::filesystem::file_type::regular:
+        if (access(path.c_str(), W_OK) != 0) {
+          return bad(absl::StrCat("exists and cannot be written (", std::strerror(errno), ")"));
+        }
+        break;
+      case std::filesystem::file_type::none:
+      case std::filesystem::file_type::unknown:
+        return bad(absl::StrCat("cannot be examined (", ec.message(), ")"));
+      default:
+        return bad("is not a regular file");
     }
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::string>>
-WriteChainCsvFiles(const SampleResult &result, const std::string &dir,
-                   int sig_figs, int threads) {
+absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(const SampleResult& result,
+                                                            const std::string& dir,
+                                                            int sig_figs, int threads) {
   AB_RETURN_IF_ERROR(MakeOutputDirectory(dir));
   // Each chain's file is independent: formatting 10^6 draws of 25 columns
   // takes seconds, so the chains are shared among threads.
@@ -746,11 +679,11 @@ WriteChainCsvFiles(const SampleResult &result, const std::string &dir,
       errors[k] = WriteStanCsv(paths[k], MakeChainCsv(result, k), sig_figs);
     }
   });
-  for (size_t k = 0; k < n; ++k) { // the first failing chain's error
+  for (size_t k = 0; k < n; ++k) {  // the first failing chain's error
     if (!errors[k].ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "writing the CSV file of chain ", result.chains[k].chain_id, ": ",
-          std::string(errors[k].message())));
+      return absl::FailedPreconditionError(absl::StrCat("writing the CSV file of chain ",
+                                                        result.chains[k].chain_id, ": ",
+                                                        std::string(errors[k].message())));
     }
   }
   return paths;
@@ -771,22 +704,20 @@ struct RunFigures {
   double ess_per_gradient = std::numeric_limits<double>::quiet_NaN();
 };
 
-RunFigures Figures(const SampleResult &r) {
+RunFigures Figures(const SampleResult& r) {
   RunFigures f;
-  for (const ChainSummary &c : r.chains) {
+  for (const ChainSummary& c : r.chains) {
     f.warmup_divergences += c.warmup_divergences;
     f.sampling_divergences += c.sampling_divergences;
     f.chains_with_divergences += c.sampling_divergences > 0 ? 1 : 0;
     f.max_depth_hits += c.max_depth_hits;
     f.chains_with_max_depth += c.max_depth_hits > 0 ? 1 : 0;
-    if (c.ebfmi < kLowEbfmiThreshold)
-      f.low_ebfmi.push_back(c.chain_id);
+    if (c.ebfmi < kLowEbfmiThreshold) f.low_ebfmi.push_back(c.chain_id);
   }
   const Eigen::Index lp = r.ColumnIndex("lp__");
   if (lp >= 0 && static_cast<size_t>(lp) < r.summary.size()) {
     f.ess_bulk_lp = r.summary[static_cast<size_t>(lp)].ess_bulk;
-    if (r.sampling_seconds > 0)
-      f.ess_per_second = f.ess_bulk_lp / r.sampling_seconds;
+    if (r.sampling_seconds > 0) f.ess_per_second = f.ess_bulk_lp / r.sampling_seconds;
     if (r.sampling_gradient_evaluations > 0) {
       f.ess_per_gradient =
           f.ess_bulk_lp / static_cast<double>(r.sampling_gradient_evaluations);
@@ -795,37 +726,32 @@ RunFigures Figures(const SampleResult &r) {
   return f;
 }
 
-std::string Cell(double v, const char *format) {
-  if (std::isnan(v))
-    return "nan";
+std::string Cell(double v, const char* format) {
+  if (std::isnan(v)) return "nan";
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), format, v);
   return buffer;
 }
 
-} // namespace
+}  // namespace
 
-std::string FormatSummary(const SampleResult &r) {
-  const SampleOptions &o = r.options;
-  std::string out =
-      absl::StrFormat("Model %s: %s, %d chains, %d warmup + %d sampling "
-                      "iterations each, seed %d\n\n",
-                      r.model_name, std::string(AlgorithmName(o.algorithm)),
-                      o.num_chains, o.num_warmup, o.num_samples, o.seed);
+std::string FormatSummary(const SampleResult& r) {
+  const SampleOptions& o = r.options;
+  std::string out = absl::StrFormat(
+      "Model %s: %s, %d chains, %d warmup + %d sampling iterations each, seed %d\n\n",
+      r.model_name, std::string(AlgorithmName(o.algorithm)), o.num_chains, o.num_warmup,
+      o.num_samples, o.seed);
   size_t name_width = 4;
-  for (const std::string &n : r.column_names)
-    name_width = std::max(name_width, n.size());
+  for (const std::string& n : r.column_names) name_width = std::max(name_width, n.size());
   absl::StrAppendFormat(&out, "%-*s", static_cast<int>(name_width), "");
   for (const std::string_view c : kSummaryColumnNames) {
     absl::StrAppendFormat(&out, " %10s", std::string(c));
   }
   out += "\n";
   for (size_t i = 0; i < r.column_names.size() && i < r.summary.size(); ++i) {
-    const SummaryRow &s = r.summary[i];
-    absl::StrAppendFormat(&out, "%-*s", static_cast<int>(name_width),
-                          r.column_names[i]);
-    for (const double v :
-         {s.mean, s.mcse, s.stddev, s.mad, s.q5, s.q50, s.q95}) {
+    const SummaryRow& s = r.summary[i];
+    absl::StrAppendFormat(&out, "%-*s", static_cast<int>(name_width), r.column_names[i]);
+    for (const double v : {s.mean, s.mcse, s.stddev, s.mad, s.q5, s.q50, s.q95}) {
       absl::StrAppendFormat(&out, " %10s", Cell(v, "%.4g"));
     }
     absl::StrAppendFormat(&out, " %10s %10s %10s\n", Cell(s.ess_bulk, "%.0f"),
@@ -833,57 +759,49 @@ std::string FormatSummary(const SampleResult &r) {
   }
   const RunFigures f = Figures(r);
   out += "\n";
-  absl::StrAppendFormat(
-      &out,
-      "Divergences: %d during sampling (%d of %d chains), %d during warmup\n",
-      f.sampling_divergences, f.chains_with_divergences, o.num_chains,
-      f.warmup_divergences);
+  absl::StrAppendFormat(&out,
+                        "Divergences: %d during sampling (%d of %d chains), %d during warmup\n",
+                        f.sampling_divergences, f.chains_with_divergences, o.num_chains,
+                        f.warmup_divergences);
   if (o.algorithm == Algorithm::kNuts) {
-    absl::StrAppendFormat(
-        &out, "Max tree depth %d reached: %d transitions (%d chains)\n",
-        o.sampler.max_depth, f.max_depth_hits, f.chains_with_max_depth);
+    absl::StrAppendFormat(&out, "Max tree depth %d reached: %d transitions (%d chains)\n",
+                          o.sampler.max_depth, f.max_depth_hits, f.chains_with_max_depth);
   }
   if (f.low_ebfmi.empty()) {
-    absl::StrAppendFormat(&out, "E-BFMI: no chain below %.1f\n",
-                          kLowEbfmiThreshold);
+    absl::StrAppendFormat(&out, "E-BFMI: no chain below %.1f\n", kLowEbfmiThreshold);
   } else {
     std::string ids;
     for (size_t i = 0; i < f.low_ebfmi.size() && i < 10; ++i) {
       absl::StrAppend(&ids, i ? ", " : "", f.low_ebfmi[i]);
     }
-    if (f.low_ebfmi.size() > 10)
-      absl::StrAppend(&ids, ", ...");
-    absl::StrAppendFormat(
-        &out,
-        "Warning: E-BFMI below %.1f in %d chains (ids %s): the momentum "
-        "resampling may not explore the energy distribution\n",
-        kLowEbfmiThreshold, f.low_ebfmi.size(), ids);
+    if (f.low_ebfmi.size() > 10) absl::StrAppend(&ids, ", ...");
+    absl::StrAppendFormat(&out,
+                          "Warning: E-BFMI below %.1f in %d chains (ids %s): the momentum "
+                          "resampling may not explore the energy distribution\n",
+                          kLowEbfmiThreshold, f.low_ebfmi.size(), ids);
   }
-  absl::StrAppendFormat(&out,
-                        "Gradient evaluations: %d (warmup %d, sampling %d)\n",
+  absl::StrAppendFormat(&out, "Gradient evaluations: %d (warmup %d, sampling %d)\n",
                         r.gradient_evaluations, r.warmup_gradient_evaluations,
                         r.sampling_gradient_evaluations);
-  absl::StrAppendFormat(&out, "Wall time: %.3f s warmup, %.3f s sampling\n",
-                        r.warmup_seconds, r.sampling_seconds);
-  absl::StrAppendFormat(
-      &out,
-      "ESS_bulk(lp__): %s; per second of sampling %s; per sampling gradient "
-      "evaluation %s\n",
-      Cell(f.ess_bulk_lp, "%.1f"), Cell(f.ess_per_second, "%.4g"),
-      Cell(f.ess_per_gradient, "%.4g"));
-  absl::StrAppendFormat(
-      &out,
-      "Batch utilization (leapfrogs taken / computed): sampling %.1f%% "
-      "(%d / %d), warmup %.1f%% (%d / %d); both free-running\n",
-      100.0 * r.sampling_utilization, r.sampling_leapfrogs_taken,
-      r.sampling_leapfrogs_computed, 100.0 * r.warmup_utilization,
-      r.warmup_leapfrogs_taken, r.warmup_leapfrogs_computed);
+  absl::StrAppendFormat(&out, "Wall time: %.3f s warmup, %.3f s sampling\n", r.warmup_seconds,
+                        r.sampling_seconds);
+  absl::StrAppendFormat(&out,
+                        "ESS_bulk(lp__): %s; per second of sampling %s; per sampling gradient "
+                        "evaluation %s\n",
+                        Cell(f.ess_bulk_lp, "%.1f"), Cell(f.ess_per_second, "%.4g"),
+                        Cell(f.ess_per_gradient, "%.4g"));
+  absl::StrAppendFormat(&out,
+                        "Batch utilization (leapfrogs taken / computed): sampling %.1f%% "
+                        "(%d / %d), warmup %.1f%% (%d / %d); both free-running\n",
+                        100.0 * r.sampling_utilization, r.sampling_leapfrogs_taken,
+                        r.sampling_leapfrogs_computed, 100.0 * r.warmup_utilization,
+                        r.warmup_leapfrogs_taken, r.warmup_leapfrogs_computed);
   return out;
 }
 
-nlohmann::json SummaryJson(const SampleResult &r) {
+nlohmann::json SummaryJson(const SampleResult& r) {
   using json = nlohmann::json;
-  const SampleOptions &o = r.options;
+  const SampleOptions& o = r.options;
   json j;
   j["model"] = r.model_name;
   j["algorithm"] = std::string(AlgorithmName(o.algorithm));
@@ -893,7 +811,7 @@ nlohmann::json SummaryJson(const SampleResult &r) {
   j["seed"] = o.seed;
   j["columns"] = json::array();
   for (size_t i = 0; i < r.column_names.size() && i < r.summary.size(); ++i) {
-    const SummaryRow &s = r.summary[i];
+    const SummaryRow& s = r.summary[i];
     j["columns"].push_back({{"name", r.column_names[i]},
                             {"mean", Number(s.mean)},
                             {"mcse", Number(s.mcse)},
@@ -907,10 +825,9 @@ nlohmann::json SummaryJson(const SampleResult &r) {
                             {"rhat", Number(s.rhat)}});
   }
   j["chains"] = json::array();
-  for (const ChainSummary &c : r.chains) {
+  for (const ChainSummary& c : r.chains) {
     json metric = json::array();
-    for (const double v : c.inv_metric)
-      metric.push_back(Number(v));
+    for (const double v : c.inv_metric) metric.push_back(Number(v));
     j["chains"].push_back({{"chain_id", c.chain_id},
                            {"step_size", Number(c.step_size)},
                            {"inv_metric", metric},
@@ -920,8 +837,7 @@ nlohmann::json SummaryJson(const SampleResult &r) {
                            {"ebfmi", Number(c.ebfmi)}});
   }
   const RunFigures f = Figures(r);
-  j["divergences"] = {{"warmup", f.warmup_divergences},
-                      {"sampling", f.sampling_divergences}};
+  j["divergences"] = {{"warmup", f.warmup_divergences}, {"sampling", f.sampling_divergences}};
   j["max_depth_hits"] = f.max_depth_hits;
   j["low_ebfmi_chains"] = f.low_ebfmi;
   j["gradient_evaluations"] = r.gradient_evaluations;
@@ -941,4 +857,4 @@ nlohmann::json SummaryJson(const SampleResult &r) {
   return j;
 }
 
-} // namespace autobatch::mcmc
+}  // namespace autobatch::mcmc

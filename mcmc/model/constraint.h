@@ -48,45 +48,32 @@ namespace autobatch::mcmc {
 
 // How a constrained parameter is reached from the unconstrained space.
 struct Transform {
-  enum class Kind : uint8_t {
-    kIdentity,
-    kLowerBound,
-    kUpperBound,
-    kBounded,
-    kSimplex,
-    kOrdered
-  };
+  enum class Kind : uint8_t { kIdentity, kLowerBound, kUpperBound, kBounded, kSimplex, kOrdered };
   Kind kind = Kind::kIdentity;
-  double lower = 0; // kLowerBound, kBounded
-  double upper = 0; // kUpperBound, kBounded
+  double lower = 0;  // kLowerBound, kBounded
+  double upper = 0;  // kUpperBound, kBounded
 
   static constexpr Transform Identity() { return {}; }
-  static constexpr Transform LowerBound(double a) {
-    return {Kind::kLowerBound, a, 0};
-  }
-  static constexpr Transform UpperBound(double b) {
-    return {Kind::kUpperBound, 0, b};
-  }
-  static constexpr Transform Bounded(double a, double b) {
-    return {Kind::kBounded, a, b};
-  }
+  static constexpr Transform LowerBound(double a) { return {Kind::kLowerBound, a, 0}; }
+  static constexpr Transform UpperBound(double b) { return {Kind::kUpperBound, 0, b}; }
+  static constexpr Transform Bounded(double a, double b) { return {Kind::kBounded, a, b}; }
   static constexpr Transform Simplex() { return {Kind::kSimplex, 0, 0}; }
   static constexpr Transform Ordered() { return {Kind::kOrdered, 0, 0}; }
 
   // Shorthands (the built-in targets' spellings).
-  static const Transform kIdentity; // Identity()
-  static const Transform kLog;      // LowerBound(0): x = exp(y) > 0
-  static const Transform kLogit;    // Bounded(0, 1): x = logistic(y) in (0, 1)
+  static const Transform kIdentity;  // Identity()
+  static const Transform kLog;       // LowerBound(0): x = exp(y) > 0
+  static const Transform kLogit;     // Bounded(0, 1): x = logistic(y) in (0, 1)
 
   // "identity", "lower bound 0", "upper bound 2", "bounds (0, 1)",
   // "simplex", "ordered".
   std::string ToString() const;
-  friend bool operator==(const Transform &, const Transform &) = default;
+  friend bool operator==(const Transform&, const Transform&) = default;
 };
 inline constexpr Transform Transform::kIdentity = Transform::Identity();
 inline constexpr Transform Transform::kLog = Transform::LowerBound(0);
 inline constexpr Transform Transform::kLogit = Transform::Bounded(0, 1);
-std::ostream &operator<<(std::ostream &os, const Transform &transform);
+std::ostream& operator<<(std::ostream& os, const Transform& transform);
 
 // A parameter's constrained elements occupy size() consecutive values of the
 // constrained vector, in CmdStan column order: the FIRST index varies
@@ -94,8 +81,8 @@ std::ostream &operator<<(std::ostream &os, const Transform &transform);
 // unconstrained coordinates occupy unconstrained_size() consecutive values
 // of q.
 struct ParameterSpec {
-  std::string name;           // "theta"
-  std::vector<int64_t> shape; // {} scalar, {8} vector (CSV names theta.1..)
+  std::string name;            // "theta"
+  std::vector<int64_t> shape;  // {} scalar, {8} vector (CSV names theta.1..)
   Transform transform = Transform::kIdentity;
   // Constrained elements: product of shape, 1 if {}.
   int64_t size() const;
@@ -108,17 +95,17 @@ struct ParameterSpec {
 // when its shape has a negative extent; a simplex or ordered parameter is
 // not 1-D; a simplex has K < 1; a bound is not finite; a >= b; or b - a
 // overflows.
-absl::Status ValidateParameter(const ParameterSpec &spec);
+absl::Status ValidateParameter(const ParameterSpec& spec);
 
 // "theta.2.1" for constrained element `flat` (first index fastest).
-std::string ElementName(const ParameterSpec &spec, int64_t flat);
+std::string ElementName(const ParameterSpec& spec, int64_t flat);
 
 // The forward map: writes x (size() values) from y (unconstrained_size()
 // values; both sizes checked) and returns log|J|. Requires a valid spec.
 // Finite y gives finite x and log|J|, except where exp(y) overflows (a
 // one-sided bound or an ordered increment with y > ~709.78): x is then inf
 // as in Stan.
-double ConstrainParameter(const ParameterSpec &spec, std::span<const double> y,
+double ConstrainParameter(const ParameterSpec& spec, std::span<const double> y,
                           std::span<double> x);
 
 // The inverse map (user initial values): writes y from x (sizes checked).
@@ -128,10 +115,9 @@ double ConstrainParameter(const ParameterSpec &spec, std::span<const double> y,
 // entry or a sum further than 1e-8 from 1, an ordered vector not strictly
 // increasing; or when an element is so close to the boundary that its
 // unconstrained value is not finite. Requires a valid spec.
-absl::Status UnconstrainParameter(const ParameterSpec &spec,
-                                  std::span<const double> x,
+absl::Status UnconstrainParameter(const ParameterSpec& spec, std::span<const double> x,
                                   std::span<double> y);
 
-} // namespace autobatch::mcmc
+}  // namespace autobatch::mcmc
 
-#endif // AUTOBATCH_MCMC_MODEL_CONSTRAINT_H_
+#endif  // AUTOBATCH_MCMC_MODEL_CONSTRAINT_H_

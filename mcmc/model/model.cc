@@ -8,43 +8,38 @@ namespace autobatch::mcmc {
 
 int64_t Model::dimension() const {
   int64_t d = 0;
-  for (const ParameterSpec &spec : parameters())
-    d += spec.unconstrained_size();
+  for (const ParameterSpec& spec : parameters()) d += spec.unconstrained_size();
   return d;
 }
 
 int64_t Model::constrained_size() const {
   int64_t n = 0;
-  for (const ParameterSpec &spec : parameters())
-    n += spec.size();
+  for (const ParameterSpec& spec : parameters()) n += spec.size();
   return n;
 }
 
-void Model::LogDensityGradientBatch(const double *q, double *logp, double *grad,
-                                    int64_t lanes,
-                                    const uint8_t *active) const {
+void Model::LogDensityGradientBatch(const double* q, double* logp, double* grad, int64_t lanes,
+                                    const uint8_t* active) const {
   const int64_t d = dimension();
   const size_t n = static_cast<size_t>(d);
   for (int64_t lane = 0; lane < lanes; ++lane) {
-    if (active != nullptr && !active[lane])
-      continue;
+    if (active != nullptr && !active[lane]) continue;
     logp[lane] = LogDensityGradient(std::span<const double>(q + lane * d, n),
                                     std::span<double>(grad + lane * d, n));
   }
 }
 
-void Model::Generate(std::span<const double> /*q*/,
-                     std::span<double> /*out*/) const {}
+void Model::Generate(std::span<const double> /*q*/, std::span<double> /*out*/) const {}
 
-absl::Status ValidateParameters(const Model &model) {
+absl::Status ValidateParameters(const Model& model) {
   const std::vector<ParameterSpec> specs = model.parameters();
   for (size_t i = 0; i < specs.size(); ++i) {
     absl::Status status = ValidateParameter(specs[i]);
     for (size_t j = 0; j < i && status.ok(); ++j) {
       if (specs[j].name == specs[i].name) {
-        status = absl::InvalidArgumentError(absl::StrCat(
-            "parameter '", specs[i].name, "': parameters ", j + 1, " and ",
-            i + 1, " have this name; give each parameter its own name"));
+        status = absl::InvalidArgumentError(
+            absl::StrCat("parameter '", specs[i].name, "': parameters ", j + 1, " and ", i + 1,
+                         " have this name; give each parameter its own name"));
       }
     }
     if (!status.ok()) {
@@ -55,18 +50,16 @@ absl::Status ValidateParameters(const Model &model) {
   return absl::OkStatus();
 }
 
-double Constrain(const Model &model, std::span<const double> q,
-                 std::span<double> constrained) {
+double Constrain(const Model& model, std::span<const double> q, std::span<double> constrained) {
   size_t i = 0, j = 0;
   double log_jacobian = 0;
-  for (const ParameterSpec &spec : model.parameters()) {
+  for (const ParameterSpec& spec : model.parameters()) {
     const auto m = static_cast<size_t>(spec.unconstrained_size());
     const auto n = static_cast<size_t>(spec.size());
     AB_CHECK(i + m <= q.size() && j + n <= constrained.size(),
              "q or constrained is shorter than the model's dimension() or "
              "constrained_size()");
-    log_jacobian +=
-        ConstrainParameter(spec, q.subspan(i, m), constrained.subspan(j, n));
+    log_jacobian += ConstrainParameter(spec, q.subspan(i, m), constrained.subspan(j, n));
     i += m;
     j += n;
   }
@@ -76,11 +69,10 @@ double Constrain(const Model &model, std::span<const double> q,
   return log_jacobian;
 }
 
-absl::Status Unconstrain(const Model &model,
-                         std::span<const double> constrained,
+absl::Status Unconstrain(const Model& model, std::span<const double> constrained,
                          std::span<double> q) {
   size_t i = 0, j = 0;
-  for (const ParameterSpec &spec : model.parameters()) {
+  for (const ParameterSpec& spec : model.parameters()) {
     const auto m = static_cast<size_t>(spec.unconstrained_size());
     const auto n = static_cast<size_t>(spec.size());
     AB_CHECK(i + m <= q.size() && j + n <= constrained.size(),
@@ -101,30 +93,26 @@ absl::Status Unconstrain(const Model &model,
   return absl::OkStatus();
 }
 
-std::vector<std::string> UnconstrainedNames(const Model &model) {
+std::vector<std::string> UnconstrainedNames(const Model& model) {
   std::vector<std::string> names;
-  for (const ParameterSpec &spec : model.parameters()) {
+  for (const ParameterSpec& spec : model.parameters()) {
     const Transform::Kind kind = spec.transform.kind;
-    const bool elementwise =
-        kind != Transform::Kind::kSimplex && kind != Transform::Kind::kOrdered;
+    const bool elementwise = kind != Transform::Kind::kSimplex && kind != Transform::Kind::kOrdered;
     for (int64_t k = 0; k < spec.unconstrained_size(); ++k) {
       names.push_back(elementwise ? ElementName(spec, k)
-                                  : absl::StrCat(spec.name, ".", k + 1,
-                                                 " (unconstrained)"));
+                                  : absl::StrCat(spec.name, ".", k + 1, " (unconstrained)"));
     }
   }
   return names;
 }
 
-std::vector<std::string> OutputColumnNames(const Model &model) {
+std::vector<std::string> OutputColumnNames(const Model& model) {
   std::vector<std::string> names;
-  for (const ParameterSpec &spec : model.parameters()) {
-    for (int64_t k = 0; k < spec.size(); ++k)
-      names.push_back(ElementName(spec, k));
+  for (const ParameterSpec& spec : model.parameters()) {
+    for (int64_t k = 0; k < spec.size(); ++k) names.push_back(ElementName(spec, k));
   }
-  for (std::string &name : model.generated_names())
-    names.push_back(std::move(name));
+  for (std::string& name : model.generated_names()) names.push_back(std::move(name));
   return names;
 }
 
-} // namespace autobatch::mcmc
+}  // namespace autobatch::mcmc

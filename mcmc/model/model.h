@@ -18,7 +18,7 @@
 namespace autobatch::mcmc {
 
 class Model {
-public:
+ public:
   virtual ~Model() = default;
 
   virtual std::string name() const = 0;
@@ -37,8 +37,7 @@ public:
   // never crash). This per-lane routine is what the scalar reference sampler
   // and the default batched kernel both call, which is what makes them agree
   // bit for bit.
-  virtual double LogDensityGradient(std::span<const double> q,
-                                    std::span<double> grad) const = 0;
+  virtual double LogDensityGradient(std::span<const double> q, std::span<double> grad) const = 0;
 
   // Batched form: q is lanes x d (lane-major: lane l's point at q + l * d),
   // logp has `lanes` entries, grad is lanes x d. `active` (null = all) marks
@@ -46,9 +45,8 @@ public:
   // active lane. Override (e.g. with one matrix product over the lanes) and
   // set batch_bit_stable() to false when a lane's bits then depend on the
   // batch.
-  virtual void LogDensityGradientBatch(const double *q, double *logp,
-                                       double *grad, int64_t lanes,
-                                       const uint8_t *active) const;
+  virtual void LogDensityGradientBatch(const double* q, double* logp, double* grad, int64_t lanes,
+                                       const uint8_t* active) const;
   virtual bool batch_bit_stable() const { return true; }
 
   // Generated quantities computed from each draw (e.g. eight schools'
@@ -61,32 +59,30 @@ public:
 // OK, or InvalidArgument ("model 'm': parameter 'theta': ...") for the
 // first parameter that fails ValidateParameter (constraint.h) or whose name
 // an earlier parameter already has.
-absl::Status ValidateParameters(const Model &model);
+absl::Status ValidateParameters(const Model& model);
 
 // Constrained values of every parameter at q (constraint.h's forward maps),
 // flattened in parameters() order; returns the sum of their log|J| (each
 // parameter's added in order). Requires q.size() == dimension() and
 // constrained.size() == constrained_size() (checked) and valid parameters.
-double Constrain(const Model &model, std::span<const double> q,
-                 std::span<double> constrained);
+double Constrain(const Model& model, std::span<const double> q, std::span<double> constrained);
 // The inverse of Constrain: unconstrained q for constrained values (user
 // initial values, exact draws of a known target). Requires the sizes as
 // Constrain. InvalidArgument "model 'm': value ... of parameter theta.3 is
 // outside its support: ..." when a value is outside its transform's open
 // support (constraint.h UnconstrainParameter).
-absl::Status Unconstrain(const Model &model,
-                         std::span<const double> constrained,
+absl::Status Unconstrain(const Model& model, std::span<const double> constrained,
                          std::span<double> q);
 // Names of the unconstrained coordinates (dimension() of them), for
 // messages about q: the element's name for the elementwise transforms,
 // "theta.k (unconstrained)" for a simplex's or ordered vector's k-th
 // coordinate.
-std::vector<std::string> UnconstrainedNames(const Model &model);
+std::vector<std::string> UnconstrainedNames(const Model& model);
 // Column names of the constrained parameters (constrained_size() of them)
 // then the generated quantities, CmdStan style ("mu", "theta.1", ...; a
 // simplex of K has K columns).
-std::vector<std::string> OutputColumnNames(const Model &model);
+std::vector<std::string> OutputColumnNames(const Model& model);
 
-} // namespace autobatch::mcmc
+}  // namespace autobatch::mcmc
 
-#endif // AUTOBATCH_MCMC_MODEL_MODEL_H_
+#endif  // AUTOBATCH_MCMC_MODEL_MODEL_H_

@@ -19,8 +19,8 @@
 namespace autobatch::mcmc {
 
 struct ConstrainedValue {
-  Value x; // the constrained value: f64[size()] (f64 for a scalar spec)
-  Value log_jacobian; // log|J|, an f64 scalar
+  Value x;             // the constrained value: f64[size()] (f64 for a scalar spec)
+  Value log_jacobian;  // log|J|, an f64 scalar
 };
 
 // Emits the forward transform of `spec` (which must be valid:
@@ -29,8 +29,8 @@ struct ConstrainedValue {
 // values (a matrix parameter's elements flattened first index fastest).
 // A wrong y type is reported by the frontend (Context::Module) as a type
 // error of the emitted ops.
-ConstrainedValue ConstrainValue(const Value &y, const ParameterSpec &spec);
+ConstrainedValue ConstrainValue(const Value& y, const ParameterSpec& spec);
 
-} // namespace autobatch::mcmc
+}  // namespace autobatch::mcmc
 
-#endif // AUTOBATCH_MCMC_MODEL_TRANSFORMS_H_
+#endif  // AUTOBATCH_MCMC_MODEL_TRANSFORMS_H_
