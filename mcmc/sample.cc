@@ -65,6 +65,7 @@ absl::Status ValidateOptions(const Model& model, const SampleOptions& o) {
   if (o.num_chunks < 1) {
     return BadOption("num_chunks", absl::StrCat(o.num_chunks), "it must be >= 1");
   }
+  AB_RETURN_IF_ERROR(ValidateParameters(model));
   AB_RETURN_IF_ERROR(CheckSampleMemory(model, o));
   AB_RETURN_IF_ERROR(o.sampler.Validate(model.dimension()));
   return absl::OkStatus();
@@ -299,10 +300,11 @@ absl::Status Runner::AdaptiveWarmup() {
 absl::Status Runner::Sampling() {
   const Clock::time_point t = Clock::now();
   const int64_t d = model_.dimension();
+  const int64_t constrained_size = model_.constrained_size();
   const int64_t generated = static_cast<int64_t>(model_.generated_names().size());
   const Eigen::Index cols = static_cast<Eigen::Index>(result_.column_names.size());
   for (auto& draws : result_.draws) draws.resize(options_.num_samples, cols);
-  std::vector<double> constrained(static_cast<size_t>(d));
+  std::vector<double> constrained(static_cast<size_t>(constrained_size));
   std::vector<double> gq(static_cast<size_t>(generated));
 
   int64_t done = 0;
@@ -324,10 +326,14 @@ absl::Status Runner::Sampling() {
         }
         const std::span<const double> q(chain.draws.data() + n * d, static_cast<size_t>(d));
         Constrain(model_, q, constrained);
-        for (int64_t j = 0; j < d; ++j) out(row, kNumDrawStats + j) = constrained[j];
+        for (int64_t j = 0; j < constrained_size; ++j) {
+          out(row, kNumDrawStats + j) = constrained[j];
+        }
         if (generated > 0) {
           model_.Generate(q, gq);
-          for (int64_t j = 0; j < generated; ++j) out(row, kNumDrawStats + d + j) = gq[j];
+          for (int64_t j = 0; j < generated; ++j) {
+            out(row, kNumDrawStats + constrained_size + j) = gq[j];
+          }
         }
       }
     }
@@ -402,8 +408,8 @@ double SampleMemoryBytes(const Model& model, const SampleOptions& options) {
   // values, the ranks, and Ess's centered draws and FFT buffers.
   constexpr double kSummaryDoublesPerDraw = 12;
   const double d = static_cast<double>(model.dimension());
-  const double columns =
-      kNumDrawStats + d + static_cast<double>(model.generated_names().size());
+  const double columns = kNumDrawStats + static_cast<double>(model.constrained_size()) +
+                         static_cast<double>(model.generated_names().size());
   const double chains = static_cast<double>(options.num_chains);
   const double samples = static_cast<double>(options.num_samples);
   // The largest of ChunkSizes(total, num_chunks), the first.
@@ -435,7 +441,7 @@ absl::Status CheckSampleMemory(const Model& model, const SampleOptions& options)
       "%.1f GiB of memory, more than the limit of %.0f GiB: every draw is kept in memory "
       "until the end. Lower num_samples (--samples) or num_chains (--chains)",
       options.num_chains, options.num_samples,
-      kNumDrawStats + model.dimension() +
+      kNumDrawStats + model.constrained_size() +
           static_cast<int64_t>(model.generated_names().size()),
       bytes / kGiB, kMaxSampleMemoryBytes / kGiB));
 }

@@ -43,7 +43,7 @@ absl::StatusOr<GradientCheckReport> GradientCheckAt(
           options.epsilon, ", ", options.rel_tol, ", ", options.abs_tol, ")"));
     }
   }
-  std::vector<std::string> names = OutputColumnNames(model);
+  std::vector<std::string> names = UnconstrainedNames(model);
   for (int64_t i = 0; i < d; ++i) {
     if (!std::isfinite(q[i])) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": q[", i, "] (", names[i],

@@ -13,9 +13,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "mcmc/model/constraint.h"
 
 namespace autobatch::mcmc {
 
+<<<<<<< HEAD
 class ProgramModel;
 
 // How a constrained parameter is reached from the unconstrained space.
@@ -36,24 +38,29 @@ struct ParameterSpec {
   int64_t size() const;         // number of elements: product of shape, 1 if {}
 };
 
+=======
+>>>>>>> transforms
 class Model {
  public:
   virtual ~Model() = default;
 
   virtual std::string name() const = 0;
-  // The parameters in order; their sizes add up to dimension().
+  // The parameters in order (valid: ValidateParameters).
   virtual std::vector<ParameterSpec> parameters() const = 0;
+  // The unconstrained dimension d: the sum of unconstrained_size().
   int64_t dimension() const;
+  // The number of constrained values: the sum of size() (a simplex of K
+  // counts K here, K - 1 in dimension()).
+  int64_t constrained_size() const;
 
   // Log density at unconstrained point q (dimension() values), including the
   // transforms' log-Jacobians, up to a constant; writes its gradient. Must be
   // a pure, deterministic function of q (same bits for the same q), must not
-  // allocate in the hot path, and must tolerate any q (return -inf or NaN, never
-  // crash). This per-lane routine is what the scalar reference sampler and
-  // the default batched kernel both call, which is what makes them agree
+  // allocate in the hot path, and must tolerate any q (return -inf or NaN,
+  // never crash). This per-lane routine is what the scalar reference sampler
+  // and the default batched kernel both call, which is what makes them agree
   // bit for bit.
-  virtual double LogDensityGradient(std::span<const double> q,
-                                    std::span<double> grad) const = 0;
+  virtual double LogDensityGradient(std::span<const double> q, std::span<double> grad) const = 0;
 
   // Batched form: q is lanes x d (lane-major: lane l's point at q + l * d),
   // logp has `lanes` entries, grad is lanes x d. `active` (null = all) marks
@@ -61,8 +68,7 @@ class Model {
   // active lane. Override (e.g. with one matrix product over the lanes) and
   // set batch_bit_stable() to false when a lane's bits then depend on the
   // batch.
-  virtual void LogDensityGradientBatch(const double* q, double* logp,
-                                       double* grad, int64_t lanes,
+  virtual void LogDensityGradientBatch(const double* q, double* logp, double* grad, int64_t lanes,
                                        const uint8_t* active) const;
   virtual bool batch_bit_stable() const { return true; }
 
@@ -78,21 +84,31 @@ class Model {
   virtual void Generate(std::span<const double> q, std::span<double> out) const;
 };
 
-// Constrained values of every parameter at q, flattened in parameters()
-// order (dimension() values). Requires q.size() == constrained.size() ==
-// dimension(). kLogit uses the stable logistic (never NaN for finite u; 0 or
-// 1 only when the true value rounds there).
-void Constrain(const Model& model, std::span<const double> q,
-               std::span<double> constrained);
+// OK, or InvalidArgument ("model 'm': parameter 'theta': ...") for the
+// first parameter that fails ValidateParameter (constraint.h) or whose name
+// an earlier parameter already has.
+absl::Status ValidateParameters(const Model& model);
+
+// Constrained values of every parameter at q (constraint.h's forward maps),
+// flattened in parameters() order; returns the sum of their log|J| (each
+// parameter's added in order). Requires q.size() == dimension() and
+// constrained.size() == constrained_size() (checked) and valid parameters.
+double Constrain(const Model& model, std::span<const double> q, std::span<double> constrained);
 // The inverse of Constrain: unconstrained q for constrained values (user
-// initial values, exact draws of a known target). Requires q.size() ==
-// constrained.size() == dimension(). InvalidArgument naming the element
-// ("tau", "theta.3") when a value is not finite or outside its transform's
-// open support (x > 0 for kLog, 0 < x < 1 for kLogit).
+// initial values, exact draws of a known target). Requires the sizes as
+// Constrain. InvalidArgument "model 'm': value ... of parameter theta.3 is
+// outside its support: ..." when a value is outside its transform's open
+// support (constraint.h UnconstrainParameter).
 absl::Status Unconstrain(const Model& model, std::span<const double> constrained,
                          std::span<double> q);
-// Column names of the constrained parameters then the generated quantities,
-// CmdStan style ("mu", "theta.1", ...).
+// Names of the unconstrained coordinates (dimension() of them), for
+// messages about q: the element's name for the elementwise transforms,
+// "theta.k (unconstrained)" for a simplex's or ordered vector's k-th
+// coordinate.
+std::vector<std::string> UnconstrainedNames(const Model& model);
+// Column names of the constrained parameters (constrained_size() of them)
+// then the generated quantities, CmdStan style ("mu", "theta.1", ...; a
+// simplex of K has K columns).
 std::vector<std::string> OutputColumnNames(const Model& model);
 
 }  // namespace autobatch::mcmc

@@ -52,7 +52,7 @@ absl::StatusOr<InitialPoint> Initialize(const Model& model, const InitUniform& u
         options.max_attempts));
   }
   const int64_t d = model.dimension();
-  const std::vector<std::string> names = OutputColumnNames(model);
+  const std::vector<std::string> names = UnconstrainedNames(model);
   InitialPoint point;
   point.q.assign(d, 0.0);
   if (options.radius == 0) {
@@ -100,7 +100,7 @@ absl::StatusOr<InitialPoint> InitializeAt(const Model& model, std::span<const do
                                               "': the initial point has ", q.size(),
                                               " values but the model's dimension is ", d));
   }
-  const std::vector<std::string> names = OutputColumnNames(model);
+  const std::vector<std::string> names = UnconstrainedNames(model);
   for (int64_t i = 0; i < d; ++i) {
     if (!std::isfinite(q[i])) {
       return absl::InvalidArgumentError(absl::StrCat("initialize model '", model.name(),

@@ -12,7 +12,8 @@ set(allowed_vm "support;ir;backends;vm")
 set(allowed_codegen "support;ir;backends;vm;codegen")
 set(allowed_frontend "support;ir;passes;backends;vm;codegen;frontend")
 set(allowed_mcmc "support;ir;passes;backends;vm;codegen;frontend;mcmc")
-set(allowed_samples "support;ir;backends;vm;frontend;samples")
+# samples/models are example models, which use the MCMC library like any user.
+set(allowed_samples "support;ir;backends;vm;frontend;mcmc;samples")
 set(allowed_tools "support;ir;passes;backends;vm;codegen;frontend;mcmc;samples;tools")
 set(allowed_bench "support;ir;passes;backends;vm;codegen;frontend;mcmc;samples;tools;bench")
 # Single headers a folder may include beyond its folders: constant folding
