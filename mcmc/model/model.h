@@ -17,29 +17,8 @@
 
 namespace autobatch::mcmc {
 
-<<<<<<< HEAD
 class ProgramModel;
 
-// How a constrained parameter is reached from the unconstrained space.
-enum class Transform : uint8_t {
-  kIdentity,  // x = u                       log|J| = 0
-  kLog,       // x = exp(u), x > 0            log|J| = u
-  kLogit,     // x = 1 / (1 + exp(-u)), 0<x<1 log|J| = log(x) + log(1 - x)
-};
-
-// A parameter's elements occupy size() consecutive coordinates of q, in
-// CmdStan column order: the FIRST index varies fastest (a 2x3 matrix m is
-// m.1.1, m.2.1, m.1.2, m.2.2, m.1.3, m.2.3). The transform applies to every
-// element.
-struct ParameterSpec {
-  std::string name;             // "theta"
-  std::vector<int64_t> shape;   // {} scalar, {8} vector (CSV names theta.1..)
-  Transform transform = Transform::kIdentity;
-  int64_t size() const;         // number of elements: product of shape, 1 if {}
-};
-
-=======
->>>>>>> transforms
 class Model {
  public:
   virtual ~Model() = default;

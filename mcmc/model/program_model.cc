@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "mcmc/model/transforms.h"
 #include "support/status.h"
 
 namespace autobatch::mcmc {
@@ -46,22 +47,6 @@ bool IsIdentifier(const std::string& name) {
   return std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
-}
-
-// The constrained value of unconstrained y and the log-Jacobian of the
-// transform (added to the target), elementwise; the same operations as
-// Constrain (model.cc) so the constrained values agree.
-std::pair<Value, Value> EmitTransform(Transform transform, const Value& y) {
-  switch (transform) {
-    case Transform::kIdentity:
-      return {y, Value()};
-    case Transform::kLog:
-      return {exp(y), reduce_sum(y)};
-    case Transform::kLogit:
-      // log(x) + log(1 - x) = -softplus(-y) - softplus(y).
-      return {logistic(y), reduce_sum(-log1p_exp(-y) - log1p_exp(y))};
-  }
-  return {y, Value()};
 }
 
 }  // namespace
@@ -109,7 +94,11 @@ ModelParameter ProgramModel::AddParameter(std::string name, std::vector<int64_t>
         "parameter '", name, "' has shape [", absl::StrJoin(shape, ", "),
         "]; a parameter is a scalar (shape []) or a vector of at least one element"));
   }
-  parameters_.push_back(ParameterSpec{std::move(name), std::move(shape), transform});
+  ParameterSpec spec{std::move(name), std::move(shape), transform};
+  if (absl::Status valid = ValidateParameter(spec); !valid.ok()) {
+    declaration_errors_.push_back(std::string(valid.message()));
+  }
+  parameters_.push_back(std::move(spec));
   return ModelParameter(this, static_cast<int>(parameters_.size() - 1));
 }
 
@@ -184,11 +173,15 @@ ProgramModel::Linked ProgramModel::Link(Context& ctx) const {
         target = 0.0;
         int64_t offset = 0;
         for (const ParameterSpec& p : parameters_) {
-          const int64_t n = p.size();
+          const int64_t n = p.unconstrained_size();
           Value y = p.shape.empty() ? reduce_sum(slice(q, offset, 1)) : slice(q, offset, n);
-          auto [x, log_jacobian] = EmitTransform(p.transform, y);
-          if (!log_jacobian.empty()) target = target + log_jacobian;
-          scope.parameters.push_back(x);
+          if (p.transform == Transform::kIdentity) {
+            scope.parameters.push_back(y);
+          } else {
+            ConstrainedValue c = ConstrainValue(y, p);
+            target = target + c.log_jacobian;
+            scope.parameters.push_back(c.x);
+          }
           offset += n;
         }
         ScopeGuard guard(&scope);

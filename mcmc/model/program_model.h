@@ -105,8 +105,9 @@ class ProgramModel final : public Model {
   explicit ProgramModel(std::string name);
 
   // Declarations, in the order of the unconstrained coordinates (and of the
-  // CSV columns). Shapes: {} (scalar) or {n} (vector); each element is
-  // transformed by `transform`. Errors (a bad name or shape, a name
+  // CSV columns). Shapes: {} (scalar) or {n} (vector). The transform is one
+  // of Stan's (constraint.h: bounds elementwise, Simplex() of K values from
+  // K - 1 coordinates, Ordered()). Errors (a bad name or shape, a name
   // declared twice, a declaration after Link) are reported by Validate(),
   // SetData() and Link().
   ModelParameter AddParameter(std::string name, std::vector<int64_t> shape = {},

@@ -126,14 +126,18 @@ void ExpectInSupport(const ParameterSpec& spec, const Forward& f, const std::str
         EXPECT_GE(x, 0) << what;
         break;
       case Transform::Kind::kOrdered:
-        if (i > 0) EXPECT_GE(x, f.x[i - 1]) << what;
+        if (i > 0) {
+          EXPECT_GE(x, f.x[i - 1]) << what;
+        }
         break;
       case Transform::Kind::kIdentity:
         break;
     }
     sum += x;
   }
-  if (t.kind == Transform::Kind::kSimplex) EXPECT_NEAR(sum, 1, 1e-14) << what;
+  if (t.kind == Transform::Kind::kSimplex) {
+    EXPECT_NEAR(sum, 1, 1e-14) << what;
+  }
   EXPECT_TRUE(std::isfinite(f.log_jacobian)) << what << " log|J| = " << f.log_jacobian;
 }
 
