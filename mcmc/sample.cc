@@ -80,7 +80,10 @@ struct PhaseCounts {
     taken += u.gradients_taken;
     computed += u.kernel_lane_slots;
   }
+  // NaN when evaluations were taken but none counted (a model written as a
+  // program: BatchUtilization::utilization).
   double utilization() const {
+    if (computed == 0 && taken > 0) return std::numeric_limits<double>::quiet_NaN();
     return computed > 0 ? static_cast<double>(taken) / static_cast<double>(computed) : 1.0;
   }
 };
@@ -790,12 +793,19 @@ std::string FormatSummary(const SampleResult& r) {
                         "evaluation %s\n",
                         Cell(f.ess_bulk_lp, "%.1f"), Cell(f.ess_per_second, "%.4g"),
                         Cell(f.ess_per_gradient, "%.4g"));
-  absl::StrAppendFormat(&out,
-                        "Batch utilization (leapfrogs taken / computed): sampling %.1f%% "
-                        "(%d / %d), warmup %.1f%% (%d / %d); both free-running\n",
-                        100.0 * r.sampling_utilization, r.sampling_leapfrogs_taken,
-                        r.sampling_leapfrogs_computed, 100.0 * r.warmup_utilization,
-                        r.warmup_leapfrogs_taken, r.warmup_leapfrogs_computed);
+  if (r.sampling_leapfrogs_computed == 0 && r.sampling_leapfrogs_taken > 0) {
+    absl::StrAppend(&out,
+                    "Batch utilization: not measured (the model is a program inlined into the "
+                    "sampling program, so its executions are not counted apart); "
+                    "free-running\n");
+  } else {
+    absl::StrAppendFormat(&out,
+                          "Batch utilization (leapfrogs taken / computed): sampling %.1f%% "
+                          "(%d / %d), warmup %.1f%% (%d / %d); both free-running\n",
+                          100.0 * r.sampling_utilization, r.sampling_leapfrogs_taken,
+                          r.sampling_leapfrogs_computed, 100.0 * r.warmup_utilization,
+                          r.warmup_leapfrogs_taken, r.warmup_leapfrogs_computed);
+  }
   return out;
 }
 

@@ -137,7 +137,8 @@ struct SampleResult {
   int64_t warmup_leapfrogs_computed = 0;
   int64_t sampling_leapfrogs_taken = 0;
   int64_t sampling_leapfrogs_computed = 0;
-  // taken / computed (1 when nothing was computed).
+  // taken / computed (1 when nothing was computed; NaN when not measured: a
+  // model written as a program is inlined into the sampling program).
   double warmup_utilization = 1.0;
   double sampling_utilization = 1.0;
   // Wall time of each phase; the first VM call compiles the program, so

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -25,7 +26,9 @@
 #include "mcmc/batched/batched_sampler.h"
 #include "mcmc/output/progress.h"
 #include "mcmc/sample.h"
+#include "mcmc/model/program_model.h"
 #include "mcmc/model/targets/registry.h"
+#include "samples/models/models.h"
 
 namespace autobatch {
 namespace {
@@ -207,7 +210,14 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   for (const std::string& name : mcmc::TargetNames()) {
     absl::StrAppend(&targets, targets.empty() ? "" : ", ", name);
   }
-  cmd->add_option("--target", args.target, "target name: " + targets)->required();
+  std::string models;
+  for (const std::string& name : samples::ExampleModelNames()) {
+    absl::StrAppend(&models, models.empty() ? "" : ", ", name);
+  }
+  cmd->add_option("--target", args.target, "built-in target (hand-written C++): " + targets);
+  cmd->add_option("--model", args.model,
+                  "instead of --target, a model written as a program: " + models);
+  cmd->add_option("--data", args.data, "the --model's data: a CmdStan JSON file");
   cmd->add_option("--target-params", args.target_params,
                   "target parameters: JSON object or k=v,k=v (e.g. dimension=50)");
   cmd->add_option("--chains", args.chains, "number of chains (default 4)");
@@ -247,13 +257,51 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   return cmd;
 }
 
-int RunSampleCommand(const SampleArgs& args) {
+// The model to sample: --target's built-in target or --model's program with
+// --data.
+absl::StatusOr<std::unique_ptr<mcmc::Model>> MakeModel(const SampleArgs& args) {
+  if (args.target.empty() == args.model.empty()) {
+    return absl::InvalidArgumentError(
+        "give either --target (a built-in target) or --model (a model written as a program) "
+        "with --data");
+  }
+  if (!args.model.empty()) {
+    if (!args.target_params.empty()) {
+      return absl::InvalidArgumentError(
+          "--target-params belongs to --target; a --model takes its data from --data");
+    }
+    if (args.data.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--model ", args.model, " needs --data FILE (CmdStan JSON; e.g. samples/models/",
+          args.model, ".data.json)"));
+    }
+    AB_ASSIGN_OR_RETURN(std::unique_ptr<mcmc::ProgramModel> model,
+                        samples::MakeExampleModel(args.model));
+    std::ifstream in(args.data);
+    if (!in) {
+      return absl::NotFoundError(
+          absl::StrCat("--data: cannot read '", args.data, "' (does it exist?)"));
+    }
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    AB_RETURN_IF_ERROR(model->LoadData(text, args.data));
+    return std::unique_ptr<mcmc::Model>(std::move(model));
+  }
+  if (!args.data.empty()) {
+    return absl::InvalidArgumentError(
+        "--data belongs to --model; a built-in --target takes --target-params");
+  }
   absl::StatusOr<nlohmann::json> params = mcmc::ParseTargetParams(args.target_params);
   if (!params.ok()) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("--target-params: ", params.status().message())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--target-params: ", params.status().message()));
   }
-  absl::StatusOr<std::unique_ptr<mcmc::Target>> target = mcmc::MakeTarget(args.target, *params);
+  AB_ASSIGN_OR_RETURN(std::unique_ptr<mcmc::Target> target,
+                      mcmc::MakeTarget(args.target, *params));
+  return std::unique_ptr<mcmc::Model>(std::move(target));
+}
+
+int RunSampleCommand(const SampleArgs& args) {
+  absl::StatusOr<std::unique_ptr<mcmc::Model>> target = MakeModel(args);
   if (!target.ok()) return Fail(target.status());
   absl::StatusOr<mcmc::SampleOptions> options = MakeOptions(args, **target);
   if (!options.ok()) return Fail(options.status());

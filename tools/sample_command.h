@@ -1,7 +1,9 @@
 // The `autobatch sample` subcommand: runs many MCMC chains of a known target
-// on the batched VM and prints CmdStan's summary table.
+// or of a model written as a program on the batched VM and prints CmdStan's
+// summary table.
 //
 //   autobatch sample --target eight_schools [--target-params JSON-or-k=v]
+//   autobatch sample --model eight_schools --data samples/models/eight_schools.data.json
 //       [--chains 4] [--warmup 1000] [--samples 1000] [--seed 1]
 //       [--delta 0.8] [--max-depth 10] [--algorithm nuts|hmc|rwmh]
 //       [--step-size 1] [--no-adapt] [--vm stack|stackless] [--backend eigen]
@@ -18,6 +20,9 @@
 // iterations run, for this target, algorithm and max depth) at that stage
 // and exits without sampling: `typed` is what the stackless VM runs,
 // `lowered` what the stack VM runs.
+// --model names an example model written as a program (samples/models/):
+// its log density and gradient run inside the sampling program (linked, not
+// a kernel), with --data read as CmdStan JSON against its declarations.
 // Errors (unknown target, bad numbers, unwritable outputs, sampler
 // failures) print one message and exit with status 1. The outputs (every
 // chain's CSV path, --summary-json, --save-adaptation) and the memory the
@@ -38,6 +43,8 @@ namespace autobatch {
 struct SampleArgs {
   std::string target;
   std::string target_params;
+  std::string model;  // an example model (samples/models/), instead of --target
+  std::string data;   // its data: CmdStan JSON
   std::string chains = "4";
   std::string warmup = "1000";
   std::string samples = "1000";

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -345,7 +346,9 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
     u.kernel_active_lanes = it->second.active_lanes;
     u.kernel_lane_slots = it->second.lane_slots;
   }
-  if (u.kernel_lane_slots > 0) {
+  if (model_.AsProgram() != nullptr && u.gradients_taken > 0) {
+    u.utilization = std::numeric_limits<double>::quiet_NaN();
+  } else if (u.kernel_lane_slots > 0) {
     u.utilization =
         static_cast<double>(u.gradients_taken) / static_cast<double>(u.kernel_lane_slots);
   }

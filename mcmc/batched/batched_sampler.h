@@ -87,7 +87,9 @@ struct BatchUtilization {
   // CallOptions::shards the sum over shards of executions * shard size.
   int64_t kernel_lane_slots = 0;
   // gradients_taken / kernel_lane_slots; 1 if the kernel never ran batched
-  // (no chains, no draws, or dry_run).
+  // (no chains, no draws, or dry_run). NaN for a model written as a program:
+  // its gradient is inlined into the sampler's blocks, so its executions are
+  // not counted apart (the kernel_* counts stay 0).
   double utilization = 1.0;
   // The best any schedule can do: every kernel execution serves every chain
   // that still has evaluations to do, so there are (max over chains of its

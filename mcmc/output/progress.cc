@@ -2,6 +2,7 @@
 #include "mcmc/output/progress.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_format.h"
 
@@ -30,11 +31,14 @@ std::string ProgressPrinter::FormatLine(const SampleProgress& p) {
   const double rate = p.elapsed_seconds > 0
                           ? static_cast<double>(p.gradient_evaluations) / p.elapsed_seconds
                           : 0.0;
-  return absl::StrFormat(
-      "%-8s %6d/%d (%3.0f%%)  chains %d  divergences %d  %.3g grad/s  utilization %.1f%%  "
-      "%.1f s",
-      std::string(SamplePhaseName(p.phase)), p.total_iteration, p.total_iterations, percent,
-      p.num_chains, p.divergences, rate, 100.0 * p.utilization, p.elapsed_seconds);
+  // NaN: not measured (a model written as a program, sample.h).
+  const std::string utilization = std::isnan(p.utilization)
+                                      ? std::string("utilization n/a")
+                                      : absl::StrFormat("utilization %.1f%%", 100.0 * p.utilization);
+  return absl::StrFormat("%-8s %6d/%d (%3.0f%%)  chains %d  divergences %d  %.3g grad/s  %s  %.1f s",
+                         std::string(SamplePhaseName(p.phase)), p.total_iteration,
+                         p.total_iterations, percent, p.num_chains, p.divergences, rate,
+                         utilization, p.elapsed_seconds);
 }
 
 void ProgressPrinter::Report(const SampleProgress& p) {

@@ -35,7 +35,8 @@ struct SampleProgress {
   // step-size heuristic trials).
   int64_t gradient_evaluations = 0;
   // Batch utilization of the model kernel so far in this phase (leapfrogs
-  // taken / leapfrogs computed); 1 before the kernel has run.
+  // taken / leapfrogs computed); 1 before the kernel has run; NaN for a
+  // model written as a program (not measured: printed "n/a").
   double utilization = 1.0;
   // Wall time since Sample() started.
   double elapsed_seconds = 0;

@@ -230,6 +230,53 @@ TEST(SampleCliTest, RunsTooBigForMemoryAreRefusedBeforeSampling) {
   }
 }
 
+// A model written as a program, with its data file: the summary names its
+// parameters, and the sampling program calls the model's gradient function.
+TEST(SampleCliTest, SamplesAModelWrittenAsAProgram) {
+  const std::string data = std::string(AUTOBATCH_SOURCE_DIR) +
+                           "/samples/models/eight_schools.data.json";
+  Result r = RunCli("sample --model eight_schools --data " + data +
+                    " --chains 4 --warmup 150 --samples 100 --delta 0.9 --no-progress");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("lp__"));
+  EXPECT_THAT(r.out, HasSubstr("tau"));
+  EXPECT_THAT(r.out, HasSubstr("eta.8"));
+  Result ir = RunCli("sample --model eight_schools --data " + data + " --print-ir untyped");
+  ASSERT_EQ(ir.exit_code, 0) << ir.out;
+  EXPECT_THAT(ir.out, HasSubstr("call @eight_schools.log_density.grad("));
+  EXPECT_THAT(ir.out, HasSubstr("%y: f64[8] uniform"));
+}
+
+TEST(SampleCliTest, ModelMistakesExitOneWithAMessage) {
+  const std::string dir = TempDir("sample_cli_model_errors");
+  const std::string data = std::string(AUTOBATCH_SOURCE_DIR) +
+                           "/samples/models/eight_schools.data.json";
+  { std::ofstream(dir + "/short.json") << R"({"y": [1, 2, 3], "sigma": [1, 1, 1]})"; }
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"--chains 2", "give either --target (a built-in target) or --model"},
+      {"--target eight_schools --model eight_schools --data " + data, "give either --target"},
+      {"--model eight_schools", "--model eight_schools needs --data FILE"},
+      {"--model no_such_model --data " + data, "no example model 'no_such_model'; the models are"},
+      {"--model eight_schools --data " + dir + "/missing.json", "--data: cannot read"},
+      {"--model eight_schools --data " + dir + "/short.json",
+       "short.json: 'y' should have shape [8] but it is an array of 3 values, not 8"},
+      {"--model eight_schools --data " + data + " --target-params dimension=2",
+       "--target-params belongs to --target"},
+      {"--target iid_gaussian --data " + data, "--data belongs to --model"},
+  };
+  for (const Case& c : cases) {
+    Result r = RunCli("sample " + c.args);
+    SCOPED_TRACE(c.args);
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("error"));
+    EXPECT_THAT(r.out, HasSubstr(c.message));
+  }
+}
+
 TEST(SampleCliTest, ErrorsExitOneWithAMessage) {
   const std::string dir = TempDir("sample_cli_errors");
   struct Case {
