@@ -18,7 +18,7 @@ using mcmc::ModelTarget;
 std::unique_ptr<mcmc::ProgramModel> EightSchoolsModel() {
   auto model = std::make_unique<mcmc::ProgramModel>("eight_schools");
   ModelParameter mu = model->AddParameter("mu");
-  ModelParameter tau = model->AddParameter("tau", {}, mcmc::Transform::kLog);
+  ModelParameter tau = model->AddParameter("tau", {}, mcmc::Transform::LowerBound(0));
   ModelParameter eta = model->AddParameter("eta", {8});
   ModelData y = model->AddData({.name = "y", .shape = {8}});
   ModelData sigma = model->AddData({.name = "sigma", .shape = {8}, .lower = 0.0});
