@@ -23,6 +23,7 @@
 #include "mcmc/batched/model_kernel.h"
 #include "mcmc/model/targets/iid_gaussian.h"
 #include "samples/peanuts/peanuts.h"
+#include "samples/models/models.h"
 #include "tools/sample_programs.h"
 
 namespace autobatch {
@@ -104,13 +105,23 @@ absl::Status WriteMcmcSamples(const std::string& dir) {
   return absl::OkStatus();
 }
 
+// A model written as a program: its value-and-gradient program, whose data
+// are uniform inputs read by the log density (another function).
+absl::Status WriteModelSamples(const std::string& dir) {
+  std::unique_ptr<mcmc::ProgramModel> model = samples::EightSchoolsModel();
+  AB_ASSIGN_OR_RETURN(Program program, model->GradientProgram());
+  return WriteSeeds(dir, "model_eight_schools", program,
+                    {Vector(DType::kF64, model->dimension()), Vector(DType::kF64, 8),
+                     Vector(DType::kF64, 8)});
+}
+
 int Main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s <output directory>\n", argv[0]);
     return 2;
   }
   const std::string dir = argv[1];
-  for (const auto& write : {WriteToolSamples, WriteMcmcSamples}) {
+  for (const auto& write : {WriteToolSamples, WriteMcmcSamples, WriteModelSamples}) {
     absl::Status status = write(dir);
     if (!status.ok()) {
       std::fprintf(stderr, "make_fuzz_corpus: %s\n", std::string(status.message()).c_str());
