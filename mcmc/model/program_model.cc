@@ -185,7 +185,7 @@ ProgramModel::Linked ProgramModel::Link(Context& ctx) const {
           offset += n;
         }
         ScopeGuard guard(&scope);
-        ModelTarget t(&target);
+        ModelTarget t(&target, &b);
         body_(t);
         return Value(target);
       });

@@ -48,6 +48,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "backends/tensor.h"
+#include "frontend/builder.h"
 #include "frontend/context.h"
 #include "frontend/value.h"
 #include "ir/ir.h"
@@ -86,14 +87,20 @@ class ModelData {
 
 // Stan's `target`: the log density accumulates `target += term`, each term
 // an f64 SCALAR (the distributions return sums; use reduce_sum for a vector).
+// `target += term` may stand inside a loop or a branch.
 class ModelTarget {
  public:
   ModelTarget& operator+=(const Value& term);
 
+  // The log density's Builder, for control flow in the body (a loop over
+  // time steps: b.While(...).Do(...), b.If(...)); frontend/builder.h.
+  Builder& builder() const { return *builder_; }
+
  private:
   friend class ProgramModel;
-  explicit ModelTarget(Var* total) : total_(total) {}
+  ModelTarget(Var* total, Builder* builder) : total_(total), builder_(builder) {}
   Var* total_;
+  Builder* builder_;
 };
 
 class ProgramModel final : public Model {

@@ -14,6 +14,11 @@ struct Entry {
 
 constexpr Entry kModels[] = {
     {"eight_schools", &EightSchoolsModel},
+    {"logistic_regression", &LogisticRegressionModel},
+    {"hierarchical", &HierarchicalModel},
+    {"ar2", &Ar2Model},
+    {"mixture", &MixtureModel},
+    {"poisson_regression", &PoissonRegressionModel},
 };
 
 }  // namespace
@@ -28,7 +33,8 @@ absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> MakeExampleModel(std::string
   for (const Entry& e : kModels) {
     if (name == e.name) return e.make();
   }
-  return absl::NotFoundError(absl::StrCat("no example model '", std::string(name), "'; the models are ",
+  return absl::NotFoundError(absl::StrCat("no example model '", std::string(name),
+                                          "'; the models are ",
                                           absl::StrJoin(ExampleModelNames(), ", ")));
 }
 

@@ -25,6 +25,27 @@ absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> MakeExampleModel(std::string
 // tau ~ half-Cauchy(0, 5), eta ~ normal(0, 1), y ~ normal(mu + tau eta, sigma).
 std::unique_ptr<mcmc::ProgramModel> EightSchoolsModel();
 
+// Logistic regression, German-credit shaped: N = 1000 rows, K = 24 features,
+// alpha, beta ~ normal(0, 2.5), y ~ bernoulli_logit(alpha + X beta); the
+// hand-written target's priors and data (mcmc/model/targets/logistic_regression.h).
+std::unique_ptr<mcmc::ProgramModel> LogisticRegressionModel();
+
+// Varying intercepts, non-centred: N = 200 observations in J = 8 groups
+// (g 1-based), y ~ normal(mu_alpha + tau alpha_raw[g], sigma).
+std::unique_ptr<mcmc::ProgramModel> HierarchicalModel();
+
+// AR(2), T = 100: y[t] ~ normal(alpha + beta1 y[t-1] + beta2 y[t-2], sigma),
+// the log density a loop over t (Builder::While).
+std::unique_ptr<mcmc::ProgramModel> Ar2Model();
+
+// Two-component normal mixture, N = 200: ordered means mu, weight theta in
+// (0, 1), one shared sigma.
+std::unique_ptr<mcmc::ProgramModel> MixtureModel();
+
+// Poisson regression with an exposure offset, N = 200, K = 3:
+// y ~ poisson_log(log(exposure) + alpha + X beta).
+std::unique_ptr<mcmc::ProgramModel> PoissonRegressionModel();
+
 }  // namespace autobatch::samples
 
 #endif  // AUTOBATCH_SAMPLES_MODELS_MODELS_H_

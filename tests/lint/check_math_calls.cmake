@@ -39,6 +39,8 @@ set(ir_builders
   "mcmc/model/distributions.cc"   # Stan's distributions built from Values
   "mcmc/model/transforms.cc"     # Stan's constraint transforms built from Values
   "samples/gradients/log_densities.cc"  # log densities as programs
+  "samples/models/mixture.cc"           # example models (log, log1p on Values)
+  "samples/models/poisson_regression.cc"
 )
 
 if(NOT SOURCE_DIR)

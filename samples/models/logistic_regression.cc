@@ -1,0 +1,41 @@
+// Bayesian logistic regression, German-credit shaped (1000 rows, an intercept
+// and 24 features), with the priors of the hand-written target
+// (mcmc/model/targets/logistic_regression.h):
+//
+//   data { int N; int K; matrix[N, K] X; array[N] int<lower=0, upper=1> y; }
+//   parameters { real alpha; vector[K] beta; }
+//   model {
+//     alpha ~ normal(0, 2.5);  beta ~ normal(0, 2.5);
+//     y ~ bernoulli_logit(alpha + X * beta);
+//   }
+//
+// Its data are that target's (make_model_data.cc): one posterior, two codes.
+#include "mcmc/model/distributions.h"
+#include "samples/models/models.h"
+
+namespace autobatch::samples {
+
+using mcmc::ModelData;
+using mcmc::ModelParameter;
+using mcmc::ModelTarget;
+
+std::unique_ptr<mcmc::ProgramModel> LogisticRegressionModel() {
+  constexpr int64_t kRows = 1000, kFeatures = 24;
+  constexpr double kPriorSd = 2.5;
+  auto model = std::make_unique<mcmc::ProgramModel>("logistic_regression");
+  ModelParameter alpha = model->AddParameter("alpha");
+  ModelParameter beta = model->AddParameter("beta", {kFeatures});
+  model->AddData({.name = "N", .dtype = DType::kI64, .lower = kRows, .upper = kRows});
+  model->AddData({.name = "K", .dtype = DType::kI64, .lower = kFeatures, .upper = kFeatures});
+  ModelData x = model->AddData({.name = "X", .shape = {kRows, kFeatures}});
+  ModelData y =
+      model->AddData({.name = "y", .dtype = DType::kI64, .shape = {kRows}, .lower = 0, .upper = 1});
+  model->SetLogDensity([=](ModelTarget& target) {
+    target += mcmc::normal_lupdf(alpha(), 0.0, kPriorSd);
+    target += mcmc::normal_lupdf(beta(), 0.0, kPriorSd);
+    target += mcmc::bernoulli_logit_lupmf(y(), alpha() + matvec_input(x(), beta()));
+  });
+  return model;
+}
+
+}  // namespace autobatch::samples
