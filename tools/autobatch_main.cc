@@ -49,6 +49,7 @@
 #include "ir/verifier.h"
 #include "passes/analysis/stats.h"
 #include "passes/pipeline.h"
+#include "tools/model_command.h"
 #include "tools/opt_command.h"
 #include "tools/program_loader.h"
 #include "tools/sample_command.h"
@@ -514,6 +515,9 @@ int Main(int argc, char** argv) {
   OptArgs opt;
   CLI::App* opt_cmd = AddOptCommand(app, opt);
 
+  ModelArgs model;
+  CLI::App* model_cmd = AddModelCommand(app, model);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -522,6 +526,7 @@ int Main(int argc, char** argv) {
   if (*ir_cmd) return RunIr(ir);
   if (*compile_cmd) return RunCompile(compile);
   if (*sample_cmd) return RunSampleCommand(sample);
+  if (*model_cmd) return RunModelCommand(model);
   if (*opt_cmd) return RunOptCommand(opt, {.load = LoadProgramFile, .parse_types = ParseTypes});
   return RunRun(run);
 }

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -245,6 +246,74 @@ TEST(SampleCliTest, SamplesAModelWrittenAsAProgram) {
   ASSERT_EQ(ir.exit_code, 0) << ir.out;
   EXPECT_THAT(ir.out, HasSubstr("call @eight_schools.log_density.grad("));
   EXPECT_THAT(ir.out, HasSubstr("%y: f64[8] uniform"));
+}
+
+// `autobatch model`: the model as JSON, and CmdStan's log_prob at given
+// constrained values (checked against the density written out by hand).
+TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
+  Result json = RunCli("model eight_schools --json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const nlohmann::json model = nlohmann::json::parse(json.out);
+  EXPECT_EQ(model["format"], "autobatch-model");
+  EXPECT_EQ(model["parameters"][1]["name"], "tau");
+  EXPECT_EQ(model["parameters"][1]["transform"]["kind"], "lower");
+  EXPECT_EQ(model["data"][0]["name"], "y");
+  EXPECT_EQ(model["data"][1]["lower"], 0.0);
+  EXPECT_EQ(model["program"]["format"], "autobatch-ir");
+
+  const std::string dir = TempDir("model_cli");
+  const std::string data = std::string(AUTOBATCH_SOURCE_DIR) +
+                           "/samples/models/eight_schools.data.json";
+  const double mu = 1.5, tau = 2.0;
+  const std::array<double, 8> eta = {0.5, -1, 0.25, 0, 1, -0.5, 2, -2};
+  const std::array<double, 8> y = {28, 8, -3, 7, -1, 1, 18, 12};
+  const std::array<double, 8> sigma = {15, 10, 16, 11, 9, 11, 10, 18};
+  {
+    nlohmann::json at = {{"mu", mu}, {"tau", tau}, {"eta", eta}};
+    std::ofstream(dir + "/at.json") << at.dump();
+  }
+  Result r = RunCli("model eight_schools --log-prob --data " + data + " --at " + dir + "/at.json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json out = nlohmann::json::parse(r.out);
+  // lp__: the _lupdf terms (log(2 pi) / 2 and log(pi) dropped) plus log|J| = log(tau).
+  double lp = -0.5 * (mu / 5) * (mu / 5) - std::log(5.0);
+  lp += -std::log(5.0) - std::log1p((tau / 5) * (tau / 5)) + std::log(tau);
+  double d_mu = -mu / 25;
+  for (int j = 0; j < 8; ++j) {
+    const double z = (y[j] - (mu + tau * eta[j])) / sigma[j];
+    lp += -0.5 * eta[j] * eta[j] - 0.5 * z * z - std::log(sigma[j]);
+    d_mu += z / sigma[j];
+  }
+  EXPECT_NEAR(out["log_density"].get<double>(), lp, 1e-12 * (1 + std::abs(lp)));
+  EXPECT_NEAR(out["gradient"]["mu"].get<double>(), d_mu, 1e-12);
+  EXPECT_TRUE(out["gradient"].contains("eta.8"));
+
+  {
+    std::ofstream(dir + "/negative.json") << R"({"mu": 0, "tau": -1, "eta": [0,0,0,0,0,0,0,0]})";
+    std::ofstream(dir + "/short.json") << R"({"mu": 0, "tau": 1})";
+  }
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"model eight_schools", "give --json or --log-prob"},
+      {"model eight_schools --json --log-prob", "give --json or --log-prob"},
+      {"model nope --json", "no example model 'nope'"},
+      {"model eight_schools --log-prob --data " + data, "--log-prob needs --data FILE"},
+      {"model eight_schools --json --data " + data, "--data and --at belong to --log-prob"},
+      {"model eight_schools --log-prob --data " + data + " --at " + dir + "/negative.json",
+       "tau"},
+      {"model eight_schools --log-prob --data " + data + " --at " + dir + "/short.json",
+       "'eta'"},
+  };
+  for (const Case& c : cases) {
+    Result e = RunCli(c.args);
+    SCOPED_TRACE(c.args);
+    EXPECT_EQ(e.exit_code, 1) << e.out;
+    EXPECT_THAT(e.out, HasSubstr("error"));
+    EXPECT_THAT(e.out, HasSubstr(c.message));
+  }
 }
 
 TEST(SampleCliTest, ModelMistakesExitOneWithAMessage) {

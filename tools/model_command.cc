@@ -1,0 +1,150 @@
+// The `autobatch model` subcommand (tools/model_command.h).
+#include "tools/model_command.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "ir/json.h"
+#include "mcmc/model/data.h"
+#include "mcmc/model/program_model.h"
+#include "nlohmann/json.hpp"
+#include "samples/models/models.h"
+#include "support/status.h"
+
+namespace autobatch {
+namespace {
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "autobatch model: error: %s\n", std::string(status.message()).c_str());
+  return 1;
+}
+
+absl::StatusOr<std::string> ReadText(const std::string& option, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat(option, ": cannot read '", path, "' (does it exist?)"));
+  }
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A bound as JSON: null when absent, so every declaration has every key.
+nlohmann::json Bound(const std::optional<double>& bound) {
+  return bound ? nlohmann::json(*bound) : nlohmann::json(nullptr);
+}
+
+nlohmann::json TransformJson(const mcmc::Transform& t) {
+  using Kind = mcmc::Transform::Kind;
+  switch (t.kind) {
+    case Kind::kIdentity: return {{"kind", "identity"}};
+    case Kind::kLowerBound: return {{"kind", "lower"}, {"lower", t.lower}};
+    case Kind::kUpperBound: return {{"kind", "upper"}, {"upper", t.upper}};
+    case Kind::kBounded: return {{"kind", "bounded"}, {"lower", t.lower}, {"upper", t.upper}};
+    case Kind::kSimplex: return {{"kind", "simplex"}};
+    case Kind::kOrdered: return {{"kind", "ordered"}};
+  }
+  return nullptr;
+}
+
+absl::StatusOr<nlohmann::json> ModelJson(const mcmc::ProgramModel& model) {
+  AB_ASSIGN_OR_RETURN(Program program, model.GradientProgram());
+  nlohmann::json parameters = nlohmann::json::array();
+  for (const mcmc::ParameterSpec& p : model.parameters()) {
+    parameters.push_back(
+        {{"name", p.name}, {"shape", p.shape}, {"transform", TransformJson(p.transform)}});
+  }
+  nlohmann::json data = nlohmann::json::array();
+  for (const mcmc::DataSpec& d : model.data_specs()) {
+    data.push_back({{"name", d.name},
+                    {"dtype", std::string(DTypeName(d.dtype))},
+                    {"shape", d.shape},
+                    {"lower", Bound(d.lower)},
+                    {"upper", Bound(d.upper)},
+                    {"allow_nonfinite", d.allow_nonfinite}});
+  }
+  return nlohmann::json{{"format", "autobatch-model"},
+                        {"version", 1},
+                        {"name", model.name()},
+                        {"parameters", std::move(parameters)},
+                        {"data", std::move(data)},
+                        {"program", ProgramToJson(program)}};
+}
+
+// The log density and gradient at the constrained values of `at_path`.
+absl::StatusOr<nlohmann::json> LogProb(mcmc::ProgramModel& model, const ModelArgs& args) {
+  AB_ASSIGN_OR_RETURN(std::string data_text, ReadText("--data", args.data));
+  AB_RETURN_IF_ERROR(model.LoadData(data_text, args.data));
+  AB_ASSIGN_OR_RETURN(std::string at_text, ReadText("--at", args.at));
+  // The parameters' constrained values read like data: one f64 entry each.
+  std::vector<mcmc::DataSpec> specs;
+  for (const mcmc::ParameterSpec& p : model.parameters()) {
+    specs.push_back({.name = p.name, .dtype = DType::kF64, .shape = p.shape});
+  }
+  AB_ASSIGN_OR_RETURN(std::vector<Tensor> values, mcmc::ReadData(at_text, specs, args.at));
+  std::vector<double> constrained;
+  for (const Tensor& t : values) {
+    const std::vector<double> v = t.ToVector<double>();
+    constrained.insert(constrained.end(), v.begin(), v.end());
+  }
+  std::vector<double> q(static_cast<size_t>(model.dimension()));
+  AB_RETURN_IF_ERROR(mcmc::Unconstrain(model, constrained, q));
+  std::vector<double> grad(q.size());
+  const double logp = model.LogDensityGradient(q, grad);
+  AB_RETURN_IF_ERROR(model.last_error());
+  nlohmann::json gradient = nlohmann::json::object();
+  const std::vector<std::string> names = mcmc::UnconstrainedNames(model);
+  for (size_t i = 0; i < names.size(); ++i) gradient[names[i]] = grad[i];
+  return nlohmann::json{{"log_density", logp}, {"gradient", std::move(gradient)}};
+}
+
+}  // namespace
+
+CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args) {
+  std::string models;
+  for (const std::string& name : samples::ExampleModelNames()) {
+    absl::StrAppend(&models, models.empty() ? "" : ", ", name);
+  }
+  CLI::App* cmd = app.add_subcommand(
+      "model", "show a model written as a program, or its log density at given values");
+  cmd->add_option("model", args.model, "example model: " + models)->required();
+  cmd->add_flag("--json", args.json,
+                "print the model as JSON: declarations and its value-and-gradient IR");
+  cmd->add_flag("--log-prob", args.log_prob,
+                "print the log density (lp__) and its gradient at --at's constrained values");
+  cmd->add_option("--data", args.data, "the model's data: a CmdStan JSON file");
+  cmd->add_option("--at", args.at,
+                  "constrained parameter values: a CmdStan JSON file, one entry per parameter");
+  return cmd;
+}
+
+int RunModelCommand(const ModelArgs& args) {
+  if (args.json == args.log_prob) return Fail(absl::InvalidArgumentError("give --json or --log-prob"));
+  absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> model =
+      samples::MakeExampleModel(args.model);
+  if (!model.ok()) return Fail(model.status());
+  if (args.json) {
+    if (!args.data.empty() || !args.at.empty()) {
+      return Fail(absl::InvalidArgumentError("--data and --at belong to --log-prob"));
+    }
+    absl::StatusOr<nlohmann::json> json = ModelJson(**model);
+    if (!json.ok()) return Fail(json.status());
+    std::printf("%s\n", json->dump(1).c_str());
+    return 0;
+  }
+  if (args.data.empty() || args.at.empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "--log-prob needs --data FILE (the model's data) and --at FILE (constrained parameter "
+        "values, CmdStan JSON)"));
+  }
+  absl::StatusOr<nlohmann::json> result = LogProb(**model, args);
+  if (!result.ok()) return Fail(result.status());
+  std::printf("%s\n", result->dump(1).c_str());
+  return 0;
+}
+
+}  // namespace autobatch

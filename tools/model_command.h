@@ -1,0 +1,42 @@
+// The `autobatch model` subcommand: what a model written as a program is,
+// and its log density at given values (CmdStan's `log_prob` method).
+//
+//   autobatch model eight_schools --json
+//       the model as JSON: {"format": "autobatch-model", "version": 1,
+//       "name", "parameters": [{name, shape, transform}], "data": [{name,
+//       dtype, shape, bounds}], "program": the IR JSON (untyped) of its
+//       value-and-gradient program, whose last inputs are the data}
+//   autobatch model eight_schools --log-prob --data d.json --at params.json
+//       prints {"log_density", "gradient": {coordinate: value}} at the
+//       CONSTRAINED parameter values of params.json (CmdStan JSON, one entry
+//       per parameter), mapped to the unconstrained scale first: the log
+//       density is lp__ (Jacobians included) and the gradient is with respect
+//       to the unconstrained coordinates, named as in the initialization
+//       messages ("tau", "eta.3"; a simplex of K has K - 1).
+//
+// MODEL is an example model of samples/models/. Errors (unknown model,
+// unreadable or malformed files, values outside a parameter's support)
+// print one message and exit with status 1.
+#ifndef AUTOBATCH_TOOLS_MODEL_COMMAND_H_
+#define AUTOBATCH_TOOLS_MODEL_COMMAND_H_
+
+#include <string>
+
+#include "CLI/CLI.hpp"
+
+namespace autobatch {
+
+struct ModelArgs {
+  std::string model;
+  bool json = false;
+  bool log_prob = false;
+  std::string data;
+  std::string at;
+};
+
+CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args);
+int RunModelCommand(const ModelArgs& args);
+
+}  // namespace autobatch
+
+#endif  // AUTOBATCH_TOOLS_MODEL_COMMAND_H_
