@@ -38,6 +38,9 @@ struct ChainRng {
 //   return z ^ (z >> 31)
 // A bijection on 64-bit integers with full avalanche.
 uint64_t SplitMix64(uint64_t z);
+// SplitMix64's increment (2^64 / the golden ratio): a generator whose state
+// advances by it and returns SplitMix64(the state before) is SplitMix64's.
+inline constexpr uint64_t kGoldenGamma = 0x9e3779b97f4a7c15ULL;
 
 // The Philox key of chain `chain_id` under user seed `seed`:
 //   ChainKey(seed, chain_id) = SplitMix64(seed ^ SplitMix64(chain_id)).

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "backends/tensor.h"
+#include "mcmc/chain_rng.h"
 #include "mcmc/model/data.h"
 #include "mcmc/model/targets/logistic_regression.h"
 #include "support/math/math.h"
@@ -32,10 +33,9 @@ class Rng {
  public:
   explicit Rng(uint64_t seed) : state_(seed) {}
   uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    const uint64_t z = mcmc::SplitMix64(state_);  // mixes state + the golden gamma
+    state_ += mcmc::kGoldenGamma;
+    return z;
   }
   // In [0, 1), a multiple of 2^-53.
   double Uniform() { return static_cast<double>(Next() >> 11) * 0x1p-53; }
