@@ -481,6 +481,44 @@ void Body::Build(const BodyDefinition& def, std::source_location def_loc) {
   Finish(returned, loc);
 }
 
+void Body::BuildFromIr(const Module& module, FunctionId f, const std::vector<int>& callees,
+                       const std::map<int32_t, int>& inputs) {
+  Function fn = module.function(f);
+  std::vector<int32_t> local(module.variables.size(), -1);
+  auto map = [&](VarId v) {
+    if (auto it = inputs.find(v.value); it != inputs.end()) {
+      return VarId(ProgramInputVar(it->second));
+    }
+    int32_t& l = local.at(v.value);
+    if (l < 0) {
+      l = NewVar(VarKind::kNamedLocal, module.var(v).name);
+      vars_[l].type = module.var(v).type;
+    }
+    return VarId(l);
+  };
+  if (fn.signature) {
+    std::vector<TensorType> kept;
+    for (size_t i = 0; i < fn.params.size() && i < fn.signature->params.size(); ++i) {
+      if (!inputs.contains(fn.params[i].value)) kept.push_back(fn.signature->params[i]);
+    }
+    fn.signature->params = std::move(kept);
+  }
+  std::erase_if(fn.params, [&](VarId p) { return inputs.contains(p.value); });
+  RenameVariables(fn, map);
+  for (Block& block : fn.blocks) {
+    for (Op& op : block.ops) {
+      if (auto* call = std::get_if<CallOp>(&op)) call->callee = FunctionId(callees.at(call->callee.value));
+    }
+  }
+  fn.name = ir_.name;
+  ir_ = std::move(fn);
+  open_.assign(ir_.blocks.size(), false);
+  for (VarId p : ir_.params) params_.push_back(p.value);
+  for (VarId r : ir_.results) result_vars_.push_back(r.value);
+  num_results_ = static_cast<int>(ir_.results.size());
+  calls_resolved_ = true;
+}
+
 void Body::BuildGradient(const Body& primal, int primal_index,
                          const std::vector<std::string>& wrt, const SourceLoc& loc) {
   ir_.blocks.clear();

@@ -151,6 +151,13 @@ class Body {
   // no blocks (ir/ir.h GradientOf; the differentiate pass writes them).
   void BuildGradient(const Body& primal, int primal_index, const std::vector<std::string>& wrt,
                      const SourceLoc& loc);
+  // The body of function `f` of `module`, already IR (Context::Import):
+  // its variables become this body's, a variable in `inputs` (module var ->
+  // program input index) becomes this body's alias of that program input,
+  // and a CallOp's callee c becomes `callees[c]` (context indices). Params
+  // that are inputs are dropped from the params (and the signature).
+  void BuildFromIr(const Module& module, FunctionId f, const std::vector<int>& callees,
+                   const std::map<int32_t, int>& inputs);
   // Number of results (-1 before Build). Unreachable returns do not count.
   int num_results() const { return num_results_; }
   int num_params() const { return static_cast<int>(params_.size()); }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -12,6 +13,7 @@
 #include "frontend/body.h"
 #include "passes/pipeline.h"
 #include "frontend/run.h"
+#include "ir/verifier.h"
 #include "support/status.h"
 #include "vm/inputs.h"
 
@@ -624,6 +626,81 @@ CallResult Kernel::operator()(AUTOBATCH_ARG_PARAMS_NO_DEFAULTS) const {
     return frontend_internal::Access::MakeCallResult(nullptr);
   }
   return body->EmitKernel(index_, CollectLeaves(AUTOBATCH_ARG_LIST), loc, a0.loc());
+}
+
+absl::StatusOr<BatchFunction> Context::Import(const autobatch::Program& program,
+                                              std::span<const ProgramInput> inputs,
+                                              std::source_location loc) {
+  const SourceLoc where = ToSourceLoc(loc);
+  if (program.stage != Stage::kUntyped) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Context::Import: the program is at stage ", std::string(StageName(program.stage)),
+        "; import an untyped program (what Context::Program and `autobatch ir --json` give)"));
+  }
+  AB_RETURN_IF_ERROR(VerifyProgram(program));
+  const autobatch::Module& module = program.module;
+  for (const Function& fn : module.functions) {
+    if (fn.gradient_of) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Context::Import: function '", fn.name, "' is a gradient stub; import the primal "
+          "and call Context::Gradient on it"));
+    }
+    for (const Block& block : fn.blocks) {
+      for (const Op& op : block.ops) {
+        const auto* prim = std::get_if<PrimOp>(&op);
+        if (prim != nullptr && prim->prim == Primitive::kUserKernel) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "Context::Import: function '", fn.name, "' calls user kernel '",
+              prim->attrs.kernel, "' at ", prim->loc.ToString(),
+              "; an imported program is IR only (its kernels' code cannot come with it)"));
+        }
+      }
+    }
+  }
+  const Function& entry = module.function(program.entry);
+  if (entry.params.size() < inputs.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Context::Import: the entry '", entry.name, "' has ", entry.params.size(),
+        " parameters, fewer than the ", inputs.size(), " program inputs given"));
+  }
+  std::map<int32_t, int> input_of_var;
+  const size_t first = entry.params.size() - inputs.size();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Variable& var = module.var(entry.params[first + k]);
+    if (!inputs[k].valid() || inputs[k].ctx_ != this) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Context::Import: program input ", k, " is not a ProgramInput of this Context"));
+    }
+    if (!var.uniform) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Context::Import: parameter '", var.name, "' of the entry '", entry.name,
+          "' stands for program input '", inputs[k].name(),
+          "' but is not uniform; the program inputs are the entry's last, uniform parameters"));
+    }
+    if (var.type && *var.type != inputs[k].type()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Context::Import: parameter '", var.name, "' of the entry '", entry.name, "' is ",
+          var.type->ToString(), " but program input '", inputs[k].name(), "' is ",
+          inputs[k].type().ToString()));
+    }
+    input_of_var[entry.params[first + k].value] = inputs[k].index_;
+  }
+  std::lock_guard lock(impl_->mu());
+  std::vector<int> index(module.functions.size());
+  for (size_t f = 0; f < module.functions.size(); ++f) {
+    index[f] = impl_->AddFunction(module.functions[f].name, FunctionOptions{}, where);
+  }
+  for (size_t f = 0; f < module.functions.size(); ++f) {
+    frontend_internal::FunctionEntry& e = impl_->functions().at(index[f]);
+    e.defined = true;
+    e.defined_at = where;
+    e.body = std::make_unique<frontend_internal::Body>(*impl_, index[f],
+                                                       frontend_internal::next_body_id++);
+    e.body->BuildFromIr(module, FunctionId(static_cast<int32_t>(f)), index, input_of_var);
+    e.num_params = e.body->num_params();
+  }
+  impl_->Touch();
+  return BatchFunction(this, index[program.entry.value]);
 }
 
 ProgramInput Context::AddProgramInput(std::string name, TensorType type,

@@ -370,6 +370,19 @@ class Context {
   ProgramInput AddProgramInput(std::string name, TensorType type,
                                std::source_location loc = std::source_location::current());
 
+  // Registers every function of `program` (an untyped program, e.g. loaded
+  // from JSON; it must verify, call no user kernels and have no gradient
+  // stubs) under its own name, as if its bodies had been written here, and
+  // returns the handle of its entry. The entry's LAST inputs.size()
+  // parameters must be uniform: they become `inputs` (read wherever the
+  // program read them), so the entry's handle takes the other parameters
+  // only. Errors (as Status, naming the function and what to do) are
+  // immediate; a name already registered is reported by Program()/Run().
+  absl::StatusOr<BatchFunction> Import(const autobatch::Program& program,
+                                       std::span<const ProgramInput> inputs,
+                                       std::source_location loc =
+                                           std::source_location::current());
+
   // Builds every body not built yet and returns the untyped IR of every
   // registered function (in registration order), or the first error. Every
   // declared function must have a body.

@@ -2,6 +2,7 @@
 #include "tools/model_command.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -10,8 +11,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "ir/json.h"
 #include "mcmc/model/data.h"
+#include "mcmc/model/model_json.h"
 #include "mcmc/model/program_model.h"
 #include "nlohmann/json.hpp"
 #include "samples/models/models.h"
@@ -31,48 +32,6 @@ absl::StatusOr<std::string> ReadText(const std::string& option, const std::strin
     return absl::NotFoundError(absl::StrCat(option, ": cannot read '", path, "' (does it exist?)"));
   }
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// A bound as JSON: null when absent, so every declaration has every key.
-nlohmann::json Bound(const std::optional<double>& bound) {
-  return bound ? nlohmann::json(*bound) : nlohmann::json(nullptr);
-}
-
-nlohmann::json TransformJson(const mcmc::Transform& t) {
-  using Kind = mcmc::Transform::Kind;
-  switch (t.kind) {
-    case Kind::kIdentity: return {{"kind", "identity"}};
-    case Kind::kLowerBound: return {{"kind", "lower"}, {"lower", t.lower}};
-    case Kind::kUpperBound: return {{"kind", "upper"}, {"upper", t.upper}};
-    case Kind::kBounded: return {{"kind", "bounded"}, {"lower", t.lower}, {"upper", t.upper}};
-    case Kind::kSimplex: return {{"kind", "simplex"}};
-    case Kind::kOrdered: return {{"kind", "ordered"}};
-  }
-  return nullptr;
-}
-
-absl::StatusOr<nlohmann::json> ModelJson(const mcmc::ProgramModel& model) {
-  AB_ASSIGN_OR_RETURN(Program program, model.GradientProgram());
-  nlohmann::json parameters = nlohmann::json::array();
-  for (const mcmc::ParameterSpec& p : model.parameters()) {
-    parameters.push_back(
-        {{"name", p.name}, {"shape", p.shape}, {"transform", TransformJson(p.transform)}});
-  }
-  nlohmann::json data = nlohmann::json::array();
-  for (const mcmc::DataSpec& d : model.data_specs()) {
-    data.push_back({{"name", d.name},
-                    {"dtype", std::string(DTypeName(d.dtype))},
-                    {"shape", d.shape},
-                    {"lower", Bound(d.lower)},
-                    {"upper", Bound(d.upper)},
-                    {"allow_nonfinite", d.allow_nonfinite}});
-  }
-  return nlohmann::json{{"format", "autobatch-model"},
-                        {"version", 1},
-                        {"name", model.name()},
-                        {"parameters", std::move(parameters)},
-                        {"data", std::move(data)},
-                        {"program", ProgramToJson(program)}};
 }
 
 // The log density and gradient at the constrained values of `at_path`.
@@ -104,6 +63,15 @@ absl::StatusOr<nlohmann::json> LogProb(mcmc::ProgramModel& model, const ModelArg
 
 }  // namespace
 
+absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> LoadModel(const std::string& name_or_path) {
+  std::error_code ec;
+  const bool is_file = name_or_path.ends_with(".json") ||
+                       std::filesystem::is_regular_file(name_or_path, ec);
+  if (!is_file) return samples::MakeExampleModel(name_or_path);
+  AB_ASSIGN_OR_RETURN(std::string text, ReadText("--model", name_or_path));
+  return mcmc::ModelFromJson(text, name_or_path);
+}
+
 CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args) {
   std::string models;
   for (const std::string& name : samples::ExampleModelNames()) {
@@ -111,7 +79,10 @@ CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args) {
   }
   CLI::App* cmd = app.add_subcommand(
       "model", "show a model written as a program, or its log density at given values");
-  cmd->add_option("model", args.model, "example model: " + models)->required();
+  cmd->add_option("model", args.model,
+                  "a model file (autobatch-model JSON, as --json writes) or an example model: " +
+                      models)
+      ->required();
   cmd->add_flag("--json", args.json,
                 "print the model as JSON: declarations and its value-and-gradient IR");
   cmd->add_flag("--log-prob", args.log_prob,
@@ -124,14 +95,13 @@ CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args) {
 
 int RunModelCommand(const ModelArgs& args) {
   if (args.json == args.log_prob) return Fail(absl::InvalidArgumentError("give --json or --log-prob"));
-  absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> model =
-      samples::MakeExampleModel(args.model);
+  absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> model = LoadModel(args.model);
   if (!model.ok()) return Fail(model.status());
   if (args.json) {
     if (!args.data.empty() || !args.at.empty()) {
       return Fail(absl::InvalidArgumentError("--data and --at belong to --log-prob"));
     }
-    absl::StatusOr<nlohmann::json> json = ModelJson(**model);
+    absl::StatusOr<nlohmann::json> json = mcmc::ModelToJson(**model);
     if (!json.ok()) return Fail(json.status());
     std::printf("%s\n", json->dump(1).c_str());
     return 0;

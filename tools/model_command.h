@@ -14,15 +14,18 @@
 //       to the unconstrained coordinates, named as in the initialization
 //       messages ("tau", "eta.3"; a simplex of K has K - 1).
 //
-// MODEL is an example model of samples/models/. Errors (unknown model,
+// MODEL is a model file or an example model of samples/models/ (LoadModel). Errors (unknown model,
 // unreadable or malformed files, values outside a parameter's support)
 // print one message and exit with status 1.
 #ifndef AUTOBATCH_TOOLS_MODEL_COMMAND_H_
 #define AUTOBATCH_TOOLS_MODEL_COMMAND_H_
 
+#include <memory>
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "mcmc/model/program_model.h"
 
 namespace autobatch {
 
@@ -36,6 +39,11 @@ struct ModelArgs {
 
 CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args);
 int RunModelCommand(const ModelArgs& args);
+
+// The model `name_or_path` names: a model file (a path ending in .json, or
+// any existing file: mcmc/model/model_json.h) or an example model of
+// samples/models/.
+absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> LoadModel(const std::string& name_or_path);
 
 }  // namespace autobatch
 

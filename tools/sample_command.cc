@@ -29,6 +29,7 @@
 #include "mcmc/model/program_model.h"
 #include "mcmc/model/targets/registry.h"
 #include "samples/models/models.h"
+#include "tools/model_command.h"
 
 namespace autobatch {
 namespace {
@@ -216,7 +217,8 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   }
   cmd->add_option("--target", args.target, "built-in target (hand-written C++): " + targets);
   cmd->add_option("--model", args.model,
-                  "instead of --target, a model written as a program: " + models);
+                  "instead of --target, a model written as a program: a model file "
+                  "(`autobatch model NAME --json` writes one) or an example model: " + models);
   cmd->add_option("--data", args.data, "the --model's data: a CmdStan JSON file");
   cmd->add_option("--target-params", args.target_params,
                   "target parameters: JSON object or k=v,k=v (e.g. dimension=50)");
@@ -275,8 +277,7 @@ absl::StatusOr<std::unique_ptr<mcmc::Model>> MakeModel(const SampleArgs& args) {
           "--model ", args.model, " needs --data FILE (CmdStan JSON; e.g. samples/models/",
           args.model, ".data.json)"));
     }
-    AB_ASSIGN_OR_RETURN(std::unique_ptr<mcmc::ProgramModel> model,
-                        samples::MakeExampleModel(args.model));
+    AB_ASSIGN_OR_RETURN(std::unique_ptr<mcmc::ProgramModel> model, LoadModel(args.model));
     std::ifstream in(args.data);
     if (!in) {
       return absl::NotFoundError(

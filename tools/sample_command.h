@@ -20,7 +20,9 @@
 // iterations run, for this target, algorithm and max depth) at that stage
 // and exits without sampling: `typed` is what the stackless VM runs,
 // `lowered` what the stack VM runs.
-// --model names an example model written as a program (samples/models/):
+// --model names a model written as a program: a model file
+// (mcmc/model/model_json.h; user kernels refused) or an example model of
+// samples/models/:
 // its log density and gradient run inside the sampling program (linked, not
 // a kernel), with --data read as CmdStan JSON against its declarations.
 // Errors (unknown target, bad numbers, unwritable outputs, sampler

@@ -137,7 +137,8 @@ absl::StatusOr<std::unique_ptr<BatchedSampler>> BatchedSampler::Create(
       return absl::FailedPreconditionError(
           absl::StrCat("model '", model.name(), "' has no data: call SetData or LoadData"));
     }
-    log_density = program_model->Link(ctx).gradient;
+    AB_ASSIGN_OR_RETURN(ProgramModel::Linked linked, program_model->Link(ctx));
+    log_density = linked.gradient;
     sampler->data_ = program_model->data();
   } else {
     log_density = RegisterModelKernel(ctx, model);

@@ -109,6 +109,10 @@ ModelData ProgramModel::AddData(DataSpec spec) {
 
 void ProgramModel::SetLogDensity(LogDensityBody body) { body_ = std::move(body); }
 
+void ProgramModel::SetLogDensityProgram(Program program) {
+  imported_ = std::make_shared<const Program>(std::move(program));
+}
+
 absl::Status ProgramModel::Validate() const {
   std::vector<std::string> errors = declaration_errors_;
   std::set<std::string> names;
@@ -126,7 +130,9 @@ absl::Status ProgramModel::Validate() const {
     errors.push_back(std::string(specs.message()));
   }
   if (parameters_.empty()) errors.push_back("it declares no parameter");
-  if (!body_) errors.push_back("it has no log density (call SetLogDensity)");
+  if (!body_ && imported_ == nullptr) {
+    errors.push_back("it has no log density (call SetLogDensity)");
+  }
   if (errors.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat("model '", name_, "': ", absl::StrJoin(errors, "; ")));
@@ -160,12 +166,22 @@ absl::Status ProgramModel::LoadData(std::string_view json_text, std::string_view
   return SetData(std::move(data));
 }
 
-ProgramModel::Linked ProgramModel::Link(Context& ctx) const {
+absl::StatusOr<ProgramModel::Linked> ProgramModel::Link(Context& ctx) const {
   Linked linked;
   for (const DataSpec& spec : data_specs_) {
     linked.data.push_back(ctx.AddProgramInput(spec.name, TensorType{spec.dtype, spec.shape}));
   }
   const std::vector<ProgramInput> data = linked.data;
+  if (imported_ != nullptr) {
+    absl::StatusOr<BatchFunction> imported = ctx.Import(*imported_, data);
+    if (!imported.ok()) {
+      return absl::Status(imported.status().code(),
+                          absl::StrCat("model '", name_, "': ", imported.status().message()));
+    }
+    linked.log_density = *imported;
+    linked.gradient = ctx.Gradient(linked.log_density, {.wrt = {"q"}});
+    return linked;
+  }
   linked.log_density = ctx.Batch(absl::StrCat(name_, ".log_density"), {.param_names = {"q"}})(
       [this, data](Builder& b, Value q) {
         Scope scope{this, {}, data};
@@ -193,8 +209,9 @@ ProgramModel::Linked ProgramModel::Link(Context& ctx) const {
   return linked;
 }
 
-BatchFunction ProgramModel::DefineValueAndGradient(Context& ctx) const {
-  const BatchFunction gradient = Link(ctx).gradient;
+absl::StatusOr<BatchFunction> ProgramModel::DefineValueAndGradient(Context& ctx) const {
+  AB_ASSIGN_OR_RETURN(Linked linked, Link(ctx));
+  const BatchFunction gradient = linked.gradient;
   return ctx.Batch(absl::StrCat(name_, ".value_and_gradient"),
                    {.param_names = {"q"}, .result_names = {"log_density", "gradient"}})(
       [gradient](Value q) {
@@ -203,10 +220,18 @@ BatchFunction ProgramModel::DefineValueAndGradient(Context& ctx) const {
       });
 }
 
+absl::StatusOr<Program> ProgramModel::LogDensityProgram() const {
+  AB_RETURN_IF_ERROR(Validate());
+  Context ctx;
+  AB_ASSIGN_OR_RETURN(Linked linked, Link(ctx));
+  return ctx.Program(linked.log_density);
+}
+
 absl::StatusOr<Program> ProgramModel::GradientProgram() const {
   AB_RETURN_IF_ERROR(Validate());
   Context ctx;
-  return ctx.Program(DefineValueAndGradient(ctx));
+  AB_ASSIGN_OR_RETURN(BatchFunction entry, DefineValueAndGradient(ctx));
+  return ctx.Program(entry);
 }
 
 absl::Status ProgramModel::last_error() const {
@@ -240,7 +265,12 @@ void ProgramModel::LogDensityGradientBatch(const double* q, double* logp, double
           absl::StrCat("model '", name_, "': no data (call SetData or LoadData first)"));
     } else if (eval_ctx_ == nullptr) {
       eval_ctx_ = std::make_unique<Context>();
-      eval_entry_ = DefineValueAndGradient(*eval_ctx_);
+      absl::StatusOr<BatchFunction> entry = DefineValueAndGradient(*eval_ctx_);
+      if (entry.ok()) {
+        eval_entry_ = *entry;
+      } else {
+        last_error_ = entry.status();
+      }
     }
     entry = eval_entry_;
   }

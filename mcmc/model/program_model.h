@@ -121,6 +121,12 @@ class ProgramModel final : public Model {
                               Transform transform = Transform::kIdentity);
   ModelData AddData(DataSpec spec);
   void SetLogDensity(LogDensityBody body);
+  // Instead of a C++ body: the log density as IR, what LogDensityProgram()
+  // gives (model_json.h reads it from a file): an untyped program whose
+  // entry takes q f64[dimension()] then one uniform parameter per data
+  // variable, in order, and returns the f64 log density (Jacobians
+  // included). Checked when linked (Context::Import: no user kernels).
+  void SetLogDensityProgram(Program program);
 
   // The declarations are consistent: OK, or InvalidArgument listing every
   // problem.
@@ -145,8 +151,14 @@ class ProgramModel final : public Model {
   // Defines `<name>.log_density` and its gradient `<name>.log_density.grad`
   // on `ctx`, and one program input per data variable (named as declared),
   // so every program built on ctx takes the data as its entry's last inputs
-  // (Context::AddProgramInput). Errors are reported by ctx (Program(), Run()).
-  Linked Link(Context& ctx) const;
+  // (Context::AddProgramInput). Errors of a C++ body are reported by ctx
+  // (Program(), Run()); those of an imported one (SetLogDensityProgram) here.
+  absl::StatusOr<Linked> Link(Context& ctx) const;
+
+  // The untyped program of the log density alone: entry
+  // `<name>.log_density(q, data...) -> f64`, the data its last, uniform
+  // inputs. What a model file stores (model_json.h).
+  absl::StatusOr<Program> LogDensityProgram() const;
 
   // The untyped program a user can dump as IR JSON: entry
   // `<name>.value_and_gradient(q) -> (log density, gradient)` calling the
@@ -173,12 +185,13 @@ class ProgramModel final : public Model {
   friend class ModelData;
   static const Scope* CurrentScope();
   // Link, plus the entry GradientProgram describes.
-  BatchFunction DefineValueAndGradient(Context& ctx) const;
+  absl::StatusOr<BatchFunction> DefineValueAndGradient(Context& ctx) const;
 
   std::string name_;
   std::vector<ParameterSpec> parameters_;
   std::vector<DataSpec> data_specs_;
   LogDensityBody body_;
+  std::shared_ptr<const Program> imported_;  // SetLogDensityProgram
   std::vector<Tensor> data_;
   bool has_data_ = false;
   std::vector<std::string> declaration_errors_;

@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "frontend/context.h"
+#include "frontend/run.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/json.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/pipeline.h"
 
 namespace autobatch {
 namespace {
@@ -210,6 +212,65 @@ TEST(ProgramInputTest, VerifierAllowsOnlyReadsOfEntryInputs) {
   std::string all;
   for (const VerifierError& e : errors) all += e.ToString() + "\n";
   EXPECT_THAT(all, HasSubstr("belongs to function"));
+}
+
+// Context::Import: a program's functions registered as if written here; its
+// entry's uniform inputs become program inputs of the importing Context.
+TEST(ProgramInputTest, ImportedProgramsRunAndReadTheirInputs) {
+  Context source;
+  ProgramInput w = source.AddProgramInput("w", TensorType{DType::kF64, {}});
+  BatchFunction scale = source.Batch("scale")([&](Builder&, Value x) { return x * w(); });
+  BatchFunction f = source.Batch("f")([&](Builder&, Value x) { return scale(x) + 1.0; });
+  absl::StatusOr<Program> program = source.Program(f);
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<Program> loaded = LoadProgramJson(DumpProgramJson(*program));
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+
+  Context ctx;
+  ProgramInput v = ctx.AddProgramInput("v", TensorType{DType::kF64, {}});
+  const std::vector<ProgramInput> inputs = {v};
+  absl::StatusOr<BatchFunction> imported = ctx.Import(*loaded, inputs);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  BatchFunction entry = ctx.Batch("main")([&](Builder&, Value x) { return (*imported)(x) * 2.0; });
+  for (const Executor& e : Executors()) {
+    absl::StatusOr<std::vector<Tensor>> out = entry.Run(
+        {*Tensor::FromVector<double>({1, 2, 3}), *Tensor::FromVector<double>({0.5}, {})},
+        e.options);
+    ASSERT_TRUE(out.ok()) << e.name << ": " << out.status();
+    EXPECT_EQ((*out)[0].ToVector<double>(), (std::vector<double>{3, 4, 5})) << e.name;
+  }
+
+  // Mistakes: a typed program, an input that is not uniform, a gradient stub.
+  absl::StatusOr<Program> typed = CompileProgram(*loaded, {Scalar(DType::kF64),
+                                                           Scalar(DType::kF64)});
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  Context c1;
+  ProgramInput u1 = c1.AddProgramInput("u", TensorType{DType::kF64, {}});
+  const std::vector<ProgramInput> i1 = {u1};
+  absl::StatusOr<BatchFunction> bad = c1.Import(*typed, i1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("import an untyped program"));
+  Context c2;
+  ProgramInput u2 = c2.AddProgramInput("u", TensorType{DType::kF64, {}});
+  const std::vector<ProgramInput> two = {u2, u2};
+  bad = c2.Import(*loaded, two);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("parameter 'p0' of the entry 'f' stands for program input 'u' but is "
+                        "not uniform"));
+  Context c3;
+  BatchFunction g = c3.Batch("g")([&](Builder&, Value x) { return x * x; });
+  BatchFunction dg = c3.Gradient(g);
+  BatchFunction h = c3.Batch("h")([&](Builder&, Value x) {
+    auto [value, d] = dg(x).Get<2>();
+    return value + d;
+  });
+  absl::StatusOr<Program> with_stub = c3.Program(h);
+  ASSERT_TRUE(with_stub.ok()) << with_stub.status();
+  Context c4;
+  bad = c4.Import(*with_stub, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("is a gradient stub; import the primal"));
 }
 
 }  // namespace

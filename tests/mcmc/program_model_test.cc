@@ -5,6 +5,7 @@
 #include "mcmc/model/program_model.h"
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -14,8 +15,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ir/json.h"
 #include "ir/printer.h"
 #include "mcmc/model/distributions.h"
+#include "mcmc/model/model_json.h"
 #include "mcmc/model/targets/eight_schools.h"
 #include "tests/mcmc/batched_test_util.h"
 
@@ -145,6 +148,87 @@ TEST(ProgramModelTest, EveryChainMatchesTheScalarSamplerOnTheSameProgram) {
       }
     }
   }
+}
+
+// A model saved to a file and loaded back (its log density's IR, imported
+// into the sampler's Context and differentiated again) gives the same
+// chains, bit for bit, as the model defined in C++.
+TEST(ProgramModelTest, AModelFileSamplesLikeItsCppModel) {
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram();
+  absl::StatusOr<nlohmann::json> json = ModelToJson(*model);
+  ASSERT_TRUE(json.ok()) << json.status();
+  absl::StatusOr<std::unique_ptr<ProgramModel>> loaded = ModelFromJson(json->dump(), "m.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_TRUE((*loaded)->SetData(model->data()).ok());
+  EXPECT_EQ(OutputColumnNames(**loaded), OutputColumnNames(*model));
+  SamplerConfig config;
+  config.step_size = 0.3;
+  const std::vector<uint64_t> ids = ChainIds(8);
+  absl::StatusOr<BatchedRunResult> a = RunBatchedChains(*model, config, 7, ids, 6);
+  absl::StatusOr<BatchedRunResult> b = RunBatchedChains(**loaded, config, 7, ids, 6);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  for (size_t k = 0; k < ids.size(); ++k) ExpectSameChain(b->chains[k], a->chains[k], "file");
+  // Writing the loaded model gives the same file.
+  absl::StatusOr<nlohmann::json> again = ModelToJson(**loaded);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->dump(), json->dump());
+}
+
+TEST(ProgramModelTest, BadModelFilesAreClearErrors) {
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram();
+  const nlohmann::json good = *ModelToJson(*model);
+  struct Case {
+    std::function<void(nlohmann::json&)> edit;
+    std::string message;
+  };
+  const Case cases[] = {
+      {[](nlohmann::json& j) { j["format"] = "autobatch-ir"; },
+       "m.json: format: is 'autobatch-ir'; a model file says 'autobatch-model'"},
+      {[](nlohmann::json& j) { j["version"] = 2; },
+       "m.json: version: is 2; this reader reads version 1"},
+      {[](nlohmann::json& j) { j.erase("parameters"); },
+       "m.json: (top level): missing field 'parameters'"},
+      {[](nlohmann::json& j) { j["parameters"][1]["transform"]["kind"] = "positive"; },
+       "m.json: parameters[1].transform.kind: unknown transform 'positive'"},
+      {[](nlohmann::json& j) { j["parameters"][1]["transform"].erase("lower"); },
+       "m.json: parameters[1].transform: missing field 'lower'"},
+      {[](nlohmann::json& j) { j["data"][0]["dtype"] = "f16"; },
+       "m.json: data[0].dtype: unknown dtype 'f16'"},
+      {[](nlohmann::json& j) { j["data"].erase(1); },
+       "m.json: program: its entry takes 3 inputs; a log density takes q then the 1 data"},
+      {[](nlohmann::json& j) { j["program"]["stage"] = "bogus"; }, "m.json: program: "},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json j = good;
+    c.edit(j);
+    absl::StatusOr<std::unique_ptr<ProgramModel>> loaded = ModelFromJson(j.dump(), "m.json");
+    ASSERT_FALSE(loaded.ok()) << c.message;
+    EXPECT_THAT(std::string(loaded.status().message()), HasSubstr(c.message));
+  }
+  absl::StatusOr<std::unique_ptr<ProgramModel>> not_json = ModelFromJson("{", "m.json");
+  ASSERT_FALSE(not_json.ok());
+  EXPECT_THAT(std::string(not_json.status().message()), HasSubstr("m.json: "));
+
+  // A log density that calls a user kernel cannot be a file: its code would
+  // be missing.
+  Context ctx;
+  Kernel twice = ctx.RegisterKernel(
+      "twice", KernelSignature{{Scalar(DType::kF64)}, {Scalar(DType::kF64)}},
+      [](const KernelCall&) { return absl::OkStatus(); });
+  BatchFunction f = ctx.Batch("k.log_density", {.param_names = {"q", "y", "sigma"},
+                                                .uniform_params = {"y", "sigma"}})(
+      [&](Builder&, Value q, Value, Value) { return twice(reduce_sum(q)); });
+  absl::StatusOr<Program> with_kernel = ctx.Program(f);
+  ASSERT_TRUE(with_kernel.ok()) << with_kernel.status();
+  nlohmann::json j = good;
+  j["program"] = ProgramToJson(*with_kernel);
+  absl::StatusOr<std::unique_ptr<ProgramModel>> refused = ModelFromJson(j.dump(), "m.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("calls user kernel 'twice'"));
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("an imported program is IR only"));
 }
 
 TEST(ProgramModelTest, MistakesAreClearErrors) {

@@ -242,6 +242,18 @@ TEST(SampleCliTest, SamplesAModelWrittenAsAProgram) {
   EXPECT_THAT(r.out, HasSubstr("lp__"));
   EXPECT_THAT(r.out, HasSubstr("tau"));
   EXPECT_THAT(r.out, HasSubstr("eta.8"));
+  // Saved to a file and sampled from it: the same summary.
+  const std::string dir = TempDir("sample_cli_model_file");
+  Result dump = RunCli("model eight_schools --json > " + dir + "/m.json");
+  ASSERT_EQ(dump.exit_code, 0) << dump.out;
+  Result from_file = RunCli("sample --model " + dir + "/m.json --data " + data +
+                            " --chains 4 --warmup 150 --samples 100 --delta 0.9 --no-progress");
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.out;
+  auto table = [](const std::string& out) { return out.substr(out.find("lp__")); };
+  auto without_times = [](std::string s) {
+    return s.substr(0, s.find("Wall time"));
+  };
+  EXPECT_EQ(without_times(table(from_file.out)), without_times(table(r.out)));
   Result ir = RunCli("sample --model eight_schools --data " + data + " --print-ir untyped");
   ASSERT_EQ(ir.exit_code, 0) << ir.out;
   EXPECT_THAT(ir.out, HasSubstr("call @eight_schools.log_density.grad("));
