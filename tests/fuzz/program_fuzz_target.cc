@@ -303,8 +303,12 @@ FuzzOutcome RunFuzzInput(std::string_view bytes, const FuzzLimits& limits) {
   const uint64_t hash = HashBytes(bytes);
   outcome.batch = Pick(kFuzzBatchSizes, hash >> 16);
   std::vector<Tensor> inputs;
+  const Function& entry = program.module.function(program.entry);
   for (size_t i = 0; i < types.size(); ++i) {
-    inputs.push_back(SynthesizeInput(types[i], outcome.batch, hash + i * 131));
+    // A uniform input is given once: one lane for every lane (vm/inputs.h).
+    const bool uniform = i < entry.params.size() && program.module.var(entry.params[i]).uniform;
+    inputs.push_back(SynthesizeInput(types[i], uniform ? 1 : outcome.batch, hash + i * 131));
+    if (uniform) inputs.back().set_uniform();
   }
   outcome.ran = true;
 
