@@ -4,7 +4,9 @@
 // program.
 #include "mcmc/model/program_model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,6 +21,8 @@
 #include "ir/printer.h"
 #include "mcmc/model/distributions.h"
 #include "mcmc/model/model_json.h"
+#include "mcmc/output/stan_csv.h"
+#include "mcmc/sample.h"
 #include "mcmc/model/targets/eight_schools.h"
 #include "tests/mcmc/batched_test_util.h"
 
@@ -135,9 +139,14 @@ TEST(ProgramModelTest, EveryChainMatchesTheScalarSamplerOnTheSameProgram) {
       ASSERT_TRUE(ref.ok()) << ref.status();
       expected = ByChainId(*std::move(ref));
     }
+    std::vector<VmCase> vms = BatchedVms();
+    CallOptions sharded;
+    sharded.vm = Vm::kStack;
+    sharded.shards = 3;  // each shard holds its copy of the data
+    vms.push_back({"stack/3 shards", sharded});
     for (int batch : {1, 7, 24}) {
       std::vector<BatchedChain> chains(all->begin(), all->begin() + batch);
-      for (const VmCase& vm : BatchedVms()) {
+      for (const VmCase& vm : vms) {
         const std::string where = std::string(AlgorithmName(algorithm)) + ", batch " +
                                   std::to_string(batch) + ", " + vm.name;
         absl::StatusOr<BatchedRunResult> run = (*sampler)->Run(chains, num_draws, vm.options);
@@ -229,6 +238,51 @@ TEST(ProgramModelTest, BadModelFilesAreClearErrors) {
               HasSubstr("calls user kernel 'twice'"));
   EXPECT_THAT(std::string(refused.status().message()),
               HasSubstr("an imported program is IR only"));
+}
+
+// A simplex of K values has K - 1 unconstrained coordinates but K columns:
+// Sample() and the Stan CSV files carry the constrained values.
+TEST(ProgramModelTest, ASimplexHasKColumnsInTheCsvFiles) {
+  ProgramModel model("proportions");
+  ModelParameter theta = model.AddParameter("theta", {3}, Transform::Simplex());
+  ModelData counts = model.AddData({.name = "counts", .dtype = DType::kI64, .shape = {3}});
+  model.SetLogDensity([=](ModelTarget& target) {
+    // Multinomial counts: sum_k counts_k log(theta_k), a Dirichlet(2) prior.
+    target += dirichlet_lpdf(theta(), broadcast(Value(2.0), {3}));
+    target += reduce_sum(cast(counts(), DType::kF64) * log(theta()));
+  });
+  ASSERT_TRUE(model.LoadData(R"({"counts": [20, 30, 50]})", "counts.json").ok());
+  EXPECT_EQ(model.dimension(), 2);
+  EXPECT_EQ(model.constrained_size(), 3);
+  SampleOptions options;
+  options.num_chains = 2;
+  options.num_warmup = 200;
+  options.num_samples = 200;
+  absl::StatusOr<SampleResult> result = Sample(model, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::string dir = ::testing::TempDir() + "simplex_csv";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  absl::StatusOr<std::vector<std::string>> paths = WriteChainCsvFiles(*result, dir, 17);
+  ASSERT_TRUE(paths.ok()) << paths.status();
+  absl::StatusOr<StanCsv> csv = ReadStanCsv(paths->front());
+  ASSERT_TRUE(csv.ok()) << csv.status();
+  const std::vector<std::string>& names = csv->column_names;
+  const auto first = std::find(names.begin(), names.end(), "theta.1");
+  ASSERT_NE(first, names.end());
+  ASSERT_LE(first + 3, names.end());
+  EXPECT_EQ(*(first + 2), "theta.3");
+  const size_t column = static_cast<size_t>(first - names.begin());
+  double mean3 = 0;
+  const Eigen::MatrixXd& draws = csv->draws;
+  ASSERT_EQ(draws.rows(), 200);
+  const auto c = static_cast<Eigen::Index>(column);
+  for (Eigen::Index n = 0; n < draws.rows(); ++n) {
+    EXPECT_NEAR(draws(n, c) + draws(n, c + 1) + draws(n, c + 2), 1.0, 1e-12);
+    mean3 += draws(n, c + 2) / static_cast<double>(draws.rows());
+  }
+  // Posterior Dirichlet(22, 32, 52): E[theta_3] = 52 / 106.
+  EXPECT_NEAR(mean3, 52.0 / 106.0, 0.03);
 }
 
 TEST(ProgramModelTest, MistakesAreClearErrors) {
