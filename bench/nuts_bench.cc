@@ -479,20 +479,23 @@ int Main(int argc, char** argv) {
     std::string scalar = colon == std::string::npos ? "" : spec.substr(colon + 1);
     const bool ar1_family = is_ar1(name);
     // A program model runs against the hand-written target of its name.
-    const bool program = name == "eight_schools_program";
+    const bool program = name == "eight_schools_program" || name == "logistic_regression_program";
+    const std::string base = program ? name.substr(0, name.size() - 8) : name;
     if (!ar1_family && name != "eight_schools" && !program) {
       Usage(("unknown target '" + name +
-             "' (ar1, ar1_batched, ar1_dense, eight_schools, eight_schools_program)")
+             "' (ar1, ar1_batched, ar1_dense, eight_schools, eight_schools_program, "
+             "logistic_regression_program)")
                 .c_str());
     }
     if (scalar.empty()) scalar = name == "ar1_batched" ? "ar1" : name;
-    if (program && scalar == name) scalar = "eight_schools";
-    if (is_ar1(scalar) != ar1_family ||
-        (!ar1_family && scalar != name && !(program && scalar == "eight_schools"))) {
+    if (program && scalar == name) scalar = base;
+    if (is_ar1(scalar) != ar1_family || (!ar1_family && scalar != name && scalar != base)) {
       Usage(("target '" + spec + "': the scalar reference must be a model of the same target").c_str());
     }
     if (ar1_family) {
       targets.push_back({name, scalar, ar1_params, 0.15});
+    } else if (base == "logistic_regression") {
+      targets.push_back({name, scalar, nlohmann::json::object(), 0.05});
     } else {
       targets.push_back({name, scalar, nlohmann::json::object(), 0.3});
     }
