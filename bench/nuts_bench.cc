@@ -495,7 +495,8 @@ int Main(int argc, char** argv) {
     if (ar1_family) {
       targets.push_back({name, scalar, ar1_params, 0.15});
     } else if (base == "logistic_regression") {
-      targets.push_back({name, scalar, nlohmann::json::object(), 0.05});
+      // The example model's data: 1000 rows, 24 features (samples/models).
+      targets.push_back({name, scalar, {{"rows", 1000}, {"features", 24}}, 0.05});
     } else {
       targets.push_back({name, scalar, nlohmann::json::object(), 0.3});
     }
