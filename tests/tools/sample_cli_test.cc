@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <string>
 
@@ -51,6 +52,24 @@ std::string TempDir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+// A command line that must fail before doing anything: `args` (after the
+// subcommand) and a part of its one error message.
+struct ErrorCase {
+  std::string args;
+  std::string message;
+};
+
+// Runs `prefix + args` for every case: exit status 1, "error" and the message.
+void ExpectErrors(const std::string& prefix, std::span<const ErrorCase> cases) {
+  for (const ErrorCase& c : cases) {
+    Result r = RunCli(prefix + c.args);
+    SCOPED_TRACE(c.args);
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("error"));
+    EXPECT_THAT(r.out, HasSubstr(c.message));
+  }
 }
 
 TEST(SampleCliTest, RunsAndWritesCsvAndSummaryJson) {
@@ -304,11 +323,7 @@ TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
     std::ofstream(dir + "/negative.json") << R"({"mu": 0, "tau": -1, "eta": [0,0,0,0,0,0,0,0]})";
     std::ofstream(dir + "/short.json") << R"({"mu": 0, "tau": 1})";
   }
-  struct Case {
-    std::string args;
-    std::string message;
-  };
-  const Case cases[] = {
+  const ErrorCase cases[] = {
       {"model eight_schools", "give --json or --log-prob"},
       {"model eight_schools --json --log-prob", "give --json or --log-prob"},
       {"model nope --json", "no example model 'nope'"},
@@ -319,13 +334,7 @@ TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
       {"model eight_schools --log-prob --data " + data + " --at " + dir + "/short.json",
        "'eta'"},
   };
-  for (const Case& c : cases) {
-    Result e = RunCli(c.args);
-    SCOPED_TRACE(c.args);
-    EXPECT_EQ(e.exit_code, 1) << e.out;
-    EXPECT_THAT(e.out, HasSubstr("error"));
-    EXPECT_THAT(e.out, HasSubstr(c.message));
-  }
+  ExpectErrors("", cases);
 }
 
 TEST(SampleCliTest, ModelMistakesExitOneWithAMessage) {
@@ -333,11 +342,7 @@ TEST(SampleCliTest, ModelMistakesExitOneWithAMessage) {
   const std::string data = std::string(AUTOBATCH_SOURCE_DIR) +
                            "/samples/models/eight_schools.data.json";
   { std::ofstream(dir + "/short.json") << R"({"y": [1, 2, 3], "sigma": [1, 1, 1]})"; }
-  struct Case {
-    std::string args;
-    std::string message;
-  };
-  const Case cases[] = {
+  const ErrorCase cases[] = {
       {"--chains 2", "give either --target (a built-in target) or --model"},
       {"--target eight_schools --model eight_schools --data " + data, "give either --target"},
       {"--model eight_schools", "--model eight_schools needs --data FILE"},
@@ -349,23 +354,13 @@ TEST(SampleCliTest, ModelMistakesExitOneWithAMessage) {
        "--target-params belongs to --target"},
       {"--target iid_gaussian --data " + data, "--data belongs to --model"},
   };
-  for (const Case& c : cases) {
-    Result r = RunCli("sample " + c.args);
-    SCOPED_TRACE(c.args);
-    EXPECT_EQ(r.exit_code, 1) << r.out;
-    EXPECT_THAT(r.out, HasSubstr("error"));
-    EXPECT_THAT(r.out, HasSubstr(c.message));
-  }
+  ExpectErrors("sample ", cases);
 }
 
 TEST(SampleCliTest, ErrorsExitOneWithAMessage) {
   const std::string dir = TempDir("sample_cli_errors");
-  struct Case {
-    std::string args;
-    std::string message;
-  };
   { std::ofstream(dir + "/file") << "x"; }
-  const Case cases[] = {
+  const ErrorCase cases[] = {
       {"--target no_such_target", "eight_schools"},  // lists the known names
       {"--target iid_gaussian --chains 0", "--chains"},
       {"--target iid_gaussian --chains many", "--chains 'many'"},
@@ -389,14 +384,7 @@ TEST(SampleCliTest, ErrorsExitOneWithAMessage) {
       {"--target iid_gaussian --vm stackless --fused",
        "--fused runs fused blocks on the stack VM; with --vm stackless drop --fused"},
   };
-  for (const Case& c : cases) {
-    // Every case fails before any sampling starts.
-    Result r = RunCli("sample " + c.args);
-    SCOPED_TRACE(c.args);
-    EXPECT_EQ(r.exit_code, 1) << r.out;
-    EXPECT_THAT(r.out, HasSubstr("error"));
-    EXPECT_THAT(r.out, HasSubstr(c.message));
-  }
+  ExpectErrors("sample ", cases);  // every case fails before any sampling starts
 }
 
 }  // namespace
