@@ -65,8 +65,8 @@ absl::StatusOr<nlohmann::json> LogProb(mcmc::ProgramModel& model, const ModelArg
 
 absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> LoadModel(const std::string& name_or_path) {
   std::error_code ec;
-  const bool is_file = name_or_path.ends_with(".json") ||
-                       std::filesystem::is_regular_file(name_or_path, ec);
+  const bool is_file =
+      name_or_path.ends_with(".json") || std::filesystem::is_regular_file(name_or_path, ec);
   if (!is_file) return samples::MakeExampleModel(name_or_path);
   AB_ASSIGN_OR_RETURN(std::string text, ReadText("--model", name_or_path));
   return mcmc::ModelFromJson(text, name_or_path);
@@ -79,9 +79,9 @@ CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args) {
   }
   CLI::App* cmd = app.add_subcommand(
       "model", "show a model written as a program, or its log density at given values");
-  cmd->add_option("model", args.model,
-                  "a model file (autobatch-model JSON, as --json writes) or an example model: " +
-                      models)
+  cmd->add_option(
+         "model", args.model,
+         "a model file (autobatch-model JSON, as --json writes) or an example model: " + models)
       ->required();
   cmd->add_flag("--json", args.json,
                 "print the model as JSON: declarations and its value-and-gradient IR");
@@ -94,7 +94,8 @@ CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args) {
 }
 
 int RunModelCommand(const ModelArgs& args) {
-  if (args.json == args.log_prob) return Fail(absl::InvalidArgumentError("give --json or --log-prob"));
+  if (args.json == args.log_prob)
+    return Fail(absl::InvalidArgumentError("give --json or --log-prob"));
   absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> model = LoadModel(args.model);
   if (!model.ok()) return Fail(model.status());
   if (args.json) {

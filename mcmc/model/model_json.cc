@@ -24,12 +24,18 @@ nlohmann::json Bound(const std::optional<double>& bound) {
 nlohmann::json TransformJson(const Transform& t) {
   using Kind = Transform::Kind;
   switch (t.kind) {
-    case Kind::kIdentity: return {{"kind", "identity"}};
-    case Kind::kLowerBound: return {{"kind", "lower"}, {"lower", t.lower}};
-    case Kind::kUpperBound: return {{"kind", "upper"}, {"upper", t.upper}};
-    case Kind::kBounded: return {{"kind", "bounded"}, {"lower", t.lower}, {"upper", t.upper}};
-    case Kind::kSimplex: return {{"kind", "simplex"}};
-    case Kind::kOrdered: return {{"kind", "ordered"}};
+    case Kind::kIdentity:
+      return {{"kind", "identity"}};
+    case Kind::kLowerBound:
+      return {{"kind", "lower"}, {"lower", t.lower}};
+    case Kind::kUpperBound:
+      return {{"kind", "upper"}, {"upper", t.upper}};
+    case Kind::kBounded:
+      return {{"kind", "bounded"}, {"lower", t.lower}, {"upper", t.upper}};
+    case Kind::kSimplex:
+      return {{"kind", "simplex"}};
+    case Kind::kOrdered:
+      return {{"kind", "ordered"}};
   }
   return nullptr;
 }
@@ -42,8 +48,8 @@ class Reader {
   absl::Status Error(const std::string& path, const std::string& what) const {
     return absl::InvalidArgumentError(absl::StrCat(source_, ": ", path, ": ", what));
   }
-  absl::StatusOr<const nlohmann::json*> Field(const nlohmann::json& object,
-                                              const std::string& path, const char* key) const {
+  absl::StatusOr<const nlohmann::json*> Field(const nlohmann::json& object, const std::string& path,
+                                              const char* key) const {
     if (!object.is_object() || !object.contains(key)) {
       return Error(path, absl::StrCat("missing field '", key, "'"));
     }
@@ -132,12 +138,9 @@ absl::StatusOr<nlohmann::json> ModelToJson(const ProgramModel& model) {
                     {"upper", Bound(d.upper)},
                     {"allow_nonfinite", d.allow_nonfinite}});
   }
-  return nlohmann::json{{"format", kFormat},
-                        {"version", kVersion},
-                        {"name", model.name()},
-                        {"parameters", std::move(parameters)},
-                        {"data", std::move(data)},
-                        {"program", ProgramToJson(program)}};
+  return nlohmann::json{{"format", kFormat},       {"version", kVersion},
+                        {"name", model.name()},    {"parameters", std::move(parameters)},
+                        {"data", std::move(data)}, {"program", ProgramToJson(program)}};
 }
 
 absl::StatusOr<std::unique_ptr<ProgramModel>> ModelFromJson(std::string_view text,
@@ -157,8 +160,8 @@ absl::StatusOr<std::unique_ptr<ProgramModel>> ModelFromJson(std::string_view tex
   }
   AB_ASSIGN_OR_RETURN(const nlohmann::json* version, r.Field(json, "(top level)", "version"));
   if (!version->is_number_integer() || version->get<int64_t>() != kVersion) {
-    return r.Error("version", absl::StrCat("is ", version->dump(), "; this reader reads version ",
-                                           kVersion));
+    return r.Error("version",
+                   absl::StrCat("is ", version->dump(), "; this reader reads version ", kVersion));
   }
   AB_ASSIGN_OR_RETURN(std::string name, r.String(json, "(top level)", "name"));
   auto model = std::make_unique<ProgramModel>(name);
@@ -200,19 +203,22 @@ absl::StatusOr<std::unique_ptr<ProgramModel>> ModelFromJson(std::string_view tex
   const size_t want = 1 + data->size();
   const size_t got = program->module.function(program->entry).params.size();
   if (got != want) {
-    return r.Error("program", absl::StrCat("its entry takes ", got, " inputs; a log density "
-                                           "takes q then the ", data->size(),
-                                           " data variables (", want, ")"));
+    return r.Error("program", absl::StrCat("its entry takes ", got,
+                                           " inputs; a log density "
+                                           "takes q then the ",
+                                           data->size(), " data variables (", want, ")"));
   }
   model->SetLogDensityProgram(*std::move(program));
   if (absl::Status valid = model->Validate(); !valid.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(source_name), ": ", valid.message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(source_name), ": ", valid.message()));
   }
   // Link once now, so a program that cannot be imported (user kernels, a
   // wrong stage, inputs that are not uniform) is an error of the file.
   Context ctx;
   if (absl::StatusOr<ProgramModel::Linked> linked = model->Link(ctx); !linked.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(source_name), ": ", linked.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(source_name), ": ", linked.status().message()));
   }
   return model;
 }

@@ -77,9 +77,10 @@ ModelTarget& ModelTarget::operator+=(const Value& term) {
 
 ProgramModel::ProgramModel(std::string name) : name_(std::move(name)) {
   if (!IsIdentifier(name_)) {
-    declaration_errors_.push_back(absl::StrCat(
-        "the model name '", name_, "' is not a word of letters, digits and '_' (it names "
-        "the model's functions)"));
+    declaration_errors_.push_back(
+        absl::StrCat("the model name '", name_,
+                     "' is not a word of letters, digits and '_' (it names "
+                     "the model's functions)"));
   }
 }
 
@@ -90,9 +91,9 @@ ModelParameter ProgramModel::AddParameter(std::string name, std::vector<int64_t>
         absl::StrCat("parameter '", name, "': a name is a word of letters, digits and '_'"));
   }
   if (shape.size() > 1 || (shape.size() == 1 && shape[0] < 1)) {
-    declaration_errors_.push_back(absl::StrCat(
-        "parameter '", name, "' has shape [", absl::StrJoin(shape, ", "),
-        "]; a parameter is a scalar (shape []) or a vector of at least one element"));
+    declaration_errors_.push_back(
+        absl::StrCat("parameter '", name, "' has shape [", absl::StrJoin(shape, ", "),
+                     "]; a parameter is a scalar (shape []) or a vector of at least one element"));
   }
   ParameterSpec spec{std::move(name), std::move(shape), transform};
   if (absl::Status valid = ValidateParameter(spec); !valid.ok()) {
@@ -182,29 +183,29 @@ absl::StatusOr<ProgramModel::Linked> ProgramModel::Link(Context& ctx) const {
     linked.gradient = ctx.Gradient(linked.log_density, {.wrt = {"q"}});
     return linked;
   }
-  linked.log_density = ctx.Batch(absl::StrCat(name_, ".log_density"), {.param_names = {"q"}})(
-      [this, data](Builder& b, Value q) {
-        Scope scope{this, {}, data};
-        Var target = b.Local("target");
-        target = 0.0;
-        int64_t offset = 0;
-        for (const ParameterSpec& p : parameters_) {
-          const int64_t n = p.unconstrained_size();
-          Value y = p.shape.empty() ? reduce_sum(slice(q, offset, 1)) : slice(q, offset, n);
-          if (p.transform == Transform::kIdentity) {
-            scope.parameters.push_back(y);
-          } else {
-            ConstrainedValue c = ConstrainValue(y, p);
-            target = target + c.log_jacobian;
-            scope.parameters.push_back(c.x);
-          }
-          offset += n;
-        }
-        ScopeGuard guard(&scope);
-        ModelTarget t(&target, &b);
-        body_(t);
-        return Value(target);
-      });
+  linked.log_density = ctx.Batch(absl::StrCat(name_, ".log_density"),
+                                 {.param_names = {"q"}})([this, data](Builder& b, Value q) {
+    Scope scope{this, {}, data};
+    Var target = b.Local("target");
+    target = 0.0;
+    int64_t offset = 0;
+    for (const ParameterSpec& p : parameters_) {
+      const int64_t n = p.unconstrained_size();
+      Value y = p.shape.empty() ? reduce_sum(slice(q, offset, 1)) : slice(q, offset, n);
+      if (p.transform == Transform::kIdentity) {
+        scope.parameters.push_back(y);
+      } else {
+        ConstrainedValue c = ConstrainValue(y, p);
+        target = target + c.log_jacobian;
+        scope.parameters.push_back(c.x);
+      }
+      offset += n;
+    }
+    ScopeGuard guard(&scope);
+    ModelTarget t(&target, &b);
+    body_(t);
+    return Value(target);
+  });
   linked.gradient = ctx.Gradient(linked.log_density, {.wrt = {"q"}});
   return linked;
 }
@@ -212,12 +213,12 @@ absl::StatusOr<ProgramModel::Linked> ProgramModel::Link(Context& ctx) const {
 absl::StatusOr<BatchFunction> ProgramModel::DefineValueAndGradient(Context& ctx) const {
   AB_ASSIGN_OR_RETURN(Linked linked, Link(ctx));
   const BatchFunction gradient = linked.gradient;
-  return ctx.Batch(absl::StrCat(name_, ".value_and_gradient"),
-                   {.param_names = {"q"}, .result_names = {"log_density", "gradient"}})(
-      [gradient](Value q) {
-        auto [value, grad] = gradient(q).Get<2>();
-        return std::make_tuple(value, grad);
-      });
+  return ctx.Batch(
+      absl::StrCat(name_, ".value_and_gradient"),
+      {.param_names = {"q"}, .result_names = {"log_density", "gradient"}})([gradient](Value q) {
+    auto [value, grad] = gradient(q).Get<2>();
+    return std::make_tuple(value, grad);
+  });
 }
 
 absl::StatusOr<Program> ProgramModel::LogDensityProgram() const {
@@ -239,8 +240,7 @@ absl::Status ProgramModel::last_error() const {
   return last_error_;
 }
 
-double ProgramModel::LogDensityGradient(std::span<const double> q,
-                                        std::span<double> grad) const {
+double ProgramModel::LogDensityGradient(std::span<const double> q, std::span<double> grad) const {
   double logp = 0;
   LogDensityGradientBatch(q.data(), &logp, grad.data(), 1, nullptr);
   return logp;

@@ -31,8 +31,11 @@ std::vector<Executor> Executors() {
           {"stackless", {.vm = Vm::kStackless}},
           {"reference", {.dry_run = true}},
           {"stack/threaded/3 shards", {.vm = Vm::kStack, .backend = "threaded", .shards = 3}},
-          {"stack/compact", {.vm = Vm::kStack, .dense_fraction = 2.0,
-                             .dense_fraction_heavy = 2.0, .time_dense_or_compact = false}}};
+          {"stack/compact",
+           {.vm = Vm::kStack,
+            .dense_fraction = 2.0,
+            .dense_fraction_heavy = 2.0,
+            .time_dense_or_compact = false}}};
 }
 
 std::vector<double> Iota(int64_t n, double scale) {
@@ -50,14 +53,12 @@ TEST(ProgramInputTest, AnyFunctionReadsItThroughCallsAndRecursion) {
   BatchFunction depth = ctx.Declare("depth");
   ctx.Batch(depth)([&](Builder& b, Value n, Value x) {
     Var r = b.Local("r");
-    b.If(n > int64_t{0})
-        .Then([&] { r = leaf(x) + depth(n - int64_t{1}, x * 0.5); })
-        .Else([&] { r = 0.0; });
+    b.If(n > int64_t{0}).Then([&] { r = leaf(x) + depth(n - int64_t{1}, x * 0.5); }).Else([&] {
+      r = 0.0;
+    });
     return Value(r);
   });
-  BatchFunction entry = ctx.Batch("entry")([&](Builder&, Value n, Value x) {
-    return depth(n, x);
-  });
+  BatchFunction entry = ctx.Batch("entry")([&](Builder&, Value n, Value x) { return depth(n, x); });
 
   absl::StatusOr<Program> program = ctx.Program(entry);
   ASSERT_TRUE(program.ok()) << program.status();
@@ -128,8 +129,7 @@ TEST(ProgramInputTest, GradientsTreatItAsData) {
   std::vector<std::vector<double>> results;
   for (const Executor& e : Executors()) {
     absl::StatusOr<std::vector<Tensor>> out = entry.Run(
-        {*Tensor::FromVector<double>(qs, {4}), *Tensor::FromVector<double>(data, {4})},
-        e.options);
+        {*Tensor::FromVector<double>(qs, {4}), *Tensor::FromVector<double>(data, {4})}, e.options);
     ASSERT_TRUE(out.ok()) << e.name << ": " << out.status();
     const std::vector<double> value = (*out)[0].ToVector<double>();
     const std::vector<double> g = (*out)[1].ToVector<double>();
@@ -231,18 +231,18 @@ TEST(ProgramInputTest, ImportedProgramsRunAndReadTheirInputs) {
   const std::vector<ProgramInput> inputs = {v};
   absl::StatusOr<BatchFunction> imported = ctx.Import(*loaded, inputs);
   ASSERT_TRUE(imported.ok()) << imported.status();
-  BatchFunction entry = ctx.Batch("main")([&](Builder&, Value x) { return (*imported)(x) * 2.0; });
+  BatchFunction entry = ctx.Batch("main")([&](Builder&, Value x) { return (*imported)(x)*2.0; });
   for (const Executor& e : Executors()) {
-    absl::StatusOr<std::vector<Tensor>> out = entry.Run(
-        {*Tensor::FromVector<double>({1, 2, 3}), *Tensor::FromVector<double>({0.5}, {})},
-        e.options);
+    absl::StatusOr<std::vector<Tensor>> out =
+        entry.Run({*Tensor::FromVector<double>({1, 2, 3}), *Tensor::FromVector<double>({0.5}, {})},
+                  e.options);
     ASSERT_TRUE(out.ok()) << e.name << ": " << out.status();
     EXPECT_EQ((*out)[0].ToVector<double>(), (std::vector<double>{3, 4, 5})) << e.name;
   }
 
   // Mistakes: a typed program, an input that is not uniform, a gradient stub.
-  absl::StatusOr<Program> typed = CompileProgram(*loaded, {Scalar(DType::kF64),
-                                                           Scalar(DType::kF64)});
+  absl::StatusOr<Program> typed =
+      CompileProgram(*loaded, {Scalar(DType::kF64), Scalar(DType::kF64)});
   ASSERT_TRUE(typed.ok()) << typed.status();
   Context c1;
   ProgramInput u1 = c1.AddProgramInput("u", TensorType{DType::kF64, {}});

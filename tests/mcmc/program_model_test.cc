@@ -21,9 +21,9 @@
 #include "ir/printer.h"
 #include "mcmc/model/distributions.h"
 #include "mcmc/model/model_json.h"
+#include "mcmc/model/targets/eight_schools.h"
 #include "mcmc/output/stan_csv.h"
 #include "mcmc/sample.h"
-#include "mcmc/model/targets/eight_schools.h"
 #include "tests/mcmc/batched_test_util.h"
 
 namespace autobatch::mcmc {
@@ -74,8 +74,8 @@ TEST(ProgramModelTest, EightSchoolsAgreesWithTheHandWrittenTarget) {
                                             {hand_grad.data() + p * d, static_cast<size_t>(d)});
   }
   for (int64_t p = 1; p < points; ++p) {
-    const double scale = 1 + std::abs(logp[p]) + std::abs(logp[p - 1]) +
-                         std::abs(hand_logp[p]) + std::abs(hand_logp[p - 1]);
+    const double scale = 1 + std::abs(logp[p]) + std::abs(logp[p - 1]) + std::abs(hand_logp[p]) +
+                         std::abs(hand_logp[p - 1]);
     EXPECT_NEAR(logp[p] - logp[p - 1], hand_logp[p] - hand_logp[p - 1], 1e-12 * scale)
         << "points " << p - 1 << " and " << p;
     for (int64_t i = 0; i < d; ++i) {
@@ -222,11 +222,11 @@ TEST(ProgramModelTest, BadModelFilesAreClearErrors) {
   // A log density that calls a user kernel cannot be a file: its code would
   // be missing.
   Context ctx;
-  Kernel twice = ctx.RegisterKernel(
-      "twice", KernelSignature{{Scalar(DType::kF64)}, {Scalar(DType::kF64)}},
-      [](const KernelCall&) { return absl::OkStatus(); });
-  BatchFunction f = ctx.Batch("k.log_density", {.param_names = {"q", "y", "sigma"},
-                                                .uniform_params = {"y", "sigma"}})(
+  Kernel twice =
+      ctx.RegisterKernel("twice", KernelSignature{{Scalar(DType::kF64)}, {Scalar(DType::kF64)}},
+                         [](const KernelCall&) { return absl::OkStatus(); });
+  BatchFunction f = ctx.Batch(
+      "k.log_density", {.param_names = {"q", "y", "sigma"}, .uniform_params = {"y", "sigma"}})(
       [&](Builder&, Value q, Value, Value) { return twice(reduce_sum(q)); });
   absl::StatusOr<Program> with_kernel = ctx.Program(f);
   ASSERT_TRUE(with_kernel.ok()) << with_kernel.status();
@@ -234,10 +234,8 @@ TEST(ProgramModelTest, BadModelFilesAreClearErrors) {
   j["program"] = ProgramToJson(*with_kernel);
   absl::StatusOr<std::unique_ptr<ProgramModel>> refused = ModelFromJson(j.dump(), "m.json");
   ASSERT_FALSE(refused.ok());
-  EXPECT_THAT(std::string(refused.status().message()),
-              HasSubstr("calls user kernel 'twice'"));
-  EXPECT_THAT(std::string(refused.status().message()),
-              HasSubstr("an imported program is IR only"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("calls user kernel 'twice'"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("an imported program is IR only"));
 }
 
 // A simplex of K values has K - 1 unconstrained coordinates but K columns:
@@ -303,8 +301,8 @@ TEST(ProgramModelTest, MistakesAreClearErrors) {
   EXPECT_THAT(message, HasSubstr("parameter 'x' has shape [2, 3]; a parameter is a scalar"));
 
   std::unique_ptr<ProgramModel> model = EightSchoolsProgram();
-  absl::Status wrong = model->SetData({*Tensor::FromVector<double>({1, 2, 3}, {3}),
-                                       *Tensor::FromVector<double>({1.0}, {})});
+  absl::Status wrong = model->SetData(
+      {*Tensor::FromVector<double>({1, 2, 3}, {3}), *Tensor::FromVector<double>({1.0}, {})});
   EXPECT_THAT(std::string(wrong.message()),
               HasSubstr("model 'eight_schools': data 'y' is f64[3] x 1 lanes; it is declared "
                         "f64[8] (one lane)"));
