@@ -29,22 +29,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Executor {
-  std::string name;
-  CallOptions options;
-};
+using testing::Executor;
 
-std::vector<Executor> Executors() {
-  std::vector<Executor> out;
-  out.push_back({"reference", {.dry_run = true}});
-  out.push_back({"stackless", {.vm = Vm::kStackless}});
-  out.push_back({"stack/eigen", {.vm = Vm::kStack}});
-  out.push_back({"stack/most-lanes",
-                 {.vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes}});
-  out.push_back({"stack/threaded", {.vm = Vm::kStack, .backend = "threaded"}});
-  out.push_back({"stack/3-shards", {.vm = Vm::kStack, .shards = 3}});
-  return out;
-}
+std::vector<Executor> Executors() { return testing::EveryExecutor(); }
 
 std::vector<Tensor> Inputs(const std::vector<std::vector<double>>& f64,
                            const std::vector<std::vector<int64_t>>& i64 = {}) {

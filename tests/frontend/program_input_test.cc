@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "frontend/context.h"
+#include "tests/frontend/test_util.h"
 #include "frontend/run.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -21,21 +22,15 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Executor {
-  std::string name;
-  CallOptions options;
-};
+using testing::Executor;
 
+// Every executor, plus the stack VM gathering every block's lanes (compact).
 std::vector<Executor> Executors() {
-  return {{"stack", {.vm = Vm::kStack}},
-          {"stackless", {.vm = Vm::kStackless}},
-          {"reference", {.dry_run = true}},
-          {"stack/threaded/3 shards", {.vm = Vm::kStack, .backend = "threaded", .shards = 3}},
-          {"stack/compact",
-           {.vm = Vm::kStack,
-            .dense_fraction = 2.0,
-            .dense_fraction_heavy = 2.0,
-            .time_dense_or_compact = false}}};
+  std::vector<Executor> out = testing::EveryExecutor();
+  out.push_back({"stack/compact", {.vm = Vm::kStack, .dense_fraction = 2.0,
+                                   .dense_fraction_heavy = 2.0,
+                                   .time_dense_or_compact = false}});
+  return out;
 }
 
 std::vector<double> Iota(int64_t n, double scale) {

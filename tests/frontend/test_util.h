@@ -43,6 +43,23 @@ std::string ErrorOf(const absl::StatusOr<T>& s) {
   return s.ok() ? std::string() : std::string(s.status().message());
 }
 
+// An executor the differential tests run a batch on.
+struct Executor {
+  std::string name;
+  CallOptions options;
+};
+
+// The reference interpreter, the stackless VM, and the stack VM with its
+// default and most-lanes policies, the threaded backend and 3 shards.
+inline std::vector<Executor> EveryExecutor() {
+  return {{"reference", {.dry_run = true}},
+          {"stackless", {.vm = Vm::kStackless}},
+          {"stack/eigen", {.vm = Vm::kStack}},
+          {"stack/most-lanes", {.vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes}},
+          {"stack/threaded", {.vm = Vm::kStack, .backend = "threaded"}},
+          {"stack/3-shards", {.vm = Vm::kStack, .shards = 3}}};
+}
+
 }  // namespace autobatch::testing
 
 #endif  // AUTOBATCH_TESTS_FRONTEND_TEST_UTIL_H_

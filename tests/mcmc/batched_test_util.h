@@ -3,6 +3,7 @@
 #ifndef AUTOBATCH_TESTS_MCMC_BATCHED_TEST_UTIL_H_
 #define AUTOBATCH_TESTS_MCMC_BATCHED_TEST_UTIL_H_
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -13,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "mcmc/batched/batched_sampler.h"
+#include "mcmc/model/program_model.h"
 #include "mcmc/scalar/scalar_nuts.h"
 #include "mcmc/model/targets/registry.h"
 
@@ -83,6 +85,36 @@ inline std::vector<VmCase> BatchedVms() {
   CallOptions frames = stack;
   frames.frame_stack_min_lane_bytes = 16;
   return {{"stack", stack}, {"stackless", stackless}, {"stack/frame stacks", frames}};
+}
+
+// A model written as a program against a hand-written model of the same
+// density at `points` points q (points x dimension, lane-major): their log
+// densities differ by a constant (one may keep constants the other drops),
+// so differences between consecutive points must agree, and so must the
+// gradients, within 1e-12 x (1 + the sum of the absolute values involved).
+inline void ExpectSameDensityUpToAConstant(const ProgramModel& program, const Model& hand,
+                                           const std::vector<double>& q, int64_t points) {
+  const int64_t d = program.dimension();
+  ASSERT_EQ(hand.dimension(), d);
+  ASSERT_EQ(static_cast<int64_t>(q.size()), points * d);
+  std::vector<double> logp(points), grad(q.size());
+  program.LogDensityGradientBatch(q.data(), logp.data(), grad.data(), points, nullptr);
+  ASSERT_TRUE(program.last_error().ok()) << program.last_error().ToString();
+  std::vector<double> hand_logp(points), hand_grad(q.size());
+  for (int64_t p = 0; p < points; ++p) {
+    hand_logp[p] = hand.LogDensityGradient({q.data() + p * d, static_cast<size_t>(d)},
+                                           {hand_grad.data() + p * d, static_cast<size_t>(d)});
+  }
+  for (int64_t p = 1; p < points; ++p) {
+    const double scale = 1 + std::abs(logp[p]) + std::abs(logp[p - 1]) + std::abs(hand_logp[p]) +
+                         std::abs(hand_logp[p - 1]);
+    EXPECT_NEAR(logp[p] - logp[p - 1], hand_logp[p] - hand_logp[p - 1], 1e-12 * scale)
+        << "points " << p - 1 << " and " << p;
+    for (int64_t i = 0; i < d; ++i) {
+      const double g = grad[p * d + i], h = hand_grad[p * d + i];
+      EXPECT_NEAR(g, h, 1e-12 * (1 + std::abs(h) + scale)) << "point " << p << " coordinate " << i;
+    }
+  }
 }
 
 }  // namespace autobatch::mcmc
