@@ -15,7 +15,7 @@ namespace autobatch {
 namespace {
 
 std::string ReadSeed(const std::string& name) {
-  std::ifstream in(std::string(AUTOBATCH_SOURCE_DIR) + "/tests/fuzz/corpus/" + name);
+  std::ifstream in(std::string(AUTOBATCH_SOURCE_DIR "/tests/fuzz/corpus/") + name);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();

@@ -37,7 +37,7 @@ std::string ReadFile(const std::filesystem::path& path) {
 std::vector<std::filesystem::path> FilesIn(const std::string& folder, const std::string& ext) {
   std::vector<std::filesystem::path> out;
   for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(AUTOBATCH_SOURCE_DIR) + "/" + folder)) {
+       std::filesystem::directory_iterator(std::string(AUTOBATCH_SOURCE_DIR "/") + folder)) {
     if (entry.path().extension() == ext) out.push_back(entry.path());
   }
   std::sort(out.begin(), out.end());

@@ -25,7 +25,7 @@ using ::testing::Not;
 // Compares `actual` with tests/ir/golden/<name>; rewrites the golden instead
 // when AUTOBATCH_UPDATE_GOLDENS=1.
 void ExpectMatchesGolden(const std::string& name, const std::string& actual) {
-  const std::string path = std::string(AUTOBATCH_SOURCE_DIR) + "/tests/ir/golden/" + name;
+  const std::string path = std::string(AUTOBATCH_SOURCE_DIR "/tests/ir/golden/") + name;
   const char* update = std::getenv("AUTOBATCH_UPDATE_GOLDENS");
   if (update != nullptr && std::string(update) == "1") {
     std::ofstream(path, std::ios::binary) << actual;

@@ -29,8 +29,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 Eigen::MatrixXd BernColumn(const std::string& name) {
   std::vector<StanCsv> chains;
   for (int i = 1; i <= 4; ++i) {
-    const std::string path = std::string(AUTOBATCH_SOURCE_DIR) +
-                             "/tests/mcmc/data/bern" + std::to_string(i) +
+    const std::string path = std::string(AUTOBATCH_SOURCE_DIR "/tests/mcmc/data/bern") + std::to_string(i) +
                              ".csv";
     absl::StatusOr<StanCsv> csv = ReadStanCsv(path);
     EXPECT_TRUE(csv.ok()) << csv.status();

@@ -113,8 +113,7 @@ std::vector<double> ParseList(const std::string& text) {
 const std::vector<Row>& Table() {
   static const std::vector<Row>* table = [] {
     auto* rows = new std::vector<Row>;
-    std::ifstream in(std::string(AUTOBATCH_SOURCE_DIR) +
-                     "/tests/mcmc/data/distribution_reference.csv");
+    std::ifstream in(std::string(AUTOBATCH_SOURCE_DIR "/tests/mcmc/data/distribution_reference.csv"));
     std::string line;
     std::getline(in, line);  // header
     while (std::getline(in, line)) {

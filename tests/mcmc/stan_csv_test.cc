@@ -28,7 +28,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::string BernPath(int i) {
-  return std::string(AUTOBATCH_SOURCE_DIR) + "/tests/mcmc/data/bern" +
+  return std::string(AUTOBATCH_SOURCE_DIR "/tests/mcmc/data/bern") +
          std::to_string(i) + ".csv";
 }
 

@@ -70,7 +70,7 @@ uint64_t Mix(uint64_t x) {  // splitmix64's finalizer
   return x ^ (x >> 31);
 }
 
-std::string TextDir() { return std::string(AUTOBATCH_SOURCE_DIR) + "/tests/passes/text"; }
+std::string TextDir() { return AUTOBATCH_SOURCE_DIR "/tests/passes/text"; }
 
 }  // namespace
 

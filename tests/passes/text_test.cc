@@ -31,7 +31,7 @@ namespace {
 constexpr char kRunPrefix[] = "// RUN: ";
 constexpr char kSeparator[] = "// ----- expected output -----\n";
 
-std::string TextDir() { return std::string(AUTOBATCH_SOURCE_DIR) + "/tests/passes/text"; }
+std::string TextDir() { return AUTOBATCH_SOURCE_DIR "/tests/passes/text"; }
 
 std::vector<std::string> TestFiles() {
   std::vector<std::string> names;

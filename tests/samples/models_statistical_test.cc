@@ -57,7 +57,7 @@ std::unique_ptr<ProgramModel> LoadExample(const std::string& name) {
   EXPECT_TRUE(model.ok()) << model.status();
   if (!model.ok()) return nullptr;
   const std::string path =
-      std::string(AUTOBATCH_SOURCE_DIR) + "/samples/models/" + name + ".data.json";
+      std::string(AUTOBATCH_SOURCE_DIR "/samples/models/") + name + ".data.json";
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();

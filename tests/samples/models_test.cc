@@ -28,7 +28,7 @@ namespace {
 using mcmc::ProgramModel;
 
 std::string DataPath(const std::string& name) {
-  return std::string(AUTOBATCH_SOURCE_DIR) + "/samples/models/" + name + ".data.json";
+  return std::string(AUTOBATCH_SOURCE_DIR "/samples/models/") + name + ".data.json";
 }
 
 // The model `name` with its data file loaded (failures reported, nullptr).

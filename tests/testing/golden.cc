@@ -11,7 +11,7 @@ namespace autobatch::testing {
                                              const std::string& folder,
                                              const std::string& name) {
   const std::string path =
-      std::string(AUTOBATCH_SOURCE_DIR) + "/" + folder + "/" + name + ".txt";
+      std::string(AUTOBATCH_SOURCE_DIR "/") + folder + "/" + name + ".txt";
   const char* update = std::getenv("AUTOBATCH_UPDATE_GOLDENS");
   if (update != nullptr && std::string(update) == "1") {
     std::ofstream out(path, std::ios::binary);

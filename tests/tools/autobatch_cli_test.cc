@@ -59,8 +59,7 @@ TEST(CliTest, PrintsEveryStageOfASample) {
 // The NUTS chain program (a fuzz seed) calls nuts_transition and nuts_leaf
 // once each: lowering inlines them unless told not to.
 TEST(CliTest, LoweringInlinesNonRecursiveCallsUnlessToldNot) {
-  const std::string program = std::string(AUTOBATCH_SOURCE_DIR) +
-                              "/tests/fuzz/corpus/sample_mcmc_nuts.untyped.json";
+  const std::string program = std::string(AUTOBATCH_SOURCE_DIR "/tests/fuzz/corpus/sample_mcmc_nuts.untyped.json");
   const std::string args = "ir " + program +
                            " --stage lowered --types f64[2],f64,f64[2],u64,u64,f64,f64[2],i64,i64";
   Result inlined = RunCli(args);

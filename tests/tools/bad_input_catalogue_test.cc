@@ -71,7 +71,7 @@ constexpr char kThisFile[] = "bad_input_catalogue_test.cc";
 // to the code that an error message points at), so expected messages name
 // the line without hard-coding it.
 int LineOf(std::string_view marker) {
-  std::ifstream in(std::string(AUTOBATCH_SOURCE_DIR) + "/tests/tools/" + kThisFile);
+  std::ifstream in(std::string(AUTOBATCH_SOURCE_DIR "/tests/tools/") + kThisFile);
   std::string line;
   const std::string tag = absl::StrCat("// @", std::string(marker));
   for (int number = 1; std::getline(in, line); ++number) {

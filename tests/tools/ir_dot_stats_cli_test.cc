@@ -74,7 +74,7 @@ TEST(IrDotGraphviz, EveryCorpusProgram) {
   if (!HaveGraphviz()) GTEST_SKIP() << "Graphviz's dot is not installed (tools/install_deps.sh)";
   int programs = 0;
   for (const auto& entry : std::filesystem::directory_iterator(
-           std::string(AUTOBATCH_SOURCE_DIR) + "/tests/fuzz/corpus")) {
+           std::string(AUTOBATCH_SOURCE_DIR "/tests/fuzz/corpus"))) {
     ExpectGraphvizAccepts(entry.path().string(), entry.path().stem().string());
     ++programs;
   }

@@ -253,8 +253,7 @@ TEST(SampleCliTest, RunsTooBigForMemoryAreRefusedBeforeSampling) {
 // A model written as a program, with its data file: the summary names its
 // parameters, and the sampling program calls the model's gradient function.
 TEST(SampleCliTest, SamplesAModelWrittenAsAProgram) {
-  const std::string data = std::string(AUTOBATCH_SOURCE_DIR) +
-                           "/samples/models/eight_schools.data.json";
+  const std::string data = std::string(AUTOBATCH_SOURCE_DIR "/samples/models/eight_schools.data.json");
   Result r = RunCli("sample --model eight_schools --data " + data +
                     " --chains 4 --warmup 150 --samples 100 --delta 0.9 --no-progress");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -293,8 +292,7 @@ TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
   EXPECT_EQ(model["program"]["format"], "autobatch-ir");
 
   const std::string dir = TempDir("model_cli");
-  const std::string data = std::string(AUTOBATCH_SOURCE_DIR) +
-                           "/samples/models/eight_schools.data.json";
+  const std::string data = std::string(AUTOBATCH_SOURCE_DIR "/samples/models/eight_schools.data.json");
   const double mu = 1.5, tau = 2.0;
   const std::array<double, 8> eta = {0.5, -1, 0.25, 0, 1, -0.5, 2, -2};
   const std::array<double, 8> y = {28, 8, -3, 7, -1, 1, 18, 12};
@@ -339,8 +337,7 @@ TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
 
 TEST(SampleCliTest, ModelMistakesExitOneWithAMessage) {
   const std::string dir = TempDir("sample_cli_model_errors");
-  const std::string data = std::string(AUTOBATCH_SOURCE_DIR) +
-                           "/samples/models/eight_schools.data.json";
+  const std::string data = std::string(AUTOBATCH_SOURCE_DIR "/samples/models/eight_schools.data.json");
   { std::ofstream(dir + "/short.json") << R"({"y": [1, 2, 3], "sigma": [1, 1, 1]})"; }
   const ErrorCase cases[] = {
       {"--chains 2", "give either --target (a built-in target) or --model"},

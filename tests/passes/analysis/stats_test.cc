@@ -169,7 +169,7 @@ TEST(StatsTest, RecursiveFunctionsAreMarked) {
 TEST(StatsTest, CountsAddUpForEveryCorpusProgram) {
   int programs = 0;
   for (const auto& entry : std::filesystem::directory_iterator(
-           std::string(AUTOBATCH_SOURCE_DIR) + "/tests/fuzz/corpus")) {
+           std::string(AUTOBATCH_SOURCE_DIR "/tests/fuzz/corpus"))) {
     std::stringstream text;
     text << std::ifstream(entry.path()).rdbuf();
     absl::StatusOr<Program> program = LoadProgramJson(text.str());
