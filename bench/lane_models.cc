@@ -26,14 +26,16 @@ class EightSchoolsLanes final : public LaneModel {
     double* __restrict d_mu = d_mu_.data();
     double* __restrict d_tau = d_tau_.data();
     double* __restrict lp = logp;
-    const double* __restrict mu = q;
-    const double* __restrict u = q + stride;
+    const double* mu = q;
+    const double* u = q + stride;
     math::Eval(math::Fn::kExp, u, tau, n);
+    #pragma GCC ivdep
     for (int64_t l = 0; l < n; ++l) {
       const double t = tau[l] / 5.0;
       tt[l] = t * t;
     }
     math::Eval(math::Fn::kLog1p, tt, lg, n);
+    #pragma GCC ivdep
     for (int64_t l = 0; l < n; ++l) {
       double logp_l = -mu[l] * mu[l] / 50.0;
       logp_l += -lg[l] + u[l];
@@ -44,8 +46,9 @@ class EightSchoolsLanes final : public LaneModel {
     for (int j = 0; j < 8; ++j) {
       const double y = EightSchools::kY[j];
       const double inv_var = 1.0 / (EightSchools::kSigma[j] * EightSchools::kSigma[j]);
-      const double* __restrict eta = q + (2 + j) * stride;
+      const double* eta = q + (2 + j) * stride;
       double* __restrict g = grad + (2 + j) * stride;
+      #pragma GCC ivdep
       for (int64_t l = 0; l < n; ++l) {
         const double residual = y - (mu[l] + tau[l] * eta[l]);
         lp[l] += -0.5 * eta[l] * eta[l] - 0.5 * residual * residual * inv_var;
@@ -57,6 +60,7 @@ class EightSchoolsLanes final : public LaneModel {
     }
     double* __restrict g0 = grad;
     double* __restrict g1 = grad + stride;
+    #pragma GCC ivdep
     for (int64_t l = 0; l < n; ++l) {
       g0[l] = d_mu[l];
       g1[l] = d_tau[l] * tau[l] + 1.0;
@@ -101,6 +105,7 @@ class LogisticRegressionLanes final : public LaneModel {
     double* __restrict grad_beta = grad_beta_.data();
     alignas(64) double alpha[W], lp[W], grad_alpha[W], res[W * kRows];
     alignas(64) double s[W * kRows], t[W * kRows], r[W * kRows];
+    #pragma GCC ivdep
     for (int64_t l = 0; l < W; ++l) {
       alpha[l] = q[l];
       lp[l] = -alpha[l] * alpha[l];
@@ -108,12 +113,14 @@ class LogisticRegressionLanes final : public LaneModel {
     }
     for (int64_t j = 0; j < k; ++j) {
       const double* b = q + (1 + j) * stride;
+      #pragma GCC ivdep
       for (int64_t l = 0; l < W; ++l) {
         beta[j * W + l] = b[l];
         lp[l] -= b[l] * b[l];
         grad_beta[j * W + l] = -b[l] * pp;
       }
     }
+    #pragma GCC ivdep
     for (int64_t l = 0; l < W; ++l) lp[l] *= 0.5 * pp;
     for (int64_t first = 0; first < data_.rows; first += kRows) {
       const int64_t rows = std::min(kRows, data_.rows - first);
@@ -121,13 +128,16 @@ class LogisticRegressionLanes final : public LaneModel {
       for (int64_t i = 0; i < rows; ++i) {
         const double* x = x0 + i * k;
         double eta[W];
+        #pragma GCC ivdep
         for (int64_t l = 0; l < W; ++l) eta[l] = alpha[l];
         for (int64_t j = 0; j < k; ++j) {
           const double xj = x[j];
+          #pragma GCC ivdep
           for (int64_t l = 0; l < W; ++l) eta[l] += xj * beta[j * W + l];
         }
         // y log s(eta) + (1 - y) log s(-eta): softplus and logistic of s.
         const bool one = data_.y[static_cast<size_t>(first + i)] != 0;
+        #pragma GCC ivdep
         for (int64_t l = 0; l < W; ++l) {
           const double si = one ? -eta[l] : eta[l];
           s[i * W + l] = si;
@@ -138,6 +148,7 @@ class LogisticRegressionLanes final : public LaneModel {
       math::Eval(math::Fn::kLog1p, t, r, rows * W);
       for (int64_t i = 0; i < rows; ++i) {
         const bool one = data_.y[static_cast<size_t>(first + i)] != 0;
+        #pragma GCC ivdep
         for (int64_t l = 0; l < W; ++l) {
           const double si = s[i * W + l], ti = t[i * W + l];
           const double softplus = si > 0 ? si + r[i * W + l] : r[i * W + l];
@@ -150,20 +161,25 @@ class LogisticRegressionLanes final : public LaneModel {
       }
       for (int64_t j = 0; j < k; ++j) {
         double acc[W];
+        #pragma GCC ivdep
         for (int64_t l = 0; l < W; ++l) acc[l] = grad_beta[j * W + l];
         for (int64_t i = 0; i < rows; ++i) {
           const double xij = x0[i * k + j];
+          #pragma GCC ivdep
           for (int64_t l = 0; l < W; ++l) acc[l] += res[i * W + l] * xij;
         }
+        #pragma GCC ivdep
         for (int64_t l = 0; l < W; ++l) grad_beta[j * W + l] = acc[l];
       }
     }
+    #pragma GCC ivdep
     for (int64_t l = 0; l < W; ++l) {
       logp[l] = lp[l];
       grad[l] = grad_alpha[l];
     }
     for (int64_t j = 0; j < k; ++j) {
       double* g = grad + (1 + j) * stride;
+      #pragma GCC ivdep
       for (int64_t l = 0; l < W; ++l) g[l] = grad_beta[j * W + l];
     }
   }
