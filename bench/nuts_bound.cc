@@ -4,17 +4,24 @@
 // Stan's multinomial NUTS, with nothing interpreted, beside the scalar
 // reference sampler (ScalarNuts) looped over the same chains. It asks whether
 // "3x the scalar gradients per second on eight schools, 1.5x on AR(1)
-// d = 100, 1024 chains, one thread" (issue 8) is within reach of ANY executor
-// of this model that calls the model once per chain and leapfrog and keeps
-// ScalarNuts's bits, and where such an executor spends its time.
+// d = 100, 1024 chains, one thread" (issue 8) and "3x on eight schools and
+// on logistic regression" (issue 27) are within reach of ANY executor of this
+// model that keeps ScalarNuts's bits, calling the model once per chain and
+// leapfrog or, where the target has a form across lanes (bench/lane_models.h:
+// eight_schools, logistic_regression), once per leaf step for all its chains,
+// and where such an executor spends its time.
 //
 // Usage: nuts_bound [--draws N] [--reps R] [--chains-list 64,256,1024]
-//                   [--tile T] [--targets eight_schools,ar1] [--only EXECUTOR]
-//   (--only: run only the executors whose name contains EXECUTOR)
+//                   [--tile T] [--targets eight_schools,ar1,logistic_regression]
+//                   [--only EXECUTOR]
+//   (--only: run only the executors whose name contains EXECUTOR;
+//   logistic_regression, 1000 rows x 24 features, step size 0.05 as in
+//   nuts_bench, takes about 70 us per gradient on the scalar side, so a
+//   default run takes minutes: give it few draws)
 // Both sides run the same chains (ids 0..B-1, seed 20261122, initialized by
 // InitializeChain from each chain's stream, as nuts_bench does), the same
-// config (step size 0.3 for eight schools, 0.15 for ar1 with dimension 100;
-// identity metric, max depth 10, no jitter, no warmup) and the same number of
+// config (step size 0.3 for eight schools, 0.15 for ar1 with dimension 100,
+// 0.05 for logistic regression; identity metric, max depth 10, no jitter, no warmup) and the same number of
 // draws (default 10). Every run of every executor must give every chain's
 // draws, statistics and final stream position bit for bit as ScalarNuts does;
 // otherwise the program exits 1 naming the first chain and draw that differ.
@@ -31,10 +38,20 @@
 //   by hand, lane math    interleaved, and the merges' and progressive
 //                         sampling's uniforms / exp / log-sum-exp and the
 //                         leaves' Metropolis probabilities across lanes
+//   ..., model across lanes  lane math, and the leaf evaluates the model for
+//                         all its lanes in one call of the target's form across
+//                         lanes (its points gathered into structure of arrays,
+//                         the data read once per chunk of 16 lanes, the
+//                         gradients scattered back; the same bits: the
+//                         per-lane operations in the scalar target's order,
+//                         support/math's vector path)
 //   ..., tiles of T       the batch run as consecutive tiles of T chains (when
 //                         T < chains), so that a tile's workspace stays in cache
 //   model alone           Model::LogDensityGradient alone, as many calls as the
 //                         run took gradients, back to back on 64 drawn points
+//   model across lanes alone  the form across lanes alone, on as many lanes as
+//                         chains (the 64 points repeated), as many gradients;
+//                         its values checked bit for bit against the model's
 // with ns per gradient (sum of n_leapfrog__), the ratio of gradients per
 // second over the scalar loop's, steps, and mean lanes per leaf step; then one
 // more run of each executor timed block by block (steady_clock around each
@@ -1589,7 +1606,7 @@ int Main(int argc, char** argv) {
   int64_t tile = 16;
   std::string only;
   std::vector<int64_t> chain_counts = {64, 256, 1024};
-  std::vector<std::string> target_names = {"eight_schools", "ar1"};
+  std::vector<std::string> target_names = {"eight_schools", "ar1", "logistic_regression"};
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (!std::strcmp(argv[i], "--draws") && has_value) {
