@@ -29,13 +29,13 @@ class EightSchoolsLanes final : public LaneModel {
     const double* mu = q;
     const double* u = q + stride;
     math::Eval(math::Fn::kExp, u, tau, n);
-    #pragma GCC ivdep
+#pragma GCC ivdep
     for (int64_t l = 0; l < n; ++l) {
       const double t = tau[l] / 5.0;
       tt[l] = t * t;
     }
     math::Eval(math::Fn::kLog1p, tt, lg, n);
-    #pragma GCC ivdep
+#pragma GCC ivdep
     for (int64_t l = 0; l < n; ++l) {
       double logp_l = -mu[l] * mu[l] / 50.0;
       logp_l += -lg[l] + u[l];
@@ -48,7 +48,7 @@ class EightSchoolsLanes final : public LaneModel {
       const double inv_var = 1.0 / (EightSchools::kSigma[j] * EightSchools::kSigma[j]);
       const double* eta = q + (2 + j) * stride;
       double* __restrict g = grad + (2 + j) * stride;
-      #pragma GCC ivdep
+#pragma GCC ivdep
       for (int64_t l = 0; l < n; ++l) {
         const double residual = y - (mu[l] + tau[l] * eta[l]);
         lp[l] += -0.5 * eta[l] * eta[l] - 0.5 * residual * residual * inv_var;
@@ -60,7 +60,7 @@ class EightSchoolsLanes final : public LaneModel {
     }
     double* __restrict g0 = grad;
     double* __restrict g1 = grad + stride;
-    #pragma GCC ivdep
+#pragma GCC ivdep
     for (int64_t l = 0; l < n; ++l) {
       g0[l] = d_mu[l];
       g1[l] = d_tau[l] * tau[l] + 1.0;
@@ -218,8 +218,8 @@ std::string CheckLaneModel(const Model& model, LaneModel& lane_model,
   std::vector<double> want(static_cast<size_t>(d));
   for (int64_t l = 0; l < count; ++l) {
     const double* p = points[static_cast<size_t>(l)];
-    const double lp = model.LogDensityGradient(
-        std::span<const double>(p, static_cast<size_t>(d)), want);
+    const double lp =
+        model.LogDensityGradient(std::span<const double>(p, static_cast<size_t>(d)), want);
     bool same = SameBits(lp, logp[l]);
     for (int64_t i = 0; i < d; ++i) same = same && SameBits(want[i], grad[i * n + l]);
     if (!same) {

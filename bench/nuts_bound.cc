@@ -21,12 +21,13 @@
 // Both sides run the same chains (ids 0..B-1, seed 20261122, initialized by
 // InitializeChain from each chain's stream, as nuts_bench does), the same
 // config (step size 0.3 for eight schools, 0.15 for ar1 with dimension 100,
-// 0.05 for logistic regression; identity metric, max depth 10, no jitter, no warmup) and the same number of
-// draws (default 10). Every run of every executor must give every chain's
-// draws, statistics and final stream position bit for bit as ScalarNuts does;
-// otherwise the program exits 1 naming the first chain and draw that differ.
-// Times are the best of R runs (default 3; the scalar loop is run once more
-// untimed first). Rows per (target, chains):
+// 0.05 for logistic regression; identity metric, max depth 10, no jitter, no
+// warmup) and the same number of draws (default 10). Every run of every
+// executor must give every chain's draws, statistics and final stream
+// position bit for bit as ScalarNuts does; otherwise the program exits 1
+// naming the first chain and draw that differ. Times are the best of R runs
+// (default 3; the scalar loop is run once more untimed first). Rows per
+// (target, chains):
 //   scalar                ScalarNuts::Transition looped over the chains
 //   by hand, leaf-last    the hand-batched NUTS below, lane-major workspace,
 //                         the lowest-numbered block first with the leaf block
@@ -78,15 +79,15 @@
 #include "backends/random.h"
 #include "bench/lane_models.h"
 #include "bench/scalar_loop.h"
-#include "nlohmann/json.hpp"
 #include "mcmc/chain_rng.h"
 #include "mcmc/draw_stats.h"
-#include "mcmc/warmup/initialize.h"
 #include "mcmc/model/model.h"
+#include "mcmc/model/targets/registry.h"
 #include "mcmc/sampler_config.h"
 #include "mcmc/scalar/scalar_nuts.h"
-#include "mcmc/model/targets/registry.h"
 #include "mcmc/scalar/u_turn.h"
+#include "mcmc/warmup/initialize.h"
+#include "nlohmann/json.hpp"
 #include "support/math/math.h"
 
 namespace autobatch::mcmc {
@@ -1161,7 +1162,8 @@ double TimeLaneModelAlone(const Model& model, LaneModel& lane_model,
   const int64_t n = (lanes + kLaneModelMultiple - 1) / kLaneModelMultiple * kLaneModelMultiple;
   std::vector<double> q(static_cast<size_t>(d * n)), grad(q.size()), logp(static_cast<size_t>(n));
   for (int64_t l = 0; l < n; ++l) {
-    for (int64_t i = 0; i < d; ++i) q[i * n + l] = points[static_cast<size_t>(l) % points.size()][i];
+    for (int64_t i = 0; i < d; ++i)
+      q[i * n + l] = points[static_cast<size_t>(l) % points.size()][i];
   }
   double sink = 0;
   const double start = Now();
@@ -1421,8 +1423,8 @@ struct BenchTarget {
 
 // A row without steps, lanes or bits.
 void PrintRow(const char* name, double seconds, double ns_per_gradient, double vs_scalar) {
-  std::printf("%-48s %9.4f %9.2f %8.3fx %8s %10s %5s\n", name, seconds, ns_per_gradient,
-              vs_scalar, "-", "-", "-");
+  std::printf("%-48s %9.4f %9.2f %8.3fx %8s %10s %5s\n", name, seconds, ns_per_gradient, vs_scalar,
+              "-", "-", "-");
 }
 
 struct Executor {
@@ -1459,8 +1461,8 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
     std::printf("\n%s, %lld chains x %lld draws, %lld gradients, best of %d\n",
                 bt.name.c_str(), static_cast<long long>(chains), static_cast<long long>(draws),
                 static_cast<long long>(gradients), reps);
-    std::printf("%-48s %9s %9s %9s %8s %10s %5s\n", "executor", "seconds", "ns/grad",
-                "vs scalar", "steps", "lanes/leaf", "bits");
+    std::printf("%-48s %9s %9s %9s %8s %10s %5s\n", "executor", "seconds", "ns/grad", "vs scalar",
+                "steps", "lanes/leaf", "bits");
     PrintRow("scalar", scalar_seconds, scalar_ns, 1.0);
 
     std::vector<Executor> executors = {
@@ -1519,8 +1521,8 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
     if (lane_model != nullptr) {
       double seconds = 1e300;
       for (int r = 0; r < reps; ++r) {
-        seconds = std::min(seconds,
-                           TimeLaneModelAlone(model, *lane_model, scalar, chains, gradients));
+        seconds =
+            std::min(seconds, TimeLaneModelAlone(model, *lane_model, scalar, chains, gradients));
       }
       const double ns = seconds * 1e9 / static_cast<double>(gradients);
       PrintRow("model across lanes alone", seconds, ns, scalar_ns / ns);
