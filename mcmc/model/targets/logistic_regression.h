@@ -48,6 +48,7 @@ class LogisticRegression final : public Target {
                             std::span<double> grad) const override;
 
   const Data& data() const { return data_; }
+  double prior_precision() const { return prior_precision_; }  // 1 / prior_sd^2
 
  private:
   LogisticRegression(Data data, double prior_sd)
