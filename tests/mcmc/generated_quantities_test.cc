@@ -20,46 +20,13 @@
 #include "mcmc/model/program_model.h"
 #include "mcmc/output/stan_csv.h"
 #include "mcmc/sample.h"
+#include "tests/mcmc/batched_test_util.h"
+#include "tests/mcmc/eight_schools_program.h"
 
 namespace autobatch::mcmc {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr char kEightSchoolsData[] =
-    R"({"y": [28, 8, -3, 7, -1, 1, 18, 12], "sigma": [15, 10, 16, 11, 9, 11, 10, 18]})";
-
-// Eight schools, non-centred; with `generated`, theta = mu + tau eta, the
-// posterior predictive y_rep ~ normal(theta, sigma) and a count
-// k ~ poisson(tau) (cast to f64).
-std::unique_ptr<ProgramModel> EightSchools(bool generated) {
-  auto model = std::make_unique<ProgramModel>("eight_schools");
-  ModelParameter mu = model->AddParameter("mu");
-  ModelParameter tau = model->AddParameter("tau", {}, Transform::LowerBound(0));
-  ModelParameter eta = model->AddParameter("eta", {8});
-  ModelData y = model->AddData({.name = "y", .shape = {8}});
-  ModelData sigma = model->AddData({.name = "sigma", .shape = {8}});
-  model->SetLogDensity([=](ModelTarget& target) {
-    target += normal_lupdf(mu(), 0.0, 5.0);
-    target += cauchy_lupdf(tau(), 0.0, 5.0);
-    target += normal_lupdf(eta(), 0.0, 1.0);
-    target += normal_lupdf(y(), mu() + tau() * eta(), sigma());
-  });
-  if (generated) {
-    ModelGenerated theta = model->AddGenerated("theta", {8});
-    ModelGenerated y_rep = model->AddGenerated("y_rep", {8});
-    ModelGenerated k = model->AddGenerated("k");
-    model->SetGeneratedQuantities([=](GeneratedQuantities& gq) {
-      const Value effects = mu() + tau() * eta();
-      gq.Set(theta, effects);
-      gq.Set(y_rep, normal_rng(gq, effects, sigma(), y_rep.shape()));
-      gq.Set(k, cast(poisson_rng(gq, tau()), DType::kF64));
-    });
-  }
-  absl::Status set = model->LoadData(kEightSchoolsData, "eight_schools.data.json");
-  EXPECT_TRUE(set.ok()) << set;
-  return model;
-}
 
 SampleOptions SmallRun() {
   SampleOptions options;
@@ -69,8 +36,6 @@ SampleOptions SmallRun() {
   options.seed = 20261129;
   return options;
 }
-
-bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
 
 void ExpectSameColumns(const SampleResult& a, const SampleResult& b, Eigen::Index columns,
                        const std::string& what) {
@@ -87,8 +52,8 @@ void ExpectSameColumns(const SampleResult& a, const SampleResult& b, Eigen::Inde
 }
 
 TEST(GeneratedQuantitiesTest, ValuesFollowTheFormulaAndTheDrawsDoNotChange) {
-  std::unique_ptr<ProgramModel> with = EightSchools(true);
-  std::unique_ptr<ProgramModel> without = EightSchools(false);
+  std::unique_ptr<ProgramModel> with = EightSchoolsProgram(/*generated_quantities=*/true);
+  std::unique_ptr<ProgramModel> without = EightSchoolsProgram();
   absl::StatusOr<SampleResult> a = Sample(*with, SmallRun());
   absl::StatusOr<SampleResult> b = Sample(*without, SmallRun());
   ASSERT_TRUE(a.ok()) << a.status();
@@ -130,7 +95,7 @@ TEST(GeneratedQuantitiesTest, ValuesFollowTheFormulaAndTheDrawsDoNotChange) {
 }
 
 TEST(GeneratedQuantitiesTest, TheSameValuesAtEveryChunkingAndShardCount) {
-  std::unique_ptr<ProgramModel> model = EightSchools(true);
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram(/*generated_quantities=*/true);
   absl::StatusOr<SampleResult> base = Sample(*model, SmallRun());
   ASSERT_TRUE(base.ok()) << base.status();
   SampleOptions chunked = SmallRun();
@@ -172,7 +137,7 @@ TEST(GeneratedQuantitiesTest, TheSameValuesAtEveryChunkingAndShardCount) {
 }
 
 TEST(GeneratedQuantitiesTest, TheCsvHasStansNamesAfterTheParameters) {
-  std::unique_ptr<ProgramModel> model = EightSchools(true);
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram(/*generated_quantities=*/true);
   SampleOptions options = SmallRun();
   options.num_chains = 2;
   absl::StatusOr<SampleResult> result = Sample(*model, options);
@@ -198,7 +163,7 @@ TEST(GeneratedQuantitiesTest, TheCsvHasStansNamesAfterTheParameters) {
 // A model file carries the quantities and their program; sampling the
 // loaded model gives the same draws and quantities bit for bit.
 TEST(GeneratedQuantitiesTest, AModelFileCarriesThem) {
-  std::unique_ptr<ProgramModel> model = EightSchools(true);
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram(/*generated_quantities=*/true);
   absl::StatusOr<nlohmann::json> json = ModelToJson(*model);
   ASSERT_TRUE(json.ok()) << json.status();
   ASSERT_TRUE(json->contains("generated_quantities"));
@@ -225,7 +190,7 @@ TEST(GeneratedQuantitiesTest, AModelFileCarriesThem) {
 }
 
 TEST(GeneratedQuantitiesTest, MalformedFileFieldsNameTheirPath) {
-  std::unique_ptr<ProgramModel> model = EightSchools(true);
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram(/*generated_quantities=*/true);
   absl::StatusOr<nlohmann::json> json = ModelToJson(*model);
   ASSERT_TRUE(json.ok()) << json.status();
   struct Case {
