@@ -19,6 +19,11 @@ uint64_t ChainKey(uint64_t seed, uint64_t chain_id) {
   return SplitMix64(seed ^ SplitMix64(chain_id));
 }
 
+ChainRng GeneratedQuantitiesRng(uint64_t seed, uint64_t chain_id, int64_t draw) {
+  return ChainRng{SplitMix64(ChainKey(seed, chain_id) ^ kGeneratedQuantitiesStream),
+                  static_cast<uint64_t>(draw) << 32};
+}
+
 double NextUniform(ChainRng& rng) {
   const double u = PhiloxUniform(rng.key, rng.counter, /*index=*/0);
   ++rng.counter;
@@ -31,8 +36,7 @@ void NextNormals(ChainRng& rng, std::span<double> out) {
   const size_t n = out.size();
   for (size_t i = 0; i < n; i += 2) {
     const std::array<uint64_t, 2> bits = PhiloxBits(rng.key, rng.counter, i / 2);
-    const std::array<double, 2> z =
-        BoxMuller(UniformFromBits(bits[0]), UniformFromBits(bits[1]));
+    const std::array<double, 2> z = BoxMuller(UniformFromBits(bits[0]), UniformFromBits(bits[1]));
     out[i] = z[0];
     if (i + 1 < n) out[i + 1] = z[1];
   }

@@ -54,6 +54,17 @@ inline ChainRng MakeChainRng(uint64_t seed, uint64_t chain_id, uint64_t counter 
   return ChainRng{ChainKey(seed, chain_id), counter};
 }
 
+// The stream of the generated quantities of draw `draw` (0-based, sampling
+// draws only) of chain `chain_id`: a key of its own,
+//   SplitMix64(ChainKey(seed, chain_id) ^ kGeneratedQuantitiesStream),
+// and counter draw * 2^32, so the generated quantities' body may make 2^32
+// draws (random ops) per sampling draw before it reaches the next draw's.
+// The sampler's streams are never touched: adding generated quantities does
+// not change a draw. A draw's values depend on (seed, chain id, draw) only,
+// not on the batch, the shards or the other chains.
+inline constexpr uint64_t kGeneratedQuantitiesStream = 0x67656e5f7175616eULL;  // "gen_quan"
+ChainRng GeneratedQuantitiesRng(uint64_t seed, uint64_t chain_id, int64_t draw);
+
 // One uniform in the open interval (0, 1) (never 0 or 1; see
 // backends/random.h); advances the counter by 1.
 double NextUniform(ChainRng& rng);

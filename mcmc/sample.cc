@@ -27,6 +27,7 @@
 #include "support/status.h"
 #include "mcmc/warmup/adaptation.h"
 #include "mcmc/batched/batched_sampler.h"
+#include "mcmc/chain_rng.h"
 #include "mcmc/draw_stats.h"
 #include "mcmc/warmup/step_size_heuristic.h"
 #include "mcmc/warmup/warmup_adapter.h"
@@ -66,6 +67,7 @@ absl::Status ValidateOptions(const Model& model, const SampleOptions& o) {
     return BadOption("num_chunks", absl::StrCat(o.num_chunks), "it must be >= 1");
   }
   AB_RETURN_IF_ERROR(ValidateParameters(model));
+  AB_RETURN_IF_ERROR(model.CheckGenerated());
   AB_RETURN_IF_ERROR(CheckSampleMemory(model, o));
   AB_RETURN_IF_ERROR(o.sampler.Validate(model.dimension()));
   return absl::OkStatus();
@@ -96,6 +98,10 @@ std::vector<int64_t> ChunkSizes(int64_t total, int64_t chunks) {
   return sizes;
 }
 
+// Lanes per call of Model::GenerateBatch: bounds its buffers (a lane's
+// values do not depend on it).
+constexpr int64_t kGeneratedLanesPerCall = 4096;
+
 // The run in progress: the chains, the compiled sampler and the counters.
 class Runner {
  public:
@@ -124,6 +130,7 @@ class Runner {
                                        SamplePhase phase, int64_t done, PhaseCounts& counts);
   absl::Status AdaptiveWarmup();
   absl::Status BurnIn();
+  absl::Status Generate(const BatchedRunResult& run, int64_t done, int64_t size);
   void Report(SamplePhase phase, int64_t iteration, double utilization);
 
   const Model& model_;
@@ -308,7 +315,6 @@ absl::Status Runner::Sampling() {
   const Eigen::Index cols = static_cast<Eigen::Index>(result_.column_names.size());
   for (auto& draws : result_.draws) draws.resize(options_.num_samples, cols);
   std::vector<double> constrained(static_cast<size_t>(constrained_size));
-  std::vector<double> gq(static_cast<size_t>(generated));
 
   int64_t done = 0;
   for (const int64_t size : ChunkSizes(options_.num_samples, options_.num_chunks)) {
@@ -332,14 +338,9 @@ absl::Status Runner::Sampling() {
         for (int64_t j = 0; j < constrained_size; ++j) {
           out(row, kNumDrawStats + j) = constrained[j];
         }
-        if (generated > 0) {
-          model_.Generate(q, gq);
-          for (int64_t j = 0; j < generated; ++j) {
-            out(row, kNumDrawStats + constrained_size + j) = gq[j];
-          }
-        }
       }
     }
+    if (generated > 0) AB_RETURN_IF_ERROR(Generate(run, done, size));
     done += size;
     Report(SamplePhase::kSampling, done, sampling_.utilization());
   }
@@ -348,6 +349,47 @@ absl::Status Runner::Sampling() {
   result_.sampling_leapfrogs_computed = sampling_.computed;
   result_.sampling_utilization = sampling_.utilization();
   result_.sampling_gradient_evaluations = sampling_.taken;
+  return absl::OkStatus();
+}
+
+// The generated quantities of draws done .. done + size - 1 of every chain
+// (`run`'s), in calls of at most kGeneratedLanesPerCall lanes, one lane per
+// (chain, draw), each with its own stream (GeneratedQuantitiesRng); the
+// constrained values are already in the draws.
+absl::Status Runner::Generate(const BatchedRunResult& run, int64_t done, int64_t size) {
+  const int64_t d = model_.dimension();
+  const int64_t c = model_.constrained_size();
+  const int64_t g = static_cast<int64_t>(model_.generated_names().size());
+  const int64_t total = static_cast<int64_t>(chains_.size()) * size;
+  const int64_t batch = std::min(total, kGeneratedLanesPerCall);
+  std::vector<double> q(static_cast<size_t>(batch * d));
+  std::vector<double> constrained(static_cast<size_t>(batch * c));
+  std::vector<uint64_t> keys(static_cast<size_t>(batch)), counters(static_cast<size_t>(batch));
+  std::vector<double> out(static_cast<size_t>(batch * g));
+  for (int64_t first = 0; first < total; first += batch) {
+    const int64_t lanes = std::min(batch, total - first);
+    for (int64_t l = 0; l < lanes; ++l) {
+      const size_t k = static_cast<size_t>((first + l) / size);
+      const int64_t n = (first + l) % size;
+      const Eigen::MatrixXd& draws = result_.draws[k];
+      std::copy_n(run.chains[k].draws.data() + n * d, d, q.data() + l * d);
+      for (int64_t j = 0; j < c; ++j) constrained[l * c + j] = draws(done + n, kNumDrawStats + j);
+      const ChainRng rng = GeneratedQuantitiesRng(options_.seed, chains_[k].chain_id, done + n);
+      keys[l] = rng.key;
+      counters[l] = rng.counter;
+    }
+    AB_RETURN_IF_ERROR(model_.GenerateBatch(
+        {.lanes = lanes, .q = q.data(), .constrained = constrained.data(),
+         .rng_keys = keys.data(), .rng_counters = counters.data()},
+        out.data(), options_.call));
+    for (int64_t l = 0; l < lanes; ++l) {
+      const size_t k = static_cast<size_t>((first + l) / size);
+      const int64_t n = (first + l) % size;
+      for (int64_t j = 0; j < g; ++j) {
+        result_.draws[k](done + n, kNumDrawStats + c + j) = out[l * g + j];
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -23,6 +23,13 @@
 // calls (one by default; each chain loops over its own transitions within a
 // call). Splitting into chunks does not change any bit: a chain continues
 // from its state and stream. Progress is reported while a call runs.
+//
+// GENERATED QUANTITIES (Model::generated_names, model.h) are computed after
+// each sampling call by Model::GenerateBatch, batched over (chain, draw)
+// lanes, each draw with its own stream GeneratedQuantitiesRng(seed, chain
+// id, draw) (chain_rng.h), never the sampler's: they never change a draw,
+// and they do not depend on num_chunks or call.shards. Model::CheckGenerated
+// runs before any work.
 #ifndef AUTOBATCH_MCMC_SAMPLE_H_
 #define AUTOBATCH_MCMC_SAMPLE_H_
 

@@ -84,7 +84,8 @@ CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args) {
          "a model file (autobatch-model JSON, as --json writes) or an example model: " + models)
       ->required();
   cmd->add_flag("--json", args.json,
-                "print the model as JSON: declarations and its value-and-gradient IR");
+                "print the model as JSON: declarations, its log density's IR and its "
+                "generated quantities' (if any)");
   cmd->add_flag("--log-prob", args.log_prob,
                 "print the log density (lp__) and its gradient at --at's constrained values");
   cmd->add_option("--data", args.data, "the model's data: a CmdStan JSON file");

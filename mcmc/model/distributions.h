@@ -33,10 +33,14 @@
 // large counts or degrees of freedom), so the error bound is relative to the
 // sum of the terms' absolute values (tests/mcmc/distributions_test.cc checks
 // 1e-12 x (1 + that sum) against R, tests/mcmc/data/).
+//
+// Random variates (normal_rng, poisson_rng, ...) for generated quantities
+// are in distributions_rng.h, included here.
 #ifndef AUTOBATCH_MCMC_MODEL_DISTRIBUTIONS_H_
 #define AUTOBATCH_MCMC_MODEL_DISTRIBUTIONS_H_
 
 #include "frontend/value.h"
+#include "mcmc/model/distributions_rng.h"
 
 namespace autobatch::mcmc {
 

@@ -31,6 +31,17 @@ void Model::LogDensityGradientBatch(const double* q, double* logp, double* grad,
 
 void Model::Generate(std::span<const double> /*q*/, std::span<double> /*out*/) const {}
 
+absl::Status Model::GenerateBatch(const GeneratedDraws& draws, double* out,
+                                  const CallOptions& /*call*/) const {
+  const size_t d = static_cast<size_t>(dimension());
+  const size_t g = generated_names().size();
+  for (int64_t lane = 0; lane < draws.lanes; ++lane) {
+    const size_t l = static_cast<size_t>(lane);
+    Generate(std::span<const double>(draws.q + l * d, d), std::span<double>(out + l * g, g));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateParameters(const Model& model) {
   const std::vector<ParameterSpec> specs = model.parameters();
   for (size_t i = 0; i < specs.size(); ++i) {

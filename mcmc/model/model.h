@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "mcmc/model/constraint.h"
+#include "vm/options.h"
 
 namespace autobatch::mcmc {
 
@@ -59,8 +60,31 @@ class Model {
   // Generated quantities computed from each draw (e.g. eight schools'
   // theta_j); names flattened in CSV style ("theta.1").
   virtual std::vector<std::string> generated_names() const { return {}; }
-  // Writes generated_names().size() values for unconstrained point q.
+  // Writes generated_names().size() values for unconstrained point q (a
+  // hand-written model's deterministic quantities).
   virtual void Generate(std::span<const double> q, std::span<double> out) const;
+
+  // Sample() computes the generated quantities of many draws at once after
+  // sampling them: GenerateBatch(draws, out, call) writes
+  // generated_names().size() values of lane l at out + l * that. A lane's
+  // values must depend on its own point, constrained values and stream only
+  // (not on the other lanes, the batch size or call.shards). Its random
+  // stream (key, counter) is its own (mcmc/chain_rng.h
+  // GeneratedQuantitiesRng), never the sampler's, so generated quantities
+  // never change the draws. Default: Generate(q) per lane.
+  struct GeneratedDraws {
+    int64_t lanes = 0;
+    const double* q = nullptr;            // lanes x dimension()
+    const double* constrained = nullptr;  // lanes x constrained_size()
+    const uint64_t* rng_keys = nullptr;   // lanes
+    const uint64_t* rng_counters = nullptr;
+  };
+  virtual absl::Status GenerateBatch(const GeneratedDraws& draws, double* out,
+                                     const CallOptions& call) const;
+  // Checked by Sample() before any work, so that a mistake in the generated
+  // quantities does not cost a run: OK, or what GenerateBatch would fail
+  // with whatever the draws.
+  virtual absl::Status CheckGenerated() const { return absl::OkStatus(); }
 };
 
 // OK, or InvalidArgument ("model 'm': parameter 'theta': ...") for the

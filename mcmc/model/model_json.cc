@@ -120,6 +120,35 @@ class Reader {
   std::string source_;
 };
 
+// The optional "generated_quantities" object into `model`.
+absl::Status ReadGenerated(const Reader& r, const nlohmann::json& gq, ProgramModel& model) {
+  const std::string at = "generated_quantities";
+  if (!gq.is_object()) return r.Error(at, "should be an object");
+  AB_ASSIGN_OR_RETURN(const nlohmann::json* quantities, r.Field(gq, at, "quantities"));
+  if (!quantities->is_array()) return r.Error(at + ".quantities", "should be an array");
+  for (size_t i = 0; i < quantities->size(); ++i) {
+    const std::string path = absl::StrCat(at, ".quantities[", i, "]");
+    const nlohmann::json& q = (*quantities)[i];
+    AB_ASSIGN_OR_RETURN(std::string name, r.String(q, path, "name"));
+    AB_ASSIGN_OR_RETURN(std::vector<int64_t> shape, r.Shape(q, path));
+    model.AddGenerated(std::move(name), std::move(shape));
+  }
+  AB_ASSIGN_OR_RETURN(const nlohmann::json* program_json, r.Field(gq, at, "program"));
+  absl::StatusOr<Program> program = ProgramFromJson(*program_json);
+  if (!program.ok()) return r.Error(at + ".program", std::string(program.status().message()));
+  const size_t want = 3 + model.data_specs().size();
+  const size_t got = program->module.function(program->entry).params.size();
+  if (got != want) {
+    return r.Error(at + ".program",
+                   absl::StrCat("its entry takes ", got,
+                                " inputs; generated quantities take x, rng_key, rng_counter "
+                                "then the ",
+                                model.data_specs().size(), " data variables (", want, ")"));
+  }
+  model.SetGeneratedQuantitiesProgram(*std::move(program));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<nlohmann::json> ModelToJson(const ProgramModel& model) {
@@ -138,9 +167,19 @@ absl::StatusOr<nlohmann::json> ModelToJson(const ProgramModel& model) {
                     {"upper", Bound(d.upper)},
                     {"allow_nonfinite", d.allow_nonfinite}});
   }
-  return nlohmann::json{{"format", kFormat},       {"version", kVersion},
-                        {"name", model.name()},    {"parameters", std::move(parameters)},
-                        {"data", std::move(data)}, {"program", ProgramToJson(program)}};
+  nlohmann::json json{{"format", kFormat},       {"version", kVersion},
+                      {"name", model.name()},    {"parameters", std::move(parameters)},
+                      {"data", std::move(data)}, {"program", ProgramToJson(program)}};
+  if (!model.generated().empty()) {
+    AB_ASSIGN_OR_RETURN(Program generated_program, model.GeneratedQuantitiesProgram());
+    nlohmann::json quantities = nlohmann::json::array();
+    for (const ProgramModel::GeneratedSpec& g : model.generated()) {
+      quantities.push_back({{"name", g.name}, {"shape", g.shape}});
+    }
+    json["generated_quantities"] = {{"quantities", std::move(quantities)},
+                                    {"program", ProgramToJson(generated_program)}};
+  }
+  return json;
 }
 
 absl::StatusOr<std::unique_ptr<ProgramModel>> ModelFromJson(std::string_view text,
@@ -209,6 +248,9 @@ absl::StatusOr<std::unique_ptr<ProgramModel>> ModelFromJson(std::string_view tex
                                            data->size(), " data variables (", want, ")"));
   }
   model->SetLogDensityProgram(*std::move(program));
+  if (json.contains("generated_quantities")) {
+    AB_RETURN_IF_ERROR(ReadGenerated(r, json.at("generated_quantities"), *model));
+  }
   if (absl::Status valid = model->Validate(); !valid.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(std::string(source_name), ": ", valid.message()));
@@ -219,6 +261,14 @@ absl::StatusOr<std::unique_ptr<ProgramModel>> ModelFromJson(std::string_view tex
   if (absl::StatusOr<ProgramModel::Linked> linked = model->Link(ctx); !linked.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(std::string(source_name), ": ", linked.status().message()));
+  }
+  // The same for the generated quantities, and their types (they need no
+  // data to compile).
+  if (!model->generated().empty()) {
+    if (absl::Status checked = model->CheckGenerated(); !checked.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(std::string(source_name), ": generated_quantities: ", checked.message()));
+    }
   }
   return model;
 }

@@ -8,8 +8,13 @@
 //                    "transform": {"kind": "lower", "lower": 0}}, ...],
 //    "data": [{"name": "y", "dtype": "f64", "shape": [8], "lower": null,
 //              "upper": null, "allow_nonfinite": false}, ...],
-//    "program": <IR JSON (ir/json.h) of ProgramModel::LogDensityProgram()>}
+//    "program": <IR JSON (ir/json.h) of ProgramModel::LogDensityProgram()>,
+//    "generated_quantities": {"quantities": [{"name": "y_rep", "shape": [8]},
+//    ...],
+//                             "program": <IR JSON of
+//                             GeneratedQuantitiesProgram()>}}
 //
+// "generated_quantities" is optional (absent for a model without them).
 // Transform kinds: identity, lower {lower}, upper {upper}, bounded {lower,
 // upper}, simplex, ordered (constraint.h). The program is the log density
 // as the user wrote it (untyped, before differentiation): the loader
@@ -34,7 +39,9 @@ absl::StatusOr<nlohmann::json> ModelToJson(const ProgramModel& model);
 // or version, a missing or mistyped field, an unknown transform or dtype,
 // an invalid declaration, or a program that is not an untyped log density
 // of this model's shape (entry of 1 + data parameters) or that calls user
-// kernels (a file carries IR only).
+// kernels (a file carries IR only); the same for the generated quantities
+// (entry of 3 + data parameters, one result per quantity, each f64 of its
+// declared shape).
 absl::StatusOr<std::unique_ptr<ProgramModel>> ModelFromJson(std::string_view text,
                                                             std::string_view source_name);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -70,6 +71,18 @@ Value ModelData::operator()(std::source_location loc) const {
   return scope->data.at(static_cast<size_t>(index_))(loc);
 }
 
+void GeneratedQuantities::Set(const ModelGenerated& quantity, const Operand& value) {
+  if (quantity.model_ != model_ || quantity.index_ < 0) {
+    errors_->push_back(absl::StrCat(value.loc().file_name(), ":", value.loc().line(),
+                                    ": Set of a generated quantity that is not "
+                                    "this model's (declare it with "
+                                    "AddGenerated on model '",
+                                    model_->name_, "')"));
+    return;
+  }
+  (*values_)[static_cast<size_t>(quantity.index_)] = value;
+}
+
 ModelTarget& ModelTarget::operator+=(const Value& term) {
   *total_ = *total_ + term;
   return *this;
@@ -84,17 +97,22 @@ ProgramModel::ProgramModel(std::string name) : name_(std::move(name)) {
   }
 }
 
-ModelParameter ProgramModel::AddParameter(std::string name, std::vector<int64_t> shape,
-                                          Transform transform) {
+void ProgramModel::CheckDeclaration(std::string_view kind, const std::string& name,
+                                    const std::vector<int64_t>& shape) {
   if (!IsIdentifier(name)) {
-    declaration_errors_.push_back(
-        absl::StrCat("parameter '", name, "': a name is a word of letters, digits and '_'"));
+    declaration_errors_.push_back(absl::StrCat(std::string(kind), " '", name,
+                                               "': a name is a word of letters, digits and '_'"));
   }
   if (shape.size() > 1 || (shape.size() == 1 && shape[0] < 1)) {
-    declaration_errors_.push_back(
-        absl::StrCat("parameter '", name, "' has shape [", absl::StrJoin(shape, ", "),
-                     "]; a parameter is a scalar (shape []) or a vector of at least one element"));
+    declaration_errors_.push_back(absl::StrCat(
+        std::string(kind), " '", name, "' has shape [", absl::StrJoin(shape, ", "), "]; a ",
+        std::string(kind), " is a scalar (shape []) or a vector of at least one element"));
   }
+}
+
+ModelParameter ProgramModel::AddParameter(std::string name, std::vector<int64_t> shape,
+                                          Transform transform) {
+  CheckDeclaration("parameter", name, shape);
   ParameterSpec spec{std::move(name), std::move(shape), transform};
   if (absl::Status valid = ValidateParameter(spec); !valid.ok()) {
     declaration_errors_.push_back(std::string(valid.message()));
@@ -109,6 +127,18 @@ ModelData ProgramModel::AddData(DataSpec spec) {
 }
 
 void ProgramModel::SetLogDensity(LogDensityBody body) { body_ = std::move(body); }
+
+ModelGenerated ProgramModel::AddGenerated(std::string name, std::vector<int64_t> shape) {
+  CheckDeclaration("generated quantity", name, shape);
+  generated_.push_back({std::move(name), shape});
+  return ModelGenerated(this, static_cast<int>(generated_.size() - 1), std::move(shape));
+}
+
+void ProgramModel::SetGeneratedQuantities(GeneratedBody body) { generated_body_ = std::move(body); }
+
+void ProgramModel::SetGeneratedQuantitiesProgram(Program program) {
+  imported_generated_ = std::make_shared<const Program>(std::move(program));
+}
 
 void ProgramModel::SetLogDensityProgram(Program program) {
   imported_ = std::make_shared<const Program>(std::move(program));
@@ -126,6 +156,24 @@ absl::Status ProgramModel::Validate() const {
     if (!names.insert(d.name).second) {
       errors.push_back(absl::StrCat("'", d.name, "' is declared twice"));
     }
+  }
+  for (const GeneratedSpec& g : generated_) {
+    if (!names.insert(g.name).second) {
+      errors.push_back(absl::StrCat("'", g.name,
+                                    "' is declared twice (a generated quantity needs a name "
+                                    "of its own)"));
+    }
+  }
+  const bool has_generated_body = generated_body_ || imported_generated_ != nullptr;
+  if (!generated_.empty() && !has_generated_body) {
+    errors.push_back(absl::StrCat("it declares generated quantities ('", generated_[0].name,
+                                  "', ...) but no body to compute them (call "
+                                  "SetGeneratedQuantities)"));
+  }
+  if (generated_.empty() && has_generated_body) {
+    errors.push_back(
+        "it has a generated-quantities body but declares no "
+        "quantity (call AddGenerated)");
   }
   if (absl::Status specs = ValidateDataSpecs(data_specs_); !specs.ok()) {
     errors.push_back(std::string(specs.message()));
@@ -167,11 +215,17 @@ absl::Status ProgramModel::LoadData(std::string_view json_text, std::string_view
   return SetData(std::move(data));
 }
 
+std::vector<ProgramInput> ProgramModel::AddDataInputs(Context& ctx) const {
+  std::vector<ProgramInput> data;
+  for (const DataSpec& spec : data_specs_) {
+    data.push_back(ctx.AddProgramInput(spec.name, TensorType{spec.dtype, spec.shape}));
+  }
+  return data;
+}
+
 absl::StatusOr<ProgramModel::Linked> ProgramModel::Link(Context& ctx) const {
   Linked linked;
-  for (const DataSpec& spec : data_specs_) {
-    linked.data.push_back(ctx.AddProgramInput(spec.name, TensorType{spec.dtype, spec.shape}));
-  }
+  linked.data = AddDataInputs(ctx);
   const std::vector<ProgramInput> data = linked.data;
   if (imported_ != nullptr) {
     absl::StatusOr<BatchFunction> imported = ctx.Import(*imported_, data);
@@ -298,6 +352,194 @@ void ProgramModel::LogDensityGradientBatch(const double* q, double* logp, double
     std::copy((*out)[1].data<double>() + k * d, (*out)[1].data<double>() + (k + 1) * d,
               grad + lanes_run[k] * d);
   }
+}
+
+// ---------------------------------------------------------------------------
+// Generated quantities.
+
+std::vector<Value> ProgramModel::SplitConstrained(const Value& x) const {
+  std::vector<Value> values;
+  int64_t offset = 0;
+  for (const ParameterSpec& p : parameters_) {
+    const int64_t n = p.size();
+    values.push_back(p.shape.empty() ? reduce_sum(slice(x, offset, 1)) : slice(x, offset, n));
+    offset += n;
+  }
+  return values;
+}
+
+absl::StatusOr<BatchFunction> ProgramModel::LinkGenerated(Context& ctx) const {
+  AB_CHECK(!generated_.empty());
+  const std::vector<ProgramInput> data = AddDataInputs(ctx);
+  auto prefixed = [this](const absl::Status& status) {
+    return absl::Status(status.code(), absl::StrCat("model '", name_,
+                                                    "': generated quantities: ", status.message()));
+  };
+  if (imported_generated_ != nullptr) {
+    const size_t results = imported_generated_->entry_function().results.size();
+    if (results != generated_.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model '", name_, "': the generated-quantities program returns ", results,
+                       " values; the model declares ", generated_.size(), " generated quantities"));
+    }
+    absl::StatusOr<BatchFunction> imported = ctx.Import(*imported_generated_, data);
+    if (!imported.ok()) return prefixed(imported.status());
+    return *imported;
+  }
+  std::vector<std::string> result_names;
+  for (const GeneratedSpec& g : generated_) result_names.push_back(g.name);
+  auto errors = std::make_shared<std::vector<std::string>>();
+  const BatchFunction entry =
+      ctx.Batch(absl::StrCat(name_, ".generated_quantities"),
+                {.param_names = {"x", "rng_key", "rng_counter"}, .result_names = result_names})(
+          [this, data, errors](Builder& b, Value x, Value key, Value counter) {
+            Scope scope{this, SplitConstrained(x), data};
+            ScopeGuard guard(&scope);
+            Var stream_counter = b.Local("rng_counter.next", counter);
+            std::vector<Var> values(generated_.size());
+            GeneratedQuantities gq(key, &stream_counter, &b, this, &values, errors.get());
+            generated_body_(gq);
+            std::vector<Value> out;
+            for (size_t i = 0; i < values.size(); ++i) {
+              if (values[i].bound()) {
+                out.push_back(Value(values[i]));
+              } else {
+                errors->push_back(absl::StrCat("generated quantity '", generated_[i].name,
+                                               "' is never set (call gq.Set(", generated_[i].name,
+                                               ", value) in the body)"));
+                out.push_back(Value(0.0));
+              }
+            }
+            return out;
+          });
+  // Build the body now, so that its errors are this call's.
+  absl::StatusOr<Program> program = ctx.Program(entry);
+  if (!errors->empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model '", name_, "': generated quantities: ", absl::StrJoin(*errors, "; ")));
+  }
+  if (!program.ok()) return prefixed(program.status());
+  return entry;
+}
+
+absl::StatusOr<Program> ProgramModel::GeneratedQuantitiesProgram() const {
+  AB_RETURN_IF_ERROR(Validate());
+  if (generated_.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("model '", name_, "' declares no generated quantities"));
+  }
+  Context ctx;
+  AB_ASSIGN_OR_RETURN(BatchFunction entry, LinkGenerated(ctx));
+  return ctx.Program(entry);
+}
+
+std::vector<std::string> ProgramModel::generated_names() const {
+  std::vector<std::string> names;
+  for (const GeneratedSpec& g : generated_) {
+    if (g.shape.empty()) {
+      names.push_back(g.name);
+    } else {
+      for (int64_t i = 1; i <= g.shape[0]; ++i) names.push_back(absl::StrCat(g.name, ".", i));
+    }
+  }
+  return names;
+}
+
+absl::StatusOr<BatchFunction> ProgramModel::GeneratedEntry() const {
+  std::lock_guard lock(gq_mu_);
+  if (gq_ctx_ != nullptr) return gq_entry_;
+  AB_RETURN_IF_ERROR(Validate());
+  gq_ctx_ = std::make_unique<Context>();
+  gq_entry_ = [&]() -> absl::StatusOr<BatchFunction> {
+    AB_ASSIGN_OR_RETURN(BatchFunction entry, LinkGenerated(*gq_ctx_));
+    // The quantities' types, from the typed program: each f64 of its shape.
+    std::vector<TensorType> input_types = {Vector(DType::kF64, constrained_size()),
+                                           Scalar(DType::kU64), Scalar(DType::kU64)};
+    for (const DataSpec& d : data_specs_) input_types.push_back(TensorType{d.dtype, d.shape});
+    absl::StatusOr<const Program*> typed = gq_ctx_->CompiledProgram(entry, input_types);
+    if (!typed.ok()) {
+      return absl::Status(
+          typed.status().code(),
+          absl::StrCat("model '", name_, "': generated quantities: ", typed.status().message()));
+    }
+    const Function& fn = (*typed)->entry_function();
+    std::vector<std::string> errors;
+    for (size_t i = 0; i < generated_.size() && i < fn.results.size(); ++i) {
+      const TensorType want{DType::kF64, generated_[i].shape};
+      const std::optional<TensorType>& got = (*typed)->module.var(fn.results[i]).type;
+      if (got && *got != want) {
+        errors.push_back(absl::StrCat(
+            "generated quantity '", generated_[i].name, "' is set to a value of type ",
+            got->ToString(), "; it is declared ", want.ToString(),
+            got->dtype != DType::kF64 ? " (convert counts with cast(x, DType::kF64))" : ""));
+      }
+    }
+    if (!errors.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model '", name_, "': ", absl::StrJoin(errors, "; ")));
+    }
+    return entry;
+  }();
+  return gq_entry_;
+}
+
+absl::Status ProgramModel::CheckGenerated() const {
+  if (generated_.empty()) return absl::OkStatus();
+  return GeneratedEntry().status();
+}
+
+absl::Status ProgramModel::GenerateBatch(const GeneratedDraws& draws, double* out,
+                                         const CallOptions& call) const {
+  if (generated_.empty() || draws.lanes == 0) return absl::OkStatus();
+  if (!has_data_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("model '", name_, "': no data (call SetData or LoadData first)"));
+  }
+  AB_ASSIGN_OR_RETURN(const BatchFunction entry, GeneratedEntry());
+  const int64_t lanes = draws.lanes;
+  const int64_t c = constrained_size();
+  Tensor x(Vector(DType::kF64, c), lanes);
+  std::copy_n(draws.constrained, lanes * c, x.data<double>());
+  Tensor keys(Scalar(DType::kU64), lanes);
+  std::copy_n(draws.rng_keys, lanes, keys.data<uint64_t>());
+  Tensor counters(Scalar(DType::kU64), lanes);
+  std::copy_n(draws.rng_counters, lanes, counters.data<uint64_t>());
+  std::vector<Tensor> inputs;
+  inputs.push_back(std::move(x));
+  inputs.push_back(std::move(keys));
+  inputs.push_back(std::move(counters));
+  for (const Tensor& t : data_) inputs.push_back(t);
+  CallOptions options = call;
+  options.vm = Vm::kStack;
+  absl::StatusOr<std::vector<Tensor>> results = entry.Run(std::move(inputs), options);
+  if (!results.ok()) {
+    return absl::Status(
+        results.status().code(),
+        absl::StrCat("model '", name_, "': generated quantities: ", results.status().message()));
+  }
+  int64_t g = 0;
+  for (const GeneratedSpec& spec : generated_) g += spec.size();
+  int64_t column = 0;
+  for (size_t i = 0; i < generated_.size(); ++i) {
+    const int64_t n = generated_[i].size();
+    const double* values = (*results)[i].data<double>();
+    for (int64_t l = 0; l < lanes; ++l) std::copy_n(values + l * n, n, out + l * g + column);
+    column += n;
+  }
+  return absl::OkStatus();
+}
+
+void ProgramModel::Generate(std::span<const double> q, std::span<double> out) const {
+  std::vector<double> constrained(static_cast<size_t>(constrained_size()));
+  Constrain(*this, q, constrained);
+  const uint64_t key = 0, counter = 0;
+  const absl::Status status = GenerateBatch({.lanes = 1,
+                                             .q = q.data(),
+                                             .constrained = constrained.data(),
+                                             .rng_keys = &key,
+                                             .rng_counters = &counter},
+                                            out.data(), {});
+  if (!status.ok()) std::fill(out.begin(), out.end(), std::numeric_limits<double>::quiet_NaN());
 }
 
 }  // namespace autobatch::mcmc

@@ -25,6 +25,30 @@
 // target terms plus the log-Jacobians, on the unconstrained scale; use the
 // `_lupdf` forms to drop constants as Stan's `~` statements do.
 //
+// Generated quantities (Stan's `generated quantities` block), optional:
+// values computed from each draw's constrained parameters and the data,
+// possibly random, written after the parameters in the CSV and the summary.
+//
+//   auto theta = model.AddGenerated("theta", {8});
+//   auto y_rep = model.AddGenerated("y_rep", {8});
+//   model.SetGeneratedQuantities([=](GeneratedQuantities& gq) {
+//     Value th = mu() + tau() * eta();
+//     gq.Set(theta, th);
+//     gq.Set(y_rep, normal_rng(gq, th, sigma(), y_rep.shape()));
+//   });
+//
+// Each quantity is f64, a scalar or a vector, and must be Set (on every
+// path) to a value of its declared type. The body's random stream (for the
+// `_rng` functions of distributions_rng.h) is its own: its key comes from
+// the run's seed, the chain id and a constant naming this stream, its
+// counter from the draw's index (mcmc/chain_rng.h GeneratedQuantitiesRng),
+// so adding generated quantities never changes a draw, and a draw's
+// quantities do not depend on the batch, the shards or the other chains.
+// Sample() runs the body after sampling, batched over (chain, draw) lanes on
+// the stack VM (GenerateBatch). Mistakes (a quantity never set, one set to
+// another type, a name clash) are errors naming the quantity, reported by
+// Validate() (declarations) or CheckGenerated() (the body).
+//
 // Two ways to run it, with the same bits per chain:
 // * Link(ctx) defines the log density and its gradient as functions of
 //   another program on `ctx` (a sampler's), which call them directly: the
@@ -43,6 +67,8 @@
 #include <source_location>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -53,6 +79,7 @@
 #include "frontend/value.h"
 #include "ir/ir.h"
 #include "mcmc/model/data.h"
+#include "mcmc/model/distributions_rng.h"
 #include "mcmc/model/model.h"
 
 namespace autobatch::mcmc {
@@ -103,9 +130,48 @@ class ModelTarget {
   Builder* builder_;
 };
 
+// A declared generated quantity (ProgramModel::AddGenerated), for
+// GeneratedQuantities::Set.
+class ModelGenerated {
+ public:
+  ModelGenerated() = default;
+  // As declared: {} or {n} (pass it as an `_rng` function's shape).
+  const std::vector<int64_t>& shape() const { return shape_; }
+
+ private:
+  friend class ProgramModel;
+  friend class GeneratedQuantities;
+  ModelGenerated(const ProgramModel* model, int index, std::vector<int64_t> shape)
+      : model_(model), index_(index), shape_(std::move(shape)) {}
+  const ProgramModel* model_ = nullptr;
+  int index_ = -1;
+  std::vector<int64_t> shape_;
+};
+
+// What a generated-quantities body writes with: the quantities' values
+// (Set) and, being a RandomStream, the random stream of the `_rng`
+// functions (normal_rng(gq, ...)).
+class GeneratedQuantities : public RandomStream {
+ public:
+  // Sets `quantity` (of this model) to `value`, f64 of its declared shape
+  // (checked when the body is compiled). May stand in a branch or a loop;
+  // the last Set on a path wins.
+  void Set(const ModelGenerated& quantity, const Operand& value);
+
+ private:
+  friend class ProgramModel;
+  GeneratedQuantities(Value key, Var* counter, Builder* builder, const ProgramModel* model,
+                      std::vector<Var>* values, std::vector<std::string>* errors)
+      : RandomStream(key, counter, builder), model_(model), values_(values), errors_(errors) {}
+  const ProgramModel* model_;
+  std::vector<Var>* values_;
+  std::vector<std::string>* errors_;
+};
+
 class ProgramModel final : public Model {
  public:
   using LogDensityBody = std::function<void(ModelTarget&)>;
+  using GeneratedBody = std::function<void(GeneratedQuantities&)>;
 
   // `name` must be an identifier-like word ([A-Za-z_][A-Za-z0-9_]*): it
   // prefixes the functions the model defines on a Context.
@@ -127,6 +193,21 @@ class ProgramModel final : public Model {
   // variable, in order, and returns the f64 log density (Jacobians
   // included). Checked when linked (Context::Import: no user kernels).
   void SetLogDensityProgram(Program program);
+
+  // Generated quantities (see the top). Names are checked like parameter
+  // names and must differ from every parameter, data and quantity name;
+  // shape {} or {n}, n >= 1. Declaring quantities requires a body and a
+  // body requires quantities (Validate()).
+  ModelGenerated AddGenerated(std::string name, std::vector<int64_t> shape = {});
+  void SetGeneratedQuantities(GeneratedBody body);
+  // Instead of a C++ body: GeneratedQuantitiesProgram()'s IR (model_json.h).
+  void SetGeneratedQuantitiesProgram(Program program);
+  struct GeneratedSpec {
+    std::string name;
+    std::vector<int64_t> shape;
+    int64_t size() const { return shape.empty() ? 1 : shape[0]; }
+  };
+  const std::vector<GeneratedSpec>& generated() const { return generated_; }
 
   // The declarations are consistent: OK, or InvalidArgument listing every
   // problem.
@@ -160,12 +241,25 @@ class ProgramModel final : public Model {
   // inputs. What a model file stores (model_json.h).
   absl::StatusOr<Program> LogDensityProgram() const;
 
+  // Defines `<name>.generated_quantities(x, rng_key, rng_counter) ->
+  // (one result per quantity, in declaration order)` on `ctx`, x the
+  // constrained values f64[constrained_size()] (Constrain's order) and the
+  // stream a u64 key and counter, and one program input per data variable
+  // as Link does. Builds the body now: errors of the body (a quantity never
+  // set, a Set of another model's quantity) and of the frontend come back
+  // here, naming the quantity. Requires quantities (generated() not empty).
+  absl::StatusOr<BatchFunction> LinkGenerated(Context& ctx) const;
+  // Its untyped program, the data its last, uniform inputs: what a model
+  // file stores.
+  absl::StatusOr<Program> GeneratedQuantitiesProgram() const;
+
   // The untyped program a user can dump as IR JSON: entry
   // `<name>.value_and_gradient(q) -> (log density, gradient)` calling the
   // linked gradient; its inputs are q then the data.
   absl::StatusOr<Program> GradientProgram() const;
 
-  // --- Model ------------------------------------------------------------------
+  // --- Model
+  // ------------------------------------------------------------------
   std::string name() const override { return name_; }
   std::vector<ParameterSpec> parameters() const override { return parameters_; }
   // Run the gradient program on the stack VM (batch 1, or every active lane
@@ -176,6 +270,15 @@ class ProgramModel final : public Model {
                                const uint8_t* active) const override;
   const ProgramModel* AsProgram() const override { return this; }
   absl::Status last_error() const;
+  // The quantities' CSV names ("y_rep.1", ...), their values per lane on the
+  // stack VM (batch 1 per call of Generate: stream key 0, counter 0; NaN
+  // when it fails), and the check that the body compiles with every
+  // quantity set to its declared type (FailedPrecondition before SetData).
+  std::vector<std::string> generated_names() const override;
+  void Generate(std::span<const double> q, std::span<double> out) const override;
+  absl::Status GenerateBatch(const GeneratedDraws& draws, double* out,
+                             const CallOptions& call) const override;
+  absl::Status CheckGenerated() const override;
 
   // Internal: what a log-density body reads while it is being built.
   struct Scope;
@@ -183,7 +286,16 @@ class ProgramModel final : public Model {
  private:
   friend class ModelParameter;
   friend class ModelData;
+  friend class GeneratedQuantities;
   static const Scope* CurrentScope();
+  std::vector<ProgramInput> AddDataInputs(Context& ctx) const;
+  // Records a bad name or shape of a declaration of `kind` ("parameter").
+  void CheckDeclaration(std::string_view kind, const std::string& name,
+                        const std::vector<int64_t>& shape);
+  // The constrained parameters of `x` (LinkGenerated's input) as values.
+  std::vector<Value> SplitConstrained(const Value& x) const;
+  // The generated-quantities entry of gq_ctx_, compiled and checked once.
+  absl::StatusOr<BatchFunction> GeneratedEntry() const;
   // Link, plus the entry GradientProgram describes.
   absl::StatusOr<BatchFunction> DefineValueAndGradient(Context& ctx) const;
 
@@ -192,6 +304,9 @@ class ProgramModel final : public Model {
   std::vector<DataSpec> data_specs_;
   LogDensityBody body_;
   std::shared_ptr<const Program> imported_;  // SetLogDensityProgram
+  std::vector<GeneratedSpec> generated_;
+  GeneratedBody generated_body_;
+  std::shared_ptr<const Program> imported_generated_;  // SetGeneratedQuantitiesProgram
   std::vector<Tensor> data_;
   bool has_data_ = false;
   std::vector<std::string> declaration_errors_;
@@ -201,6 +316,10 @@ class ProgramModel final : public Model {
   mutable std::unique_ptr<Context> eval_ctx_;
   mutable BatchFunction eval_entry_;
   mutable absl::Status last_error_;
+  // The Context of GenerateBatch: built on first use.
+  mutable std::mutex gq_mu_;
+  mutable std::unique_ptr<Context> gq_ctx_;
+  mutable absl::StatusOr<BatchFunction> gq_entry_ = absl::UnknownError("not built");
 };
 
 }  // namespace autobatch::mcmc

@@ -22,7 +22,9 @@ std::vector<std::string> ExampleModelNames();
 absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> MakeExampleModel(std::string_view name);
 
 // Eight schools, non-centred (Rubin 1981; MCMC.md): mu ~ normal(0, 5),
-// tau ~ half-Cauchy(0, 5), eta ~ normal(0, 1), y ~ normal(mu + tau eta, sigma).
+// tau ~ half-Cauchy(0, 5), eta ~ normal(0, 1), y ~ normal(mu + tau eta, sigma);
+// generated quantities theta = mu + tau eta and the posterior predictive
+// y_rep ~ normal(theta, sigma).
 std::unique_ptr<mcmc::ProgramModel> EightSchoolsModel();
 
 // Logistic regression, German-credit shaped: N = 1000 rows, K = 24 features,

@@ -37,6 +37,7 @@ set(ir_builders
   "mcmc/batched/batched_rwmh.cc"
   "mcmc/batched/model_kernel.cc"
   "mcmc/model/distributions.cc"   # Stan's distributions built from Values
+  "mcmc/model/distributions_rng.cc"  # Stan's _rng functions built from Values
   "mcmc/model/transforms.cc"     # Stan's constraint transforms built from Values
   "samples/gradients/log_densities.cc"  # log densities as programs
   "samples/models/mixture.cc"           # example models (log, log1p on Values)

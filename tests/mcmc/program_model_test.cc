@@ -25,33 +25,13 @@
 #include "mcmc/output/stan_csv.h"
 #include "mcmc/sample.h"
 #include "tests/mcmc/batched_test_util.h"
+#include "tests/mcmc/eight_schools_program.h"
 
 namespace autobatch::mcmc {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// Eight schools, non-centred, as a Stan user writes it with `~` statements.
-std::unique_ptr<ProgramModel> EightSchoolsProgram() {
-  auto model = std::make_unique<ProgramModel>("eight_schools");
-  ModelParameter mu = model->AddParameter("mu");
-  ModelParameter tau = model->AddParameter("tau", {}, Transform::kLog);
-  ModelParameter eta = model->AddParameter("eta", {8});
-  ModelData y = model->AddData({.name = "y", .shape = {8}});
-  ModelData sigma = model->AddData({.name = "sigma", .shape = {8}});
-  model->SetLogDensity([=](ModelTarget& target) {
-    target += normal_lupdf(mu(), 0.0, 5.0);
-    target += cauchy_lupdf(tau(), 0.0, 5.0);
-    target += normal_lupdf(eta(), 0.0, 1.0);
-    target += normal_lupdf(y(), mu() + tau() * eta(), sigma());
-  });
-  absl::Status set = model->LoadData(
-      R"({"y": [28, 8, -3, 7, -1, 1, 18, 12], "sigma": [15, 10, 16, 11, 9, 11, 10, 18]})",
-      "eight_schools.data.json");
-  EXPECT_TRUE(set.ok()) << set;
-  return model;
-}
 
 // Differences of the log density between points (the hand-written target
 // drops constants the lupdf forms keep) and gradients agree.

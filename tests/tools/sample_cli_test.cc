@@ -260,6 +260,7 @@ TEST(SampleCliTest, SamplesAModelWrittenAsAProgram) {
   EXPECT_THAT(r.out, HasSubstr("lp__"));
   EXPECT_THAT(r.out, HasSubstr("tau"));
   EXPECT_THAT(r.out, HasSubstr("eta.8"));
+  EXPECT_THAT(r.out, HasSubstr("y_rep.8"));  // its generated quantities
   // Saved to a file and sampled from it: the same summary.
   const std::string dir = TempDir("sample_cli_model_file");
   Result dump = RunCli("model eight_schools --json > " + dir + "/m.json");
@@ -290,6 +291,8 @@ TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
   EXPECT_EQ(model["data"][0]["name"], "y");
   EXPECT_EQ(model["data"][1]["lower"], 0.0);
   EXPECT_EQ(model["program"]["format"], "autobatch-ir");
+  EXPECT_EQ(model["generated_quantities"]["quantities"][1]["name"], "y_rep");
+  EXPECT_EQ(model["generated_quantities"]["program"]["format"], "autobatch-ir");
 
   const std::string dir = TempDir("model_cli");
   const std::string data = std::string(AUTOBATCH_SOURCE_DIR "/samples/models/eight_schools.data.json");
