@@ -820,6 +820,156 @@ absl::Status RunMatVecInput(const Call& c, bool transposed) {
 }
 
 // ---------------------------------------------------------------------------
+// bernoulli_logit_glm and its gradient (ir/primitives.def). Lanes run in
+// chunks of kGlmChunk that share X and y (both uniform: one copy, read once
+// per chunk), the rows in blocks of kGlmRows whose per-lane intermediates
+// stay in L1. Every lane does the same scalar operations in the same order
+// whatever its chunk (a lane alone is a chunk of one), so its bits do not
+// depend on the batch.
+
+constexpr int64_t kGlmChunk = 8;
+constexpr int64_t kGlmRows = 32;
+
+struct GlmLanes {
+  const double* x;   // [rows, cols], shared by the chunk's lanes
+  const int64_t* y;  // [rows], shared
+  int64_t rows, cols;
+  const double* alpha[kGlmChunk];  // each lane's scalar
+  const double* beta[kGlmChunk];   // each lane's [cols]
+  double* out[kGlmChunk];          // each lane's result: 1 or cols + 1
+};
+
+// The chunk's C lanes: their linear predictors eta for rows [first, first +
+// n) into eta[i * C + v] and s = (y_i == 1 ? -eta : eta) into s[i * C + v].
+// beta_t[j * C + v] is lane v's beta[j].
+template <int64_t C>
+void GlmPredictors(const GlmLanes& g, const double* beta_t, int64_t first, int64_t n, double* eta,
+                   double* s) {
+  const int64_t k = g.cols;
+  for (int64_t i = 0; i < n; ++i) {
+    const double* row = g.x + (first + i) * k;
+    double acc[C];
+    if (k == 0) {
+      for (int64_t v = 0; v < C; ++v) acc[v] = 0.0;
+    } else {
+      for (int64_t v = 0; v < C; ++v) acc[v] = Mul(row[0], beta_t[v]);
+      for (int64_t j = 1; j < k; ++j) {
+        const double xj = row[j];
+        for (int64_t v = 0; v < C; ++v) acc[v] = Add(acc[v], Mul(xj, beta_t[j * C + v]));
+      }
+    }
+    const bool one = g.y[first + i] == 1;
+    for (int64_t v = 0; v < C; ++v) {
+      const double e = Add(*g.alpha[v], Canon(acc[v]));
+      eta[i * C + v] = e;
+      s[i * C + v] = one ? -e : e;
+    }
+  }
+}
+
+template <int64_t C>
+void GlmChunk(const GlmLanes& g, bool grad) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const int64_t k = g.cols;
+  thread_local ScratchBuffer buffer;
+  // beta_t [k * C], then the gradient's accumulators [(k + 1) * C].
+  auto* beta_t =
+      reinterpret_cast<double*>(buffer.Get(static_cast<size_t>((2 * k + 1) * C) * sizeof(double)));
+  double* acc = beta_t + k * C;
+  for (int64_t j = 0; j < k; ++j) {
+    for (int64_t v = 0; v < C; ++v) beta_t[j * C + v] = g.beta[v][j];
+  }
+  // -0.0 is the identity of +: each sum below starts from its first term.
+  for (int64_t j = 0; j < (k + 1) * C; ++j) acc[j] = -0.0;
+  double eta[kGlmRows * C], s[kGlmRows * C], f[kGlmRows * C];
+  for (int64_t first = 0; first < g.rows; first += kGlmRows) {
+    const int64_t n = std::min(kGlmRows, g.rows - first);
+    GlmPredictors<C>(g, beta_t, first, n, eta, s);
+    if (!grad) {
+      math::Eval(math::Fn::kLog1pExp, s, f, n * C);
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t yi = g.y[first + i];
+        const bool in_support = yi == 0 || yi == 1;
+        for (int64_t v = 0; v < C; ++v) {
+          const double e = eta[i * C + v];
+          const double term = e != e ? kNaN : !in_support ? -kInf : Add(Neg(f[i * C + v]), 0.0);
+          acc[v] = Add(acc[v], term);
+        }
+      }
+      continue;
+    }
+    math::Eval(math::Fn::kLogistic, s, f, n * C);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t yi = g.y[first + i];
+      for (int64_t v = 0; v < C; ++v) {
+        const double e = eta[i * C + v];
+        const double p = f[i * C + v];
+        // The residual y - logistic(eta), as logistic(-eta) when y = 1; NaN
+        // where eta is (as the composite's gradient).
+        const double r = e != e ? kNaN : yi == 1 ? p : yi == 0 ? -p : 0.0;
+        f[i * C + v] = r;
+        acc[v] = Add(acc[v], r);
+      }
+    }
+    for (int64_t j = 0; j < k; ++j) {
+      double* a = acc + (j + 1) * C;
+      for (int64_t i = 0; i < n; ++i) {
+        const double xij = g.x[(first + i) * k + j];
+        for (int64_t v = 0; v < C; ++v) a[v] = Add(a[v], Mul(xij, f[i * C + v]));
+      }
+    }
+  }
+  const int64_t outputs = grad ? k + 1 : 1;
+  for (int64_t v = 0; v < C; ++v) {
+    for (int64_t j = 0; j < outputs; ++j) {
+      // An empty sum is +0.
+      g.out[v][j] = g.rows == 0 ? 0.0 : Canon(acc[j * C + v]);
+    }
+  }
+}
+
+absl::Status RunBernoulliLogitGlm(const Call& c, bool grad) {
+  const TensorType& xt = c.in[0].type;
+  if (xt.dtype != DType::kF64 || xt.Rank() != 2) return Invalid(c, "X is not f64[N,K]");
+  const int64_t rows = xt.shape[0], cols = xt.shape[1];
+  if (c.in[1].type.dtype != DType::kI64) return Invalid(c, "y is not i64");
+  AB_RETURN_IF_ERROR(CheckElements(c, c.in[1].type, rows, "y"));
+  for (size_t i = 2; i < 4; ++i) {
+    if (c.in[i].type.dtype != DType::kF64) return Invalid(c, "alpha or beta is not f64");
+  }
+  AB_RETURN_IF_ERROR(CheckElements(c, c.in[2].type, 1, "alpha"));
+  AB_RETURN_IF_ERROR(CheckElements(c, c.in[3].type, cols, "beta"));
+  if (c.out[0].type.dtype != DType::kF64) return Invalid(c, "the result is not f64");
+  const int64_t outputs = grad ? cols + 1 : 1;
+  AB_RETURN_IF_ERROR(CheckElements(c, c.out[0].type, outputs, "the result"));
+  double* out = Ptr<double>(c.out[0]);
+  auto lanes_from = [&](int64_t first, int64_t count) {
+    GlmLanes g{};
+    g.x = reinterpret_cast<const double*>(LaneBytesAt(c.in[0], first));
+    g.y = reinterpret_cast<const int64_t*>(LaneBytesAt(c.in[1], first));
+    g.rows = rows;
+    g.cols = cols;
+    for (int64_t v = 0; v < count; ++v) {
+      g.alpha[v] = reinterpret_cast<const double*>(LaneBytesAt(c.in[2], first + v));
+      g.beta[v] = reinterpret_cast<const double*>(LaneBytesAt(c.in[3], first + v));
+      g.out[v] = out + (first + v) * outputs;
+    }
+    return g;
+  };
+  // Lanes share a chunk only when they share X and y.
+  const bool shared = c.in[0].uniform && c.in[1].uniform;
+  int64_t l = 0;
+  if (shared) {
+    for (; l + kGlmChunk <= c.lanes; l += kGlmChunk) {
+      GlmChunk<kGlmChunk>(lanes_from(l, kGlmChunk), grad);
+    }
+  }
+  for (; l < c.lanes; ++l) GlmChunk<1>(lanes_from(l, 1), grad);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
 // Randomness (backends/random.h has the construction).
 
 absl::Status RunRandom(const Call& c, bool normal) {
@@ -945,6 +1095,8 @@ absl::Status Dispatch(const Call& c) {
     case P::kScatterAdd: return RunScatterAdd(c);
     case P::kMatVecInput: return RunMatVecInput(c, /*transposed=*/false);
     case P::kMatVecTInput: return RunMatVecInput(c, /*transposed=*/true);
+    case P::kBernoulliLogitGlm: return RunBernoulliLogitGlm(c, /*grad=*/false);
+    case P::kBernoulliLogitGlmGrad: return RunBernoulliLogitGlm(c, /*grad=*/true);
     case P::kRandomUniform: return RunRandom(c, /*normal=*/false);
     case P::kRandomNormal: return RunRandom(c, /*normal=*/true);
     case P::kUserKernel: return RunUserKernel(c);
@@ -960,7 +1112,8 @@ absl::Status Dispatch(const Call& c) {
 bool ReadsUniformInPlace(Primitive prim) {
   using P = Primitive;
   return prim == P::kUserKernel || prim == P::kGather || prim == P::kScatterAdd ||
-         prim == P::kMatVecInput || prim == P::kMatVecTInput;
+         prim == P::kMatVecInput || prim == P::kMatVecTInput || prim == P::kBernoulliLogitGlm ||
+         prim == P::kBernoulliLogitGlmGrad;
 }
 
 int64_t LaneBytes(const TensorType& type) {

@@ -415,6 +415,18 @@ Value matvec_t_input(const Operand& m, const Operand& y) {
 Value random_uniform(const Operand& key, const Operand& counter, std::vector<int64_t> shape) {
   return Random(Primitive::kRandomUniform, key, counter, std::move(shape));
 }
+Value bernoulli_logit_glm(const Operand& x, const Operand& y, const Operand& alpha,
+                          const Operand& beta) {
+  return Emit(Primitive::kBernoulliLogitGlm, {&x, &y, &alpha, &beta},
+              {LiteralPolicy::Constant(), LiteralPolicy::Constant(),
+               LiteralPolicy::As(Scalar(DType::kF64)), LiteralPolicy::Constant()});
+}
+Value bernoulli_logit_glm_grad(const Operand& x, const Operand& y, const Operand& alpha,
+                               const Operand& beta) {
+  return Emit(Primitive::kBernoulliLogitGlmGrad, {&x, &y, &alpha, &beta},
+              {LiteralPolicy::Constant(), LiteralPolicy::Constant(),
+               LiteralPolicy::As(Scalar(DType::kF64)), LiteralPolicy::Constant()});
+}
 Value random_normal(const Operand& key, const Operand& counter, std::vector<int64_t> shape) {
   return Random(Primitive::kRandomNormal, key, counter, std::move(shape));
 }

@@ -254,6 +254,14 @@ Value matvec_batched(std::shared_ptr<const DenseMatrix> matrix, const Operand& x
 Value gather(const Operand& x, const Operand& idx);
 // zeros(n) with out[idx[i]] += v[i], i ascending (gather's adjoint).
 Value scatter_add(const Operand& v, const Operand& idx, int64_t n);
+// The Bernoulli-logit log mass of y (i64[N]) at eta = alpha + X beta (X
+// f64[N,K] data, alpha an f64 scalar, beta f64[K]), summed over rows; and its
+// gradient [d/dalpha, d/dbeta...] (f64[K+1]). ir/primitives.def has the
+// per-element formula; mcmc::bernoulli_logit_glm_lpmf wraps the first.
+Value bernoulli_logit_glm(const Operand& x, const Operand& y, const Operand& alpha,
+                          const Operand& beta);
+Value bernoulli_logit_glm_grad(const Operand& x, const Operand& y, const Operand& alpha,
+                               const Operand& beta);
 // M x and M^T y with the matrix an operand (e.g. a uniform input), bit-stable.
 Value matvec_input(const Operand& m, const Operand& x);
 Value matvec_t_input(const Operand& m, const Operand& y);

@@ -35,6 +35,9 @@ enum class TypeRule {
   kScatterAdd,     // numeric v = [m], idx = i64[m], attr ints {n}; out = v's dtype [n]
   kMatVecInput,    // float M = [m, n], x = [n] of M's dtype; out = [m]
   kMatVecTInput,   // float M = [m, n], y = [m] of M's dtype; out = [n]
+  // X = f64[N, K], y = i64[N], alpha = f64 scalar, beta = f64[K]; out = f64
+  // scalar (bernoulli_logit_glm) or f64[K + 1] (bernoulli_logit_glm_grad)
+  kBernoulliLogitGlm,
 };
 
 // What a primitive costs per lane, in units of one element read or written;

@@ -341,6 +341,32 @@ class RuleChecker {
         }
         return One(Vector(in_[0].dtype, out_len));
       }
+      case TypeRule::kBernoulliLogitGlm: {
+        if (in_[0].dtype != DType::kF64 || in_[0].Rank() != 2) {
+          return Error(
+              absl::StrCat(Operand(0), ", but ", Name(), " needs the design matrix X as f64[N,K]"));
+        }
+        const int64_t rows = in_[0].shape[0], cols = in_[0].shape[1];
+        if (in_[1] != Vector(DType::kI64, rows)) {
+          return Error(absl::StrCat(Operand(1), " but ", Operand(0), "; ", Name(),
+                                    " needs the outcomes y as ",
+                                    Vector(DType::kI64, rows).ToString(), " (one per row of X)"));
+        }
+        if (in_[2] != Scalar(DType::kF64)) {
+          return Error(absl::StrCat(Operand(2), ", but ", Name(),
+                                    " needs the intercept alpha as an f64 scalar"));
+        }
+        if (in_[3] != Vector(DType::kF64, cols)) {
+          return Error(absl::StrCat(
+              Operand(3), " but ", Operand(0), "; ", Name(), " needs the coefficients beta as ",
+              Vector(DType::kF64, cols).ToString(), " (one per column of X)"));
+        }
+        if (cols >= kMaxElements) {
+          return Error(absl::StrCat(Operand(0), ": too many columns"));
+        }
+        return One(op_.prim == Primitive::kBernoulliLogitGlm ? Scalar(DType::kF64)
+                                                             : Vector(DType::kF64, cols + 1));
+      }
       case TypeRule::kRandom: {
         for (size_t i = 0; i < 2; ++i) {
           if (in_[i] != Scalar(DType::kU64)) {

@@ -360,6 +360,24 @@ Entry EntryOf(Primitive prim, size_t n) {
                     return std::vector<VarId>{VarId(), e.Prim(P::kMatVecInput, {in[0], dz})};
                   },
                   {true, false});
+    case P::kBernoulliLogitGlm:
+      return Rule("bernoulli_logit_glm: g = bernoulli_logit_glm_grad(X, y, alpha, beta), "
+                  "dalpha = dz * g[0], dbeta = dz * g[1..K]; X and y (data) get none: "
+                  "an X that depends on a wrt parameter is an error",
+                  {true, true, true, true}, false,
+                  [](AdjointEmitter& e, const PrimOp&, VarId dz, auto& in, VarId) {
+                    const VarId g =
+                        e.Prim(P::kBernoulliLogitGlmGrad, {in[0], in[1], in[2], in[3]});
+                    const int64_t k = e.TypeOf(in[3]).NumElements();
+                    const VarId dalpha = Mul(e, dz, SliceOf(e, g, 0, 1, /*scalar=*/true));
+                    const VarId dbeta = Mul(e, SliceOf(e, g, 1, k, /*scalar=*/false), dz);
+                    return std::vector<VarId>{VarId(), VarId(), dalpha, dbeta};
+                  },
+                  {true, false, false, false});
+    case P::kBernoulliLogitGlmGrad:
+      return Rule("bernoulli_logit_glm_grad: no gradient (second derivatives are not "
+                  "primitives); one on the differentiated path is an error",
+                  {false, false, false, false}, false, nullptr, {false, false, true, true});
     case P::kRandomUniform:
     case P::kRandomNormal:
       return None("random draws: not differentiable; one on the differentiated path is an error");

@@ -79,6 +79,8 @@ NanSource NanSourceOf(Primitive prim) {
     case Primitive::kMatVecInput:
     case Primitive::kMatVecTInput:
     case Primitive::kScatterAdd:
+    case Primitive::kBernoulliLogitGlm:
+    case Primitive::kBernoulliLogitGlmGrad:
     case Primitive::kRandomUniform:
     case Primitive::kRandomNormal:
       return NanSource::kCanonical;

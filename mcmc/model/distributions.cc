@@ -237,6 +237,15 @@ Value bernoulli_logit_lupmf(const Value& n, const Value& alpha) {
   return bernoulli_logit_lpmf(n, alpha);
 }
 
+Value bernoulli_logit_glm_lpmf(const Value& y, const Value& x, const Value& alpha,
+                               const Value& beta) {
+  return bernoulli_logit_glm(x, y, alpha, beta);
+}
+Value bernoulli_logit_glm_lupmf(const Value& y, const Value& x, const Value& alpha,
+                                const Value& beta) {
+  return bernoulli_logit_glm_lpmf(y, x, alpha, beta);
+}
+
 Value binomial_lpmf(const Value& n, const Value& N, const Value& theta) {
   return Binomial(n, N, theta, /*constants=*/true);
 }

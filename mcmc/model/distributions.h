@@ -116,6 +116,19 @@ Value bernoulli_lupmf(const Value& n, const Value& theta);
 Value bernoulli_logit_lpmf(const Value& n, const Value& alpha);
 Value bernoulli_logit_lupmf(const Value& n, const Value& alpha);
 
+// bernoulli_logit_glm(y | X, alpha, beta) = sum_i bernoulli_logit(y_i |
+// alpha + X_i beta), one fused primitive (ir/primitives.def's
+// bernoulli_logit_glm, with its gradient primitive): X f64[N,K] (data: an X
+// that depends on a parameter being differentiated is an error), y i64[N],
+// alpha a real scalar, beta f64[K]. The same terms as bernoulli_logit_lpmf
+// of alpha + matvec_input(X, beta), NaN if any linear predictor is NaN and
+// -inf if any y_i is outside {0, 1}; X is read once per chunk of lanes when
+// X and y are uniform inputs. _lupmf drops nothing.
+Value bernoulli_logit_glm_lpmf(const Value& y, const Value& x, const Value& alpha,
+                               const Value& beta);
+Value bernoulli_logit_glm_lupmf(const Value& y, const Value& x, const Value& alpha,
+                                const Value& beta);
+
 // binomial(n | N, theta) = lchoose(N, n) + n log(theta)
 //   + (N - n) log1p(-theta), lchoose(N, n) = lgamma(N + 1) - lgamma(n + 1)
 //   - lgamma(N - n + 1). n in [0, N] (i64); N >= 0 (i64), theta in [0, 1].

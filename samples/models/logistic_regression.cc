@@ -6,7 +6,7 @@
 //   parameters { real alpha; vector[K] beta; }
 //   model {
 //     alpha ~ normal(0, 2.5);  beta ~ normal(0, 2.5);
-//     y ~ bernoulli_logit(alpha + X * beta);
+//     y ~ bernoulli_logit_glm(X, alpha, beta);
 //   }
 //
 // Its data are that target's (make_model_data.cc): one posterior, two codes.
@@ -33,7 +33,7 @@ std::unique_ptr<mcmc::ProgramModel> LogisticRegressionModel() {
   model->SetLogDensity([=](ModelTarget& target) {
     target += mcmc::normal_lupdf(alpha(), 0.0, kPriorSd);
     target += mcmc::normal_lupdf(beta(), 0.0, kPriorSd);
-    target += mcmc::bernoulli_logit_lupmf(y(), alpha() + matvec_input(x(), beta()));
+    target += mcmc::bernoulli_logit_glm_lupmf(y(), x(), alpha(), beta());
   });
   return model;
 }

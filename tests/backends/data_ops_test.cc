@@ -1,8 +1,11 @@
 // The data-indexed primitives (gather, scatter_add, matvec_input,
-// matvec_t_input) and uniform inputs (stride-0 views) in RunPrimitive: exact
-// values, out-of-range indices, and a uniform operand giving the bits of the
-// same operand repeated in every lane.
+// matvec_t_input, bernoulli_logit_glm and its gradient) and uniform inputs
+// (stride-0 views) in RunPrimitive: exact values, out-of-range indices, and a
+// uniform operand giving the bits of the same operand repeated in every lane.
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "backends/kernels.h"
@@ -111,6 +114,159 @@ TEST(DataOpsTest, UniformOperandMatchesRepeatedOperand) {
     Tensor b = RunWith(MakeOp(Primitive::kMul, 2), {&repeated, &scalars}, {false, false},
                    Vector(DType::kF64, n), kLanes);
     EXPECT_EQ(a, b) << "n=" << n;
+  }
+}
+
+// The GLM data of the tests below: X [rows, cols], y in {0, 1} but for
+// row 5 (y = 2: -inf and no gradient), and `lanes` lanes of alpha and beta.
+struct GlmData {
+  Tensor x, y, alpha, beta;
+};
+
+GlmData MakeGlm(int64_t rows, int64_t cols, int64_t lanes) {
+  std::vector<double> x, alpha, beta;
+  std::vector<int64_t> y;
+  for (int64_t i = 0; i < rows * cols; ++i) x.push_back(std::sin(0.7 * static_cast<double>(i)));
+  for (int64_t i = 0; i < rows; ++i) y.push_back(i == 5 ? 2 : (i * 7 + 3) % 5 < 2);
+  for (int64_t l = 0; l < lanes; ++l) {
+    alpha.push_back(0.3 - 0.05 * static_cast<double>(l));
+    for (int64_t j = 0; j < cols; ++j) {
+      beta.push_back(std::cos(1.3 * static_cast<double>(l * cols + j)) * (1 + l % 3));
+    }
+  }
+  return {*Tensor::FromVector<double>(x, {rows, cols}), *Tensor::FromVector<int64_t>(y, {rows}),
+          *Tensor::FromVector<double>(alpha), *Tensor::FromVector<double>(beta, {cols})};
+}
+
+// The GLM primitive (grad: its gradient) over the data's lanes [first,
+// first + lanes); X and y uniform unless `repeat`.
+Tensor RunGlm(const GlmData& d, bool grad, int64_t first, int64_t lanes, bool repeat = false,
+              const uint8_t* active = nullptr) {
+  const int64_t cols = d.beta.type().NumElements();
+  const Primitive prim = grad ? Primitive::kBernoulliLogitGlmGrad : Primitive::kBernoulliLogitGlm;
+  Tensor alpha(d.alpha.type(), lanes), beta(d.beta.type(), lanes);
+  for (int64_t l = 0; l < lanes; ++l) {
+    alpha.CopyLaneFrom(d.alpha, first + l, l);
+    beta.CopyLaneFrom(d.beta, first + l, l);
+  }
+  const Tensor x = Repeat(d.x, repeat ? lanes : 1), y = Repeat(d.y, repeat ? lanes : 1);
+  std::vector<ConstLanesView> views = {{x.type(), x.bytes(), !repeat},
+                                       {y.type(), y.bytes(), !repeat},
+                                       {alpha.type(), alpha.bytes(), false},
+                                       {beta.type(), beta.bytes(), false}};
+  Tensor out(grad ? Vector(DType::kF64, cols + 1) : Scalar(DType::kF64), lanes);
+  std::vector<LanesView> outs = {{out.type(), out.bytes()}};
+  absl::Status s = RunPrimitive(testing::MakeOp(prim, 4), views, outs, lanes, nullptr, active);
+  EXPECT_TRUE(s.ok()) << s;
+  return out;
+}
+
+bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Values and gradients against a plain transcription of the definition
+// (ir/primitives.def) within 1e-13, rows summed in order; y = 2 gives -inf
+// and no gradient from that row, a NaN alpha NaN and a NaN gradient.
+TEST(DataOpsTest, BernoulliLogitGlmMatchesItsDefinition) {
+  constexpr int64_t kRows = 77, kCols = 5, kLanes = 9;
+  GlmData d = MakeGlm(kRows, kCols, kLanes);
+  const Tensor value = RunGlm(d, /*grad=*/false, 0, kLanes);
+  const Tensor grad = RunGlm(d, /*grad=*/true, 0, kLanes);
+  for (int64_t l = 0; l < kLanes; ++l) {
+    const double alpha = d.alpha.data<double>()[l];
+    const double* beta = d.beta.data<double>() + l * kCols;
+    double lp = 0;
+    std::vector<double> g(kCols + 1, 0.0);
+    for (int64_t i = 0; i < kRows; ++i) {
+      double eta = alpha;
+      for (int64_t j = 0; j < kCols; ++j) eta += d.x.data<double>()[i * kCols + j] * beta[j];
+      const int64_t y = d.y.data<int64_t>()[i];
+      if (y > 1) {
+        lp = -std::numeric_limits<double>::infinity();
+        continue;
+      }
+      const double r = y - 1 / (1 + std::exp(-eta));
+      g[0] += r;
+      for (int64_t j = 0; j < kCols; ++j) g[1 + j] += d.x.data<double>()[i * kCols + j] * r;
+    }
+    EXPECT_EQ(value.data<double>()[l], lp) << "lane " << l;
+    ASSERT_TRUE(std::isinf(lp));
+    for (int64_t j = 0; j <= kCols; ++j) {
+      EXPECT_NEAR(grad.data<double>()[l * (kCols + 1) + j], g[j], 1e-13 * (1 + std::abs(g[j])))
+          << "lane " << l << " element " << j;
+    }
+  }
+  // Outcomes in {0, 1} give finite values: y = 0 everywhere.
+  std::vector<int64_t> zeros(kRows, 0);
+  d.y = *Tensor::FromVector<int64_t>(zeros, {kRows});
+  const Tensor finite = RunGlm(d, /*grad=*/false, 0, kLanes);
+  for (int64_t l = 0; l < kLanes; ++l) {
+    const double alpha = d.alpha.data<double>()[l];
+    const double* beta = d.beta.data<double>() + l * kCols;
+    double lp = 0;
+    for (int64_t i = 0; i < kRows; ++i) {
+      double eta = alpha;
+      for (int64_t j = 0; j < kCols; ++j) eta += d.x.data<double>()[i * kCols + j] * beta[j];
+      lp += -std::log1p(std::exp(eta));
+    }
+    EXPECT_NEAR(finite.data<double>()[l], lp, 1e-13 * std::abs(lp)) << "lane " << l;
+  }
+  // A NaN linear predictor: NaN, and a NaN gradient.
+  d.alpha.data<double>()[2] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(RunGlm(d, /*grad=*/false, 0, kLanes).data<double>()[2]));
+  const Tensor nan_grad = RunGlm(d, /*grad=*/true, 0, kLanes);
+  for (int64_t j = 0; j <= kCols; ++j) {
+    EXPECT_TRUE(std::isnan(nan_grad.data<double>()[2 * (kCols + 1) + j])) << j;
+  }
+  // No rows: +0 and a zero gradient.
+  GlmData empty = MakeGlm(0, kCols, 3);
+  const Tensor e = RunGlm(empty, /*grad=*/false, 0, 3);
+  for (int64_t l = 0; l < 3; ++l) EXPECT_TRUE(SameBits(e.data<double>()[l], 0.0));
+}
+
+// A lane's bits do not depend on the batch: batches of 1, 7 and 64 lanes
+// from any offset (chunks of lanes and the one-lane tail), X and y uniform
+// or repeated per lane, and with inactive lanes holding junk.
+TEST(DataOpsTest, BernoulliLogitGlmIsBitStable) {
+  constexpr int64_t kRows = 70, kCols = 24, kLanes = 64;
+  const GlmData d = MakeGlm(kRows, kCols, kLanes);
+  std::vector<int64_t> y01;
+  for (int64_t i = 0; i < kRows; ++i) y01.push_back(i % 3 == 0);
+  GlmData finite = d;
+  finite.y = *Tensor::FromVector<int64_t>(y01, {kRows});
+  for (bool grad : {false, true}) {
+    for (const GlmData* data : {&d, &finite}) {
+      const int64_t width = grad ? kCols + 1 : 1;
+      const Tensor all = RunGlm(*data, grad, 0, kLanes);
+      auto expect_lanes = [&](const Tensor& got, int64_t first, int64_t lanes, const char* what) {
+        for (int64_t l = 0; l < lanes; ++l) {
+          for (int64_t j = 0; j < width; ++j) {
+            EXPECT_TRUE(SameBits(got.data<double>()[l * width + j],
+                                 all.data<double>()[(first + l) * width + j]))
+                << what << " grad=" << grad << " lane " << first + l << " element " << j;
+          }
+        }
+      };
+      for (int64_t first : {0, 3, 57}) expect_lanes(RunGlm(*data, grad, first, 1), first, 1, "1");
+      for (int64_t first : {0, 5, 50}) expect_lanes(RunGlm(*data, grad, first, 7), first, 7, "7");
+      expect_lanes(RunGlm(*data, grad, 0, kLanes, /*repeat=*/true), 0, kLanes, "repeated X");
+      // Inactive lanes (every third) with NaN parameters.
+      GlmData junk = *data;
+      std::vector<uint8_t> active(kLanes, 1);
+      for (int64_t l = 0; l < kLanes; l += 3) {
+        active[static_cast<size_t>(l)] = 0;
+        junk.alpha.data<double>()[l] = std::numeric_limits<double>::quiet_NaN();
+        for (int64_t j = 0; j < kCols; ++j) junk.beta.data<double>()[l * kCols + j] = 1e300;
+      }
+      const Tensor masked = RunGlm(junk, grad, 0, kLanes, /*repeat=*/false, active.data());
+      for (int64_t l = 1; l < kLanes; ++l) {
+        if (l % 3 == 0) continue;
+        for (int64_t j = 0; j < width; ++j) {
+          EXPECT_TRUE(
+              SameBits(masked.data<double>()[l * width + j], all.data<double>()[l * width + j]))
+              << "inactive neighbours, grad=" << grad << " lane " << l;
+        }
+      }
+    }
   }
 }
 

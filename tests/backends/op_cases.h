@@ -153,6 +153,12 @@ inline std::vector<OpCase> AllCases() {
     const TensorType matrix{d, {4, 3}};
     AddCase(cases, MakeOp(Primitive::kMatVecInput, 2), {matrix, v}, TensorType{d, {4}});
     AddCase(cases, MakeOp(Primitive::kMatVecTInput, 2), {matrix, TensorType{d, {4}}}, v);
+    if (d == DType::kF64) {
+      // Random i64 outcomes: most are outside {0, 1} (-inf terms, no gradient).
+      const std::vector<TensorType> glm = {TensorType{d, {5, 3}}, Vector(DType::kI64, 5), s, v};
+      AddCase(cases, MakeOp(Primitive::kBernoulliLogitGlm, 4), glm, s);
+      AddCase(cases, MakeOp(Primitive::kBernoulliLogitGlmGrad, 4), glm, Vector(d, 4));
+    }
   }
   {
     const TensorType s = Scalar(DType::kBool), v = Vector(DType::kBool, 3);

@@ -648,5 +648,20 @@ TEST(GradientTest, VaryingMatrixOfMatvecInputIsAnError) {
   EXPECT_THAT(out.status().message(), HasSubstr("matvec_input"));
 }
 
+// bernoulli_logit_glm gives X (data) no gradient, so an X that depends on
+// a parameter is refused, naming the op and the operand.
+TEST(GradientTest, VaryingDesignMatrixOfBernoulliLogitGlmIsAnError) {
+  Context ctx;
+  BatchFunction f = ctx.Batch("f", {.param_names = {"x"}})([](Value x) {
+    const Value y = cast(broadcast(x, {2}), DType::kI64);
+    return bernoulli_logit_glm(broadcast(x, {2, 1}), y, x, broadcast(x, {1}));
+  });
+  const auto out = ctx.Gradient(f).Run(Inputs({{0.5}}));
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("operand 0"));
+  EXPECT_THAT(out.status().message(), HasSubstr("bernoulli_logit_glm"));
+  EXPECT_THAT(out.status().message(), HasSubstr("depends on a parameter"));
+}
+
 }  // namespace
 }  // namespace autobatch

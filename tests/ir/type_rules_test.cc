@@ -304,6 +304,26 @@ TEST(TypeRulesTest, MatVecInput) {
                 {"float matrix"});
 }
 
+TEST(TypeRulesTest, BernoulliLogitGlm) {
+  const TensorType x = T("f64[5,3]"), y = T("i64[5]"), alpha = T("f64"), beta = T("f64[3]");
+  ExpectType(Infer(Primitive::kBernoulliLogitGlm, {x, y, alpha, beta}), "f64");
+  ExpectType(Infer(Primitive::kBernoulliLogitGlmGrad, {x, y, alpha, beta}), "f64[4]");
+  ExpectType(Infer(Primitive::kBernoulliLogitGlm, {T("f64[0,0]"), T("i64[0]"), alpha, T("f64[0]")}),
+             "f64");
+  ExpectInvalid(Infer(Primitive::kBernoulliLogitGlm, {T("f64[15]"), y, alpha, beta}),
+                {"bernoulli_logit_glm", "operand 0 has type f64[15]", "X as f64[N,K]"});
+  ExpectInvalid(Infer(Primitive::kBernoulliLogitGlmGrad, {T("f32[5,3]"), y, alpha, beta}),
+                {"bernoulli_logit_glm_grad", "X as f64[N,K]"});
+  ExpectInvalid(Infer(Primitive::kBernoulliLogitGlm, {x, T("f64[5]"), alpha, beta}),
+                {"operand 1 has type f64[5]", "y as i64[5] (one per row of X)"});
+  ExpectInvalid(Infer(Primitive::kBernoulliLogitGlm, {x, T("i64[4]"), alpha, beta}),
+                {"operand 1 has type i64[4]", "y as i64[5]"});
+  ExpectInvalid(Infer(Primitive::kBernoulliLogitGlm, {x, y, T("f64[1]"), beta}),
+                {"operand 2 has type f64[1]", "alpha as an f64 scalar"});
+  ExpectInvalid(Infer(Primitive::kBernoulliLogitGlm, {x, y, alpha, T("f64[4]")}),
+                {"operand 3 has type f64[4]", "beta as f64[3] (one per column of X)"});
+}
+
 TEST(TypeRulesTest, MatVec) {
   ExpectType(Infer(Primitive::kMatVec, {T("f64[3]")}, WithMatrix(2, 3, 6)),
              "f64[2]");
@@ -430,6 +450,10 @@ TEST(TypeRulesTest, EveryPrimitiveHasAWellTypedUse) {
       case TypeRule::kMatVecTInput:
         in = {T("f64[2,3]"), T("f64[2]")};
         want = "f64[3]";
+        break;
+      case TypeRule::kBernoulliLogitGlm:
+        in = {T("f64[2,3]"), T("i64[2]"), T("f64"), T("f64[3]")};
+        want = prim == Primitive::kBernoulliLogitGlm ? "f64" : "f64[4]";
         break;
       case TypeRule::kArithmetic:
       case TypeRule::kFloatBinary:

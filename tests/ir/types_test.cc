@@ -137,6 +137,9 @@ TEST(PrimitiveTableTest, ArityMatchesTypeRule) {
       case TypeRule::kMatVecInput:
       case TypeRule::kMatVecTInput: want = 2; break;
       case TypeRule::kSelect: want = 3; break;
+      case TypeRule::kBernoulliLogitGlm:
+        want = 4;
+        break;
       case TypeRule::kConcat: want = -1; break;
     }
     EXPECT_EQ(info.num_inputs, want) << info.name;
@@ -202,8 +205,9 @@ TEST(PrimitiveTableTest, CostClassesAndFusability) {
         << info.name;
     // The data-indexed ops are documented non-fusable (ir/primitives.def).
     const bool data_indexed = prim == Primitive::kGather || prim == Primitive::kScatterAdd ||
-                              prim == Primitive::kMatVecInput ||
-                              prim == Primitive::kMatVecTInput;
+                              prim == Primitive::kMatVecInput || prim == Primitive::kMatVecTInput ||
+                              prim == Primitive::kBernoulliLogitGlm ||
+                              prim == Primitive::kBernoulliLogitGlmGrad;
     EXPECT_EQ(info.fusable, prim != Primitive::kMatVecBatched && !data_indexed) << info.name;
   }
 }
