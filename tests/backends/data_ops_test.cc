@@ -134,6 +134,10 @@ GlmData MakeGlm(int64_t rows, int64_t cols, int64_t lanes) {
       beta.push_back(std::cos(1.3 * static_cast<double>(l * cols + j)) * (1 + l % 3));
     }
   }
+  if (rows == 0) {  // FromVector cannot tell the lanes of an empty type
+    return {Tensor(TensorType{DType::kF64, {0, cols}}, 1), Tensor(Vector(DType::kI64, 0), 1),
+            *Tensor::FromVector<double>(alpha), *Tensor::FromVector<double>(beta, {cols})};
+  }
   return {*Tensor::FromVector<double>(x, {rows, cols}), *Tensor::FromVector<int64_t>(y, {rows}),
           *Tensor::FromVector<double>(alpha), *Tensor::FromVector<double>(beta, {cols})};
 }
@@ -234,7 +238,7 @@ TEST(DataOpsTest, BernoulliLogitGlmIsBitStable) {
   GlmData finite = d;
   finite.y = *Tensor::FromVector<int64_t>(y01, {kRows});
   for (bool grad : {false, true}) {
-    for (const GlmData* data : {&d, &finite}) {
+    for (const GlmData* data : std::vector<const GlmData*>{&d, &finite}) {
       const int64_t width = grad ? kCols + 1 : 1;
       const Tensor all = RunGlm(*data, grad, 0, kLanes);
       auto expect_lanes = [&](const Tensor& got, int64_t first, int64_t lanes, const char* what) {

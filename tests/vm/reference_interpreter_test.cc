@@ -170,6 +170,15 @@ std::vector<PrimCase> AllCases() {
       {"matvec_t_input", Primitive::kMatVecTInput,
        {Lane<double>({1, 2, 3, 4, 5, 6}, {2, 3}), Lane<double>({1, -1}, {2})}, {},
        Lane<double>({-3, -3, -3}, {3})},
+      // eta = 0 in both rows: y = 2 is outside the support; logistic(0) = 0.5.
+      {"bernoulli_logit_glm", Primitive::kBernoulliLogitGlm,
+       {Lane<double>({2, 4}, {2, 1}), Lane<int64_t>({2, 0}, {2}), Lane<double>({0}),
+        Lane<double>({0}, {1})},
+       {}, Lane<double>({-std::numeric_limits<double>::infinity()})},
+      {"bernoulli_logit_glm_grad", Primitive::kBernoulliLogitGlmGrad,
+       {Lane<double>({2, 4}, {2, 1}), Lane<int64_t>({1, 0}, {2}), Lane<double>({0}),
+        Lane<double>({0}, {1})},
+       {}, Lane<double>({0, 2 * 0.5 - 4 * 0.5}, {2})},
       {"random_uniform", Primitive::kRandomUniform, {Lane<uint64_t>({key}), Lane<uint64_t>({counter})},
        random,
        Lane<double>({PhiloxUniform(key, counter, 0), PhiloxUniform(key, counter, 1),
@@ -220,19 +229,6 @@ TEST(ReferenceInterpreterTest, EveryPrimitive) {
   for (const PrimitiveInfo& info : AllPrimitives()) {
     EXPECT_TRUE(covered.contains(*PrimitiveFromName(info.name))) << "no case for " << info.name;
   }
-  // eta = 0 in both rows: y = 2 is outside the support; logistic(0) = 0.5.
-  {"bernoulli_logit_glm",
-   Primitive::kBernoulliLogitGlm,
-   {Lane<double>({2, 4}, {2, 1}), Lane<int64_t>({2, 0}, {2}), Lane<double>({0}),
-    Lane<double>({0}, {1})},
-   {},
-   Lane<double>({-std::numeric_limits<double>::infinity()})},
-      {"bernoulli_logit_glm_grad",
-       Primitive::kBernoulliLogitGlmGrad,
-       {Lane<double>({2, 4}, {2, 1}), Lane<int64_t>({1, 0}, {2}), Lane<double>({0}),
-        Lane<double>({0}, {1})},
-       {},
-       Lane<double>({0, 2 * 0.5 - 4 * 0.5}, {2})},
 }
 
 // --- programs -------------------------------------------------------------------
