@@ -839,32 +839,43 @@ struct GlmLanes {
   double* out[kGlmChunk];          // each lane's result: 1 or cols + 1
 };
 
-// The chunk's C lanes: their linear predictors eta for rows [first, first +
-// n) into eta[i * C + v] and s = (y_i == 1 ? -eta : eta) into s[i * C + v].
-// beta_t[j * C + v] is lane v's beta[j].
+// Rows [i, i + R) of the block at `first` for the chunk's C lanes: eta into
+// eta[i * C + v] and s = (y_i == 1 ? -eta : eta) into s[i * C + v];
+// beta_t[j * C + v] is lane v's beta[j]. R rows side by side only overlap
+// their sums' latencies: each sum still runs j = 0, 1, ... on its own.
+template <int64_t C, int64_t R>
+void GlmRows(const GlmLanes& g, const double* beta_t, int64_t first, int64_t i, double* eta,
+             double* s) {
+  const int64_t k = g.cols;
+  const double* rows = g.x + (first + i) * k;
+  double acc[R][C];
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t v = 0; v < C; ++v) acc[r][v] = k == 0 ? 0.0 : Mul(rows[r * k], beta_t[v]);
+  }
+  for (int64_t j = 1; j < k; ++j) {
+    for (int64_t r = 0; r < R; ++r) {
+      const double xj = rows[r * k + j];
+      for (int64_t v = 0; v < C; ++v) acc[r][v] = Add(acc[r][v], Mul(xj, beta_t[j * C + v]));
+    }
+  }
+  for (int64_t r = 0; r < R; ++r) {
+    const bool one = g.y[first + i + r] == 1;
+    for (int64_t v = 0; v < C; ++v) {
+      const double e = Add(*g.alpha[v], Canon(acc[r][v]));
+      eta[(i + r) * C + v] = e;
+      s[(i + r) * C + v] = one ? -e : e;
+    }
+  }
+}
+
+// GlmRows for the block's n rows.
 template <int64_t C>
 void GlmPredictors(const GlmLanes& g, const double* beta_t, int64_t first, int64_t n, double* eta,
                    double* s) {
-  const int64_t k = g.cols;
-  for (int64_t i = 0; i < n; ++i) {
-    const double* row = g.x + (first + i) * k;
-    double acc[C];
-    if (k == 0) {
-      for (int64_t v = 0; v < C; ++v) acc[v] = 0.0;
-    } else {
-      for (int64_t v = 0; v < C; ++v) acc[v] = Mul(row[0], beta_t[v]);
-      for (int64_t j = 1; j < k; ++j) {
-        const double xj = row[j];
-        for (int64_t v = 0; v < C; ++v) acc[v] = Add(acc[v], Mul(xj, beta_t[j * C + v]));
-      }
-    }
-    const bool one = g.y[first + i] == 1;
-    for (int64_t v = 0; v < C; ++v) {
-      const double e = Add(*g.alpha[v], Canon(acc[v]));
-      eta[i * C + v] = e;
-      s[i * C + v] = one ? -e : e;
-    }
-  }
+  constexpr int64_t kRowGroup = 4;
+  int64_t i = 0;
+  for (; i + kRowGroup <= n; i += kRowGroup) GlmRows<C, kRowGroup>(g, beta_t, first, i, eta, s);
+  for (; i < n; ++i) GlmRows<C, 1>(g, beta_t, first, i, eta, s);
 }
 
 template <int64_t C>
@@ -912,10 +923,27 @@ void GlmChunk(const GlmLanes& g, bool grad) {
         acc[v] = Add(acc[v], r);
       }
     }
-    for (int64_t j = 0; j < k; ++j) {
+    // Xᵀ r, kColGroup columns side by side (each its own sum, i ascending).
+    constexpr int64_t kColGroup = 4;
+    const double* x0 = g.x + first * k;
+    int64_t j = 0;
+    for (; j + kColGroup <= k; j += kColGroup) {
+      double a[kColGroup * C];  // a local copy: no aliasing with x0 and f
+      std::copy(acc + (j + 1) * C, acc + (j + 1 + kColGroup) * C, a);
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t q = 0; q < kColGroup; ++q) {
+          const double xij = x0[i * k + j + q];
+          for (int64_t v = 0; v < C; ++v) {
+            a[q * C + v] = Add(a[q * C + v], Mul(xij, f[i * C + v]));
+          }
+        }
+      }
+      std::copy(a, a + kColGroup * C, acc + (j + 1) * C);
+    }
+    for (; j < k; ++j) {
       double* a = acc + (j + 1) * C;
       for (int64_t i = 0; i < n; ++i) {
-        const double xij = g.x[(first + i) * k + j];
+        const double xij = x0[i * k + j];
         for (int64_t v = 0; v < C; ++v) a[v] = Add(a[v], Mul(xij, f[i * C + v]));
       }
     }
