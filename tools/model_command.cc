@@ -42,7 +42,9 @@ absl::StatusOr<nlohmann::json> LogProb(mcmc::ProgramModel& model, const ModelArg
   // The parameters' constrained values read like data: one f64 entry each.
   std::vector<mcmc::DataSpec> specs;
   for (const mcmc::ParameterSpec& p : model.parameters()) {
-    specs.push_back({.name = p.name, .dtype = DType::kF64, .shape = p.shape});
+    specs.push_back({.name = p.name,
+                     .dtype = DType::kF64,
+                     .shape = std::vector<mcmc::Extent>(p.shape.begin(), p.shape.end())});
   }
   AB_ASSIGN_OR_RETURN(std::vector<Tensor> values, mcmc::ReadData(at_text, specs, args.at));
   std::vector<double> constrained;
