@@ -321,6 +321,13 @@ TEST(ProgramModelSizesTest, SizesComeFromTheDataAndMayChange) {
               HasSubstr("parameter 'beta' has shape [K] from the data; set the data"));
   std::vector<double> q1(1), g1(1);
   EXPECT_TRUE(std::isnan(model->LogDensityGradient(q1, g1)));
+  SampleOptions before;
+  before.num_chains = 1;
+  before.num_warmup = 10;
+  before.num_samples = 10;
+  absl::StatusOr<SampleResult> no_data = Sample(*model, before);
+  EXPECT_FALSE(no_data.ok());
+  EXPECT_THAT(std::string(no_data.status().message()), HasSubstr("model 'regression'"));
 
   ASSERT_TRUE(model
                   ->LoadData(R"({"N": 3, "K": 2, "X": [[1, 0], [0, 1], [1, 1]],
