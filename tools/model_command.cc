@@ -42,7 +42,9 @@ absl::StatusOr<nlohmann::json> LogProb(mcmc::ProgramModel& model, const ModelArg
   // The parameters' constrained values read like data: one f64 entry each.
   std::vector<mcmc::DataSpec> specs;
   for (const mcmc::ParameterSpec& p : model.parameters()) {
-    specs.push_back({.name = p.name, .dtype = DType::kF64, .shape = p.shape});
+    specs.push_back({.name = p.name,
+                     .dtype = DType::kF64,
+                     .shape = std::vector<mcmc::Extent>(p.shape.begin(), p.shape.end())});
   }
   AB_ASSIGN_OR_RETURN(std::vector<Tensor> values, mcmc::ReadData(at_text, specs, args.at));
   std::vector<double> constrained;
@@ -85,10 +87,13 @@ CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args) {
       ->required();
   cmd->add_flag("--json", args.json,
                 "print the model as JSON: declarations, its log density's IR and its "
-                "generated quantities' (if any)");
+                "generated quantities' (if any); a model whose parameter sizes come from its "
+                "data needs --data (the file is written for those sizes)");
   cmd->add_flag("--log-prob", args.log_prob,
                 "print the log density (lp__) and its gradient at --at's constrained values");
-  cmd->add_option("--data", args.data, "the model's data: a CmdStan JSON file");
+  cmd->add_option("--data", args.data,
+                  "the model's data: a CmdStan JSON file (for --log-prob; for --json, the "
+                  "parameter sizes)");
   cmd->add_option("--at", args.at,
                   "constrained parameter values: a CmdStan JSON file, one entry per parameter");
   return cmd;
@@ -100,8 +105,13 @@ int RunModelCommand(const ModelArgs& args) {
   absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> model = LoadModel(args.model);
   if (!model.ok()) return Fail(model.status());
   if (args.json) {
-    if (!args.data.empty() || !args.at.empty()) {
-      return Fail(absl::InvalidArgumentError("--data and --at belong to --log-prob"));
+    if (!args.at.empty()) return Fail(absl::InvalidArgumentError("--at belongs to --log-prob"));
+    if (!args.data.empty()) {
+      absl::StatusOr<std::string> data_text = ReadText("--data", args.data);
+      if (!data_text.ok()) return Fail(data_text.status());
+      if (absl::Status loaded = (*model)->LoadData(*data_text, args.data); !loaded.ok()) {
+        return Fail(loaded);
+      }
     }
     absl::StatusOr<nlohmann::json> json = mcmc::ModelToJson(**model);
     if (!json.ok()) return Fail(json.status());

@@ -24,6 +24,48 @@ namespace {
 
 using Json = nlohmann::json;
 
+// A declaration with its named extents resolved: what the readers and the
+// writer work on (the fields of DataSpec, the shape a number per extent).
+struct Resolved {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  bool allow_nonfinite;
+  std::optional<double> lower;
+  std::optional<double> upper;
+};
+
+Resolved WithShape(const DataSpec& spec, std::vector<int64_t> shape) {
+  return {spec.name, spec.dtype, std::move(shape), spec.allow_nonfinite, spec.lower, spec.upper};
+}
+
+// The index of the declaration named `name`, or specs.size().
+size_t IndexOf(std::span<const DataSpec> specs, const std::string& name) {
+  return static_cast<size_t>(
+      std::find_if(specs.begin(), specs.end(), [&](const DataSpec& s) { return s.name == name; }) -
+      specs.begin());
+}
+
+// The problem of one named extent, or "" (see ExtentNameProblems).
+std::string ExtentNameProblem(const Extent& e, std::string_view who,
+                              std::span<const DataSpec> specs, size_t before) {
+  const std::string use = absl::StrCat(std::string(who), " has extent '", e.name, "'");
+  const size_t j = IndexOf(specs, e.name);
+  if (j == specs.size()) {
+    return absl::StrCat(use, ", but no data variable is named '", e.name, "' (declare it, `int ",
+                        e.name, "`, as data before its use)");
+  }
+  if (j >= before) {
+    return absl::StrCat(use, ", but '", e.name,
+                        "' is declared after it (declare a size before its use, as in Stan)");
+  }
+  if (specs[j].dtype != DType::kI64 || !specs[j].shape.empty()) {
+    return absl::StrCat(use, ", but '", e.name, "' is ", std::string(DTypeName(specs[j].dtype)),
+                        ShapeText(specs[j].shape), "; a size is an i64 scalar (Stan's int)");
+  }
+  return "";
+}
+
 // How many names a line lists before "and N more".
 constexpr size_t kMaxNamesListed = 10;
 // 2^63 as a double: int64 holds [-2^63, 2^63).
@@ -62,7 +104,7 @@ std::string BoundText(double bound, DType dtype) {
 }
 
 // "a real number", "integer values of shape [3] in [0, inf)", ...
-std::string Describe(const DataSpec& spec) {
+std::string Describe(const Resolved& spec) {
   const bool is_int = spec.dtype == DType::kI64;
   std::string text = spec.shape.empty() ? std::string(is_int ? "an integer" : "a real number")
                                         : absl::StrCat(is_int ? "integer" : "real",
@@ -119,7 +161,7 @@ std::string PatternAt(std::string_view name, int depth) {
 // the nesting of the JSON.
 class ShapeScan {
  public:
-  explicit ShapeScan(const DataSpec& spec) : spec_(spec), levels_(spec.shape.size()) {}
+  explicit ShapeScan(const Resolved& spec) : spec_(spec), levels_(spec.shape.size()) {}
 
   // Empty if the value has the declared shape; else the one problem to report.
   std::string Check(const Json& value) {
@@ -232,7 +274,7 @@ class ShapeScan {
     return "";
   }
 
-  const DataSpec& spec_;
+  const Resolved& spec_;
   std::vector<Level> levels_;
   std::optional<std::vector<int64_t>> too_deep_;
   const Json* too_deep_value_ = nullptr;
@@ -254,7 +296,7 @@ constexpr std::string_view kNonFiniteList =
     "\"inf\", \"+inf\", \"Inf\", \"Infinity\", \"-inf\", \"-Inf\", \"-Infinity\", \"NaN\"";
 
 // The subject of a value's problem: 'N' for a scalar, 'y[2]' for an element.
-std::string Subject(const DataSpec& spec, int64_t flat) {
+std::string Subject(const Resolved& spec, int64_t flat) {
   if (spec.shape.empty()) return absl::StrCat("'", spec.name, "'");
   std::vector<int64_t> index(spec.shape.size());
   for (int d = static_cast<int>(spec.shape.size()) - 1; d >= 0; --d) {
@@ -271,7 +313,7 @@ std::string OutOfRange(const std::string& subject, const Json& v, const std::str
 }
 
 // Converts one value into `out`; returns the problem ("" if none).
-std::string ConvertI64(const DataSpec& spec, const Json& v, const std::string& subject,
+std::string ConvertI64(const Resolved& spec, const Json& v, const std::string& subject,
                        int64_t* out) {
   const std::string declared = absl::StrCat("'", spec.name, "' is declared ", Describe(spec));
   if (v.is_number_integer() && !v.is_number_unsigned()) {
@@ -307,7 +349,7 @@ std::string ConvertI64(const DataSpec& spec, const Json& v, const std::string& s
   return "";
 }
 
-std::string ConvertF64(const DataSpec& spec, const Json& v, const std::string& subject,
+std::string ConvertF64(const Resolved& spec, const Json& v, const std::string& subject,
                        double* out) {
   const std::string declared = absl::StrCat("'", spec.name, "' is declared ", Describe(spec));
   if (v.is_number()) {
@@ -340,7 +382,7 @@ std::string ConvertF64(const DataSpec& spec, const Json& v, const std::string& s
 }
 
 // The variable's tensor from its leaves; appends the values' problems.
-Tensor ConvertValues(const DataSpec& spec, const std::vector<const Json*>& leaves,
+Tensor ConvertValues(const Resolved& spec, const std::vector<const Json*>& leaves,
                      std::vector<std::string>& problems) {
   Tensor tensor(TensorType{spec.dtype, spec.shape}, /*batch=*/1);
   int bad = 0;
@@ -384,7 +426,7 @@ absl::Status Problems(std::string_view source, const std::vector<std::string>& p
 
 // Appends `spec`'s value (the lane at `values`) as JSON, rows of rank >= 2
 // arrays on their own lines indented past `indent`.
-void WriteValue(const DataSpec& spec, const Tensor& t, size_t dim, int64_t& flat, int indent,
+void WriteValue(const Resolved& spec, const Tensor& t, size_t dim, int64_t& flat, int indent,
                 std::string& out) {
   if (dim == spec.shape.size()) {
     if (spec.dtype == DType::kI64) {
@@ -412,6 +454,58 @@ void WriteValue(const DataSpec& spec, const Tensor& t, size_t dim, int64_t& flat
 
 }  // namespace
 
+std::string Extent::ToString() const { return named() ? name : absl::StrCat(value); }
+
+std::string ShapeText(std::span<const Extent> shape) {
+  std::vector<std::string> parts;
+  for (const Extent& e : shape) parts.push_back(e.ToString());
+  return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
+}
+
+bool HasNamedExtent(std::span<const Extent> shape) {
+  return std::any_of(shape.begin(), shape.end(), [](const Extent& e) { return e.named(); });
+}
+
+std::vector<std::string> ExtentNameProblems(std::span<const Extent> shape, std::string_view who,
+                                            std::span<const DataSpec> specs, size_t before) {
+  std::vector<std::string> problems;
+  for (const Extent& e : shape) {
+    if (!e.named()) continue;
+    std::string problem = ExtentNameProblem(e, who, specs, before);
+    if (!problem.empty()) problems.push_back(std::move(problem));
+  }
+  return problems;
+}
+
+absl::StatusOr<std::vector<int64_t>> ResolveShape(std::span<const Extent> shape,
+                                                  std::string_view who,
+                                                  std::span<const DataSpec> specs,
+                                                  std::span<const Tensor> values) {
+  std::vector<int64_t> out;
+  for (const Extent& e : shape) {
+    if (!e.named()) {
+      out.push_back(e.value);
+      continue;
+    }
+    std::string problem = ExtentNameProblem(e, who, specs, values.size());
+    if (!problem.empty()) return absl::InvalidArgumentError(problem);
+    const Tensor& t = values[IndexOf(specs, e.name)];
+    if (t.type() != Scalar(DType::kI64) || t.batch() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          std::string(who), " has extent '", e.name, "', but the data of '", e.name, "' is ",
+          t.type().ToString(), " x ", t.batch(), " lanes; a size is one i64 scalar"));
+    }
+    const int64_t v = t.data<int64_t>()[0];
+    if (v < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(std::string(who), " has extent '", e.name, "', which is ", v,
+                       "; a size must be non-negative (declare it `int<lower=0> ", e.name, "`)"));
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
 absl::Status ValidateDataSpecs(std::span<const DataSpec> specs) {
   std::vector<std::string> problems;
   std::map<std::string, size_t> first_index;
@@ -430,8 +524,13 @@ absl::Status ValidateDataSpecs(std::span<const DataSpec> specs) {
       problems.push_back(absl::StrCat(who, " has dtype ", std::string(DTypeName(s.dtype)),
                                       "; data is f64 (Stan real) or i64 (Stan int)"));
     }
+    for (std::string& p : ExtentNameProblems(s.shape, who, specs, i)) {
+      problems.push_back(std::move(p));
+    }
     int64_t elements = 1;
-    for (int64_t extent : s.shape) {
+    for (const Extent& e : s.shape) {
+      if (e.named()) continue;  // checked when the data are read
+      const int64_t extent = e.value;
       if (extent < 0) {
         problems.push_back(
             absl::StrCat(who, " has shape ", ShapeText(s.shape), "; extents must be non-negative"));
@@ -505,7 +604,53 @@ absl::StatusOr<std::vector<Tensor>> ReadData(std::string_view json_text,
   }
   std::vector<Tensor> tensors;
   tensors.reserve(specs.size());
-  for (const DataSpec& spec : specs) {
+  // The values read by declaration, which the named extents of later
+  // declarations take (read_ok[j]: specs[j] was read without a problem).
+  std::vector<Tensor> read(specs.size());
+  std::vector<bool> read_ok(specs.size(), false);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const DataSpec& declaration = specs[i];
+    std::vector<int64_t> shape;
+    std::string unread_size;
+    bool negative = false;
+    for (const Extent& e : declaration.shape) {
+      if (!e.named()) {
+        shape.push_back(e.value);
+        continue;
+      }
+      const size_t j = IndexOf(specs, e.name);  // an earlier i64 scalar (validated)
+      if (!read_ok[j]) {
+        unread_size = e.name;
+        break;
+      }
+      const int64_t v = read[j].data<int64_t>()[0];
+      if (v < 0) {
+        problems.push_back(
+            absl::StrCat("'", declaration.name, "' has extent '", e.name, "', which is ", v,
+                         "; a size must be non-negative (declare it `int<lower=0> ", e.name, "`)"));
+        negative = true;
+        break;
+      }
+      shape.push_back(v);
+    }
+    if (negative) continue;
+    if (!unread_size.empty()) {
+      problems.push_back(absl::StrCat("'", declaration.name, "' is not checked: its size '",
+                                      unread_size, "' could not be read"));
+      continue;
+    }
+    int64_t elements = 1;
+    bool too_big = false;
+    for (int64_t extent : shape) {
+      too_big = too_big || (extent > 0 && elements > (int64_t{1} << 62) / extent);
+      if (!too_big) elements *= extent;
+    }
+    if (too_big) {
+      problems.push_back(absl::StrCat("'", declaration.name, "' has shape ", ShapeText(shape),
+                                      " (from its sizes), more than 2^62 elements"));
+      continue;
+    }
+    const Resolved spec = WithShape(declaration, std::move(shape));
     auto it = json.find(spec.name);
     if (it == json.end()) {
       problems.push_back(absl::StrCat(
@@ -519,7 +664,11 @@ absl::StatusOr<std::vector<Tensor>> ReadData(std::string_view json_text,
       problems.push_back(std::move(shape_problem));
       continue;
     }
-    tensors.push_back(ConvertValues(spec, scan.leaves(), problems));
+    const size_t problems_before = problems.size();
+    Tensor t = ConvertValues(spec, scan.leaves(), problems);
+    read_ok[i] = problems.size() == problems_before;
+    read[i] = t;
+    tensors.push_back(std::move(t));
   }
   if (!problems.empty()) return Problems(source_name, problems);
   return tensors;
@@ -548,7 +697,10 @@ std::string WriteData(std::span<const DataSpec> specs, std::span<const Tensor> t
   AB_CHECK(specs.size() == tensors.size(), "WriteData: one tensor per declaration");
   std::string out = "{";
   for (size_t i = 0; i < specs.size(); ++i) {
-    const DataSpec& spec = specs[i];
+    absl::StatusOr<std::vector<int64_t>> shape =
+        ResolveShape(specs[i].shape, specs[i].name, specs, tensors.first(i));
+    AB_CHECK(shape.ok(), "WriteData: a size of the tensors is not valid");
+    const Resolved spec = WithShape(specs[i], *std::move(shape));
     const Tensor& t = tensors[i];
     AB_CHECK(t.batch() == 1 && t.type() == (TensorType{spec.dtype, spec.shape}),
              "WriteData: a tensor's type differs from its declaration or it has several lanes");

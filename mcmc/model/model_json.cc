@@ -21,6 +21,30 @@ nlohmann::json Bound(const std::optional<double>& bound) {
   return bound ? nlohmann::json(*bound) : nlohmann::json(nullptr);
 }
 
+nlohmann::json ShapeJson(const std::vector<Extent>& shape) {
+  nlohmann::json json = nlohmann::json::array();
+  for (const Extent& e : shape) {
+    if (e.named()) {
+      json.push_back(e.name);
+    } else {
+      json.push_back(e.value);
+    }
+  }
+  return json;
+}
+
+// Clears the declared type of each data input (the entry's last
+// parameters) whose shape names a size, so the file reads data of any size:
+// the type comes from the program input when it is linked.
+void ForgetDataSizes(const ProgramModel& model, Program& program) {
+  const std::vector<DataSpec>& specs = model.data_specs();
+  Function& entry = program.module.function(program.entry);
+  const size_t first = entry.params.size() - specs.size();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (HasNamedExtent(specs[i].shape)) program.module.var(entry.params[first + i]).type.reset();
+  }
+}
+
 nlohmann::json TransformJson(const Transform& t) {
   using Kind = Transform::Kind;
   switch (t.kind) {
@@ -74,8 +98,28 @@ class Reader {
     AB_ASSIGN_OR_RETURN(double v, Number(object, path, key));
     return std::optional<double>(v);
   }
-  absl::StatusOr<std::vector<int64_t>> Shape(const nlohmann::json& object,
-                                             const std::string& path) const {
+  // Extents that are numbers or names of size variables (data.h Extent).
+  absl::StatusOr<std::vector<Extent>> Shape(const nlohmann::json& object,
+                                            const std::string& path) const {
+    AB_ASSIGN_OR_RETURN(const nlohmann::json* v, Field(object, path, "shape"));
+    if (!v->is_array()) return Error(Join(path, "shape"), "should be an array of extents");
+    std::vector<Extent> shape;
+    for (size_t i = 0; i < v->size(); ++i) {
+      const nlohmann::json& e = (*v)[i];
+      if (e.is_number_integer()) {
+        shape.emplace_back(e.get<int64_t>());
+      } else if (e.is_string() && !e.get<std::string>().empty()) {
+        shape.emplace_back(e.get<std::string>());
+      } else {
+        return Error(absl::StrCat(path, ".shape[", i, "]"),
+                     "should be an integer extent or the name of a size variable");
+      }
+    }
+    return shape;
+  }
+  // Extents that are numbers only (the generated quantities').
+  absl::StatusOr<std::vector<int64_t>> IntShape(const nlohmann::json& object,
+                                                const std::string& path) const {
     AB_ASSIGN_OR_RETURN(const nlohmann::json* v, Field(object, path, "shape"));
     if (!v->is_array()) return Error(Join(path, "shape"), "should be an array of extents");
     std::vector<int64_t> shape;
@@ -130,7 +174,7 @@ absl::Status ReadGenerated(const Reader& r, const nlohmann::json& gq, ProgramMod
     const std::string path = absl::StrCat(at, ".quantities[", i, "]");
     const nlohmann::json& q = (*quantities)[i];
     AB_ASSIGN_OR_RETURN(std::string name, r.String(q, path, "name"));
-    AB_ASSIGN_OR_RETURN(std::vector<int64_t> shape, r.Shape(q, path));
+    AB_ASSIGN_OR_RETURN(std::vector<int64_t> shape, r.IntShape(q, path));
     model.AddGenerated(std::move(name), std::move(shape));
   }
   AB_ASSIGN_OR_RETURN(const nlohmann::json* program_json, r.Field(gq, at, "program"));
@@ -152,7 +196,14 @@ absl::Status ReadGenerated(const Reader& r, const nlohmann::json& gq, ProgramMod
 }  // namespace
 
 absl::StatusOr<nlohmann::json> ModelToJson(const ProgramModel& model) {
-  AB_ASSIGN_OR_RETURN(Program program, model.LogDensityProgram());
+  absl::StatusOr<Program> built = model.LogDensityProgram();
+  if (built.status().code() == absl::StatusCode::kFailedPrecondition) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        built.status().message(),
+        " (a model file fixes the parameters' sizes: it is written for the data set)"));
+  }
+  AB_ASSIGN_OR_RETURN(Program program, std::move(built));
+  ForgetDataSizes(model, program);
   nlohmann::json parameters = nlohmann::json::array();
   for (const ParameterSpec& p : model.parameters()) {
     parameters.push_back(
@@ -162,7 +213,7 @@ absl::StatusOr<nlohmann::json> ModelToJson(const ProgramModel& model) {
   for (const DataSpec& d : model.data_specs()) {
     data.push_back({{"name", d.name},
                     {"dtype", std::string(DTypeName(d.dtype))},
-                    {"shape", d.shape},
+                    {"shape", ShapeJson(d.shape)},
                     {"lower", Bound(d.lower)},
                     {"upper", Bound(d.upper)},
                     {"allow_nonfinite", d.allow_nonfinite}});
@@ -172,6 +223,7 @@ absl::StatusOr<nlohmann::json> ModelToJson(const ProgramModel& model) {
                       {"data", std::move(data)}, {"program", ProgramToJson(program)}};
   if (!model.generated().empty()) {
     AB_ASSIGN_OR_RETURN(Program generated_program, model.GeneratedQuantitiesProgram());
+    ForgetDataSizes(model, generated_program);
     nlohmann::json quantities = nlohmann::json::array();
     for (const ProgramModel::GeneratedSpec& g : model.generated()) {
       quantities.push_back({{"name", g.name}, {"shape", g.shape}});
@@ -210,7 +262,7 @@ absl::StatusOr<std::unique_ptr<ProgramModel>> ModelFromJson(std::string_view tex
     const std::string path = absl::StrCat("parameters[", i, "]");
     const nlohmann::json& p = (*parameters)[i];
     AB_ASSIGN_OR_RETURN(std::string pname, r.String(p, path, "name"));
-    AB_ASSIGN_OR_RETURN(std::vector<int64_t> shape, r.Shape(p, path));
+    AB_ASSIGN_OR_RETURN(std::vector<Extent> shape, r.Shape(p, path));
     AB_ASSIGN_OR_RETURN(Transform transform, r.TransformOf(p, path));
     model->AddParameter(std::move(pname), std::move(shape), transform);
   }
@@ -257,8 +309,10 @@ absl::StatusOr<std::unique_ptr<ProgramModel>> ModelFromJson(std::string_view tex
   }
   // Link once now, so a program that cannot be imported (user kernels, a
   // wrong stage, inputs that are not uniform) is an error of the file.
+  // (Not when a parameter's size comes from the data: Link needs the data.)
   Context ctx;
-  if (absl::StatusOr<ProgramModel::Linked> linked = model->Link(ctx); !linked.ok()) {
+  if (absl::StatusOr<ProgramModel::Linked> linked = model->Link(ctx);
+      !linked.ok() && linked.status().code() != absl::StatusCode::kFailedPrecondition) {
     return absl::InvalidArgumentError(
         absl::StrCat(std::string(source_name), ": ", linked.status().message()));
   }

@@ -14,6 +14,14 @@
 //                             "program": <IR JSON of
 //                             GeneratedQuantitiesProgram()>}}
 //
+// An extent of a data "shape" is a number or the name of an earlier i64
+// scalar data variable (data.h Extent: ["N", 3]), kept as declared, so the
+// file reads data of any size. The program fixes the parameters' sizes: a
+// parameter extent given by name is written as the number it has for the
+// model's data (ModelToJson of such a model needs the data set;
+// FailedPrecondition otherwise). A file may name a parameter extent too
+// (resolved when the data are set; the program must then slice q for those
+// sizes). Generated quantities' extents are numbers.
 // "generated_quantities" is optional (absent for a model without them).
 // Transform kinds: identity, lower {lower}, upper {upper}, bounded {lower,
 // upper}, simplex, ordered (constraint.h). The program is the log density

@@ -98,26 +98,31 @@ ProgramModel::ProgramModel(std::string name) : name_(std::move(name)) {
 }
 
 void ProgramModel::CheckDeclaration(std::string_view kind, const std::string& name,
-                                    const std::vector<int64_t>& shape) {
+                                    const std::vector<Extent>& shape) {
   if (!IsIdentifier(name)) {
     declaration_errors_.push_back(absl::StrCat(std::string(kind), " '", name,
                                                "': a name is a word of letters, digits and '_'"));
   }
-  if (shape.size() > 1 || (shape.size() == 1 && shape[0] < 1)) {
+  if (shape.size() > 1 || (shape.size() == 1 && !shape[0].named() && shape[0].value < 1)) {
     declaration_errors_.push_back(absl::StrCat(
-        std::string(kind), " '", name, "' has shape [", absl::StrJoin(shape, ", "), "]; a ",
-        std::string(kind), " is a scalar (shape []) or a vector of at least one element"));
+        std::string(kind), " '", name, "' has shape ", ShapeText(shape), "; a ", std::string(kind),
+        " is a scalar (shape []) or a vector of at least one element"));
   }
 }
 
-ModelParameter ProgramModel::AddParameter(std::string name, std::vector<int64_t> shape,
+ModelParameter ProgramModel::AddParameter(std::string name, std::vector<Extent> shape,
                                           Transform transform) {
   CheckDeclaration("parameter", name, shape);
-  ParameterSpec spec{std::move(name), std::move(shape), transform};
-  if (absl::Status valid = ValidateParameter(spec); !valid.ok()) {
-    declaration_errors_.push_back(std::string(valid.message()));
+  std::vector<int64_t> resolved;
+  for (const Extent& e : shape) resolved.push_back(e.named() ? 0 : e.value);
+  ParameterSpec spec{std::move(name), std::move(resolved), transform};
+  if (!HasNamedExtent(shape)) {  // else checked by SetData
+    if (absl::Status valid = ValidateParameter(spec); !valid.ok()) {
+      declaration_errors_.push_back(std::string(valid.message()));
+    }
   }
   parameters_.push_back(std::move(spec));
+  parameter_shapes_.push_back(std::move(shape));
   return ModelParameter(this, static_cast<int>(parameters_.size() - 1));
 }
 
@@ -129,7 +134,7 @@ ModelData ProgramModel::AddData(DataSpec spec) {
 void ProgramModel::SetLogDensity(LogDensityBody body) { body_ = std::move(body); }
 
 ModelGenerated ProgramModel::AddGenerated(std::string name, std::vector<int64_t> shape) {
-  CheckDeclaration("generated quantity", name, shape);
+  CheckDeclaration("generated quantity", name, std::vector<Extent>(shape.begin(), shape.end()));
   generated_.push_back({std::move(name), shape});
   return ModelGenerated(this, static_cast<int>(generated_.size() - 1), std::move(shape));
 }
@@ -178,6 +183,13 @@ absl::Status ProgramModel::Validate() const {
   if (absl::Status specs = ValidateDataSpecs(data_specs_); !specs.ok()) {
     errors.push_back(std::string(specs.message()));
   }
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    for (std::string& e : ExtentNameProblems(parameter_shapes_[i],
+                                             absl::StrCat("parameter '", parameters_[i].name, "'"),
+                                             data_specs_, data_specs_.size())) {
+      errors.push_back(std::move(e));
+    }
+  }
   if (parameters_.empty()) errors.push_back("it declares no parameter");
   if (!body_ && imported_ == nullptr) {
     errors.push_back("it has no log density (call SetLogDensity)");
@@ -194,9 +206,18 @@ absl::Status ProgramModel::SetData(std::vector<Tensor> data) {
                                                    " data tensors given; it declares ",
                                                    data_specs_.size()));
   }
+  std::vector<std::vector<int64_t>> data_shapes;
   for (size_t i = 0; i < data.size(); ++i) {
     const DataSpec& spec = data_specs_[i];
-    const TensorType want{spec.dtype, spec.shape};
+    absl::StatusOr<std::vector<int64_t>> shape =
+        ResolveShape(spec.shape, absl::StrCat("data '", spec.name, "'"), data_specs_,
+                     std::span<const Tensor>(data).first(i));
+    if (!shape.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model '", name_, "': ", shape.status().message()));
+    }
+    data_shapes.push_back(*shape);
+    const TensorType want{spec.dtype, *shape};
     if (data[i].type() != want || data[i].batch() != 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "model '", name_, "': data '", spec.name, "' is ", data[i].type().ToString(), " x ",
@@ -204,8 +225,42 @@ absl::Status ProgramModel::SetData(std::vector<Tensor> data) {
     }
     if (!data[i].uniform()) data[i].set_uniform();
   }
+  std::vector<ParameterSpec> parameters = parameters_;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (!HasNamedExtent(parameter_shapes_[i])) continue;
+    const std::string who = absl::StrCat("parameter '", parameters[i].name, "'");
+    absl::StatusOr<std::vector<int64_t>> shape =
+        ResolveShape(parameter_shapes_[i], who, data_specs_, data);
+    if (!shape.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model '", name_, "': ", shape.status().message()));
+    }
+    if (shape->size() == 1 && (*shape)[0] < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model '", name_, "': ", who, " has extent '", parameter_shapes_[i][0].name,
+          "', which is ", (*shape)[0], "; a parameter vector has at least one element"));
+    }
+    parameters[i].shape = *std::move(shape);
+    if (absl::Status valid = ValidateParameter(parameters[i]); !valid.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("model '", name_, "': ", valid.message()));
+    }
+  }
+  parameters_ = std::move(parameters);
+  data_shapes_ = std::move(data_shapes);
   data_ = std::move(data);
   has_data_ = true;
+  // The programs built for the former data's sizes are stale.
+  {
+    std::lock_guard lock(eval_mu_);
+    eval_ctx_.reset();
+    eval_entry_ = BatchFunction();
+    last_error_ = absl::OkStatus();
+  }
+  {
+    std::lock_guard lock(gq_mu_);
+    gq_ctx_.reset();
+    gq_entry_ = absl::UnknownError("not built");
+  }
   return absl::OkStatus();
 }
 
@@ -215,15 +270,40 @@ absl::Status ProgramModel::LoadData(std::string_view json_text, std::string_view
   return SetData(std::move(data));
 }
 
+std::vector<TensorType> ProgramModel::DataTypes() const {
+  std::vector<TensorType> types;
+  for (size_t i = 0; i < data_specs_.size(); ++i) {
+    const DataSpec& spec = data_specs_[i];
+    if (has_data_) {
+      types.push_back(TensorType{spec.dtype, data_shapes_[i]});
+      continue;
+    }
+    std::vector<int64_t> shape;
+    for (const Extent& e : spec.shape) shape.push_back(e.named() ? 0 : e.value);
+    types.push_back(TensorType{spec.dtype, shape});
+  }
+  return types;
+}
+
 std::vector<ProgramInput> ProgramModel::AddDataInputs(Context& ctx) const {
   std::vector<ProgramInput> data;
-  for (const DataSpec& spec : data_specs_) {
-    data.push_back(ctx.AddProgramInput(spec.name, TensorType{spec.dtype, spec.shape}));
+  const std::vector<TensorType> types = DataTypes();
+  for (size_t i = 0; i < data_specs_.size(); ++i) {
+    data.push_back(ctx.AddProgramInput(data_specs_[i].name, types[i]));
   }
   return data;
 }
 
 absl::StatusOr<ProgramModel::Linked> ProgramModel::Link(Context& ctx) const {
+  if (!has_data_) {
+    for (size_t i = 0; i < parameters_.size(); ++i) {
+      if (!HasNamedExtent(parameter_shapes_[i])) continue;
+      return absl::FailedPreconditionError(absl::StrCat(
+          "model '", name_, "': parameter '", parameters_[i].name, "' has shape ",
+          ShapeText(parameter_shapes_[i]),
+          " from the data; set the data (SetData or LoadData) before building its log density"));
+    }
+  }
   Linked linked;
   linked.data = AddDataInputs(ctx);
   const std::vector<ProgramInput> data = linked.data;
@@ -455,7 +535,7 @@ absl::StatusOr<BatchFunction> ProgramModel::GeneratedEntry() const {
     // The quantities' types, from the typed program: each f64 of its shape.
     std::vector<TensorType> input_types = {Vector(DType::kF64, constrained_size()),
                                            Scalar(DType::kU64), Scalar(DType::kU64)};
-    for (const DataSpec& d : data_specs_) input_types.push_back(TensorType{d.dtype, d.shape});
+    for (const TensorType& t : DataTypes()) input_types.push_back(t);
     absl::StatusOr<const Program*> typed = gq_ctx_->CompiledProgram(entry, input_types);
     if (!typed.ok()) {
       return absl::Status(

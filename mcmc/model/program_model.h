@@ -178,13 +178,21 @@ class ProgramModel final : public Model {
   explicit ProgramModel(std::string name);
 
   // Declarations, in the order of the unconstrained coordinates (and of the
-  // CSV columns). Shapes: {} (scalar) or {n} (vector). The transform is one
+  // CSV columns). Shapes: {} (scalar) or {n} (vector), n a number or the
+  // name of an i64 scalar data variable (Extent, data.h: Stan's
+  // `vector[K] beta;` is AddParameter("beta", {"K"})), resolved when the data
+  // are set (SetData: an error naming the parameter and the size when it is
+  // not an i64 scalar datum or is < 1). Before that, a named extent counts as
+  // 0 in parameters(), dimension(), constrained_size() and the CSV names,
+  // and Link() and the log density fail with FailedPrecondition. The transform is one
   // of Stan's (constraint.h: bounds elementwise, Simplex() of K values from
   // K - 1 coordinates, Ordered()). Errors (a bad name or shape, a name
   // declared twice, a declaration after Link) are reported by Validate(),
   // SetData() and Link().
-  ModelParameter AddParameter(std::string name, std::vector<int64_t> shape = {},
+  ModelParameter AddParameter(std::string name, std::vector<Extent> shape = {},
                               Transform transform = Transform::kIdentity);
+  // The parameters' shapes as declared (names kept), in order.
+  const std::vector<std::vector<Extent>>& parameter_shapes() const { return parameter_shapes_; }
   ModelData AddData(DataSpec spec);
   void SetLogDensity(LogDensityBody body);
   // Instead of a C++ body: the log density as IR, what LogDensityProgram()
@@ -214,8 +222,11 @@ class ProgramModel final : public Model {
   absl::Status Validate() const;
 
   // Gives the data: one Tensor per AddData, in order, each ONE lane of the
-  // declared dtype and shape (what ReadData returns). InvalidArgument naming
-  // the variable otherwise.
+  // declared dtype and shape (what ReadData returns), a named extent taking
+  // the value of its size variable (data.h ResolveShape), then resolves the
+  // parameters' named extents. InvalidArgument naming the variable (and the
+  // size) otherwise, the former data kept. May be called again with data of
+  // other sizes.
   absl::Status SetData(std::vector<Tensor> data);
   // Reads CmdStan JSON data against the declarations (data.h) and sets it.
   absl::Status LoadData(std::string_view json_text, std::string_view source_name);
@@ -229,6 +240,10 @@ class ProgramModel final : public Model {
     BatchFunction gradient;     // (q f64[d]) -> (f64, f64[d])
     std::vector<ProgramInput> data;
   };
+  // Data extents given by name are the resolved ones once the data are set
+  // (a placeholder 0 before: only an untyped program can be taken from such
+  // a Context). A parameter extent given by name needs the data:
+  // FailedPrecondition before SetData.
   // Defines `<name>.log_density` and its gradient `<name>.log_density.grad`
   // on `ctx`, and one program input per data variable (named as declared),
   // so every program built on ctx takes the data as its entry's last inputs
@@ -291,7 +306,10 @@ class ProgramModel final : public Model {
   std::vector<ProgramInput> AddDataInputs(Context& ctx) const;
   // Records a bad name or shape of a declaration of `kind` ("parameter").
   void CheckDeclaration(std::string_view kind, const std::string& name,
-                        const std::vector<int64_t>& shape);
+                        const std::vector<Extent>& shape);
+  // The data's types: the resolved shapes, or 0 for a named extent before
+  // SetData.
+  std::vector<TensorType> DataTypes() const;
   // The constrained parameters of `x` (LinkGenerated's input) as values.
   std::vector<Value> SplitConstrained(const Value& x) const;
   // The generated-quantities entry of gq_ctx_, compiled and checked once.
@@ -300,7 +318,9 @@ class ProgramModel final : public Model {
   absl::StatusOr<BatchFunction> DefineValueAndGradient(Context& ctx) const;
 
   std::string name_;
-  std::vector<ParameterSpec> parameters_;
+  std::vector<ParameterSpec> parameters_;  // resolved shapes (0 for a name before SetData)
+  std::vector<std::vector<Extent>> parameter_shapes_;  // as declared
+  std::vector<std::vector<int64_t>> data_shapes_;      // resolved by SetData
   std::vector<DataSpec> data_specs_;
   LogDensityBody body_;
   std::shared_ptr<const Program> imported_;  // SetLogDensityProgram

@@ -12,8 +12,7 @@
 // The loop is a real loop of the program (Builder::While), not a vectorized
 // sum, whose bound is read from the data when the program runs: the compiler
 // differentiates it with per-lane tapes (passes/differentiate.h), and every
-// chain runs it T - 2 times. (The declared shapes are fixed, T = 100, as
-// every example model's are; T is still read, not compiled in.)
+// chain runs it T - 2 times. The length of y is T, taken from the data.
 #include "mcmc/model/distributions.h"
 #include "samples/models/models.h"
 
@@ -25,14 +24,12 @@ using mcmc::ModelTarget;
 using mcmc::Transform;
 
 std::unique_ptr<mcmc::ProgramModel> Ar2Model() {
-  constexpr int64_t kSteps = 100;
   auto model = std::make_unique<mcmc::ProgramModel>("ar2");
   ModelParameter alpha = model->AddParameter("alpha");
   ModelParameter beta = model->AddParameter("beta", {2});
   ModelParameter sigma = model->AddParameter("sigma", {}, Transform::LowerBound(0));
-  ModelData steps =
-      model->AddData({.name = "T", .dtype = DType::kI64, .lower = kSteps, .upper = kSteps});
-  ModelData y = model->AddData({.name = "y", .shape = {kSteps}});
+  ModelData steps = model->AddData({.name = "T", .dtype = DType::kI64, .lower = 0});
+  ModelData y = model->AddData({.name = "y", .shape = {"T"}});
   model->SetLogDensity([=](ModelTarget& target) {
     target += mcmc::normal_lupdf(alpha(), 0.0, 5.0);
     target += mcmc::normal_lupdf(beta(), 0.0, 1.0);

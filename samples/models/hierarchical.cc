@@ -21,18 +21,20 @@ using mcmc::ModelTarget;
 using mcmc::Transform;
 
 std::unique_ptr<mcmc::ProgramModel> HierarchicalModel() {
-  constexpr int64_t kObservations = 200, kGroups = 8;
   auto model = std::make_unique<mcmc::ProgramModel>("hierarchical");
   ModelParameter mu_alpha = model->AddParameter("mu_alpha");
   ModelParameter tau = model->AddParameter("tau", {}, Transform::LowerBound(0));
+  // The number of groups is fixed: g's bound (Stan's upper=J) is a number
+  // here, and an index past J would be clamped by gather, not reported. N
+  // comes from the data.
+  constexpr int64_t kGroups = 8;
   ModelParameter alpha_raw = model->AddParameter("alpha_raw", {kGroups});
   ModelParameter sigma = model->AddParameter("sigma", {}, Transform::LowerBound(0));
-  model->AddData(
-      {.name = "N", .dtype = DType::kI64, .lower = kObservations, .upper = kObservations});
+  model->AddData({.name = "N", .dtype = DType::kI64, .lower = 0});
   model->AddData({.name = "J", .dtype = DType::kI64, .lower = kGroups, .upper = kGroups});
   ModelData g = model->AddData(
-      {.name = "g", .dtype = DType::kI64, .shape = {kObservations}, .lower = 1, .upper = kGroups});
-  ModelData y = model->AddData({.name = "y", .shape = {kObservations}});
+      {.name = "g", .dtype = DType::kI64, .shape = {"N"}, .lower = 1, .upper = kGroups});
+  ModelData y = model->AddData({.name = "y", .shape = {"N"}});
   model->SetLogDensity([=](ModelTarget& target) {
     target += mcmc::normal_lupdf(mu_alpha(), 0.0, 5.0);
     target += mcmc::normal_lupdf(tau(), 0.0, 2.5);

@@ -27,14 +27,12 @@ using mcmc::ModelTarget;
 using mcmc::Transform;
 
 std::unique_ptr<mcmc::ProgramModel> MixtureModel() {
-  constexpr int64_t kObservations = 200;
   auto model = std::make_unique<mcmc::ProgramModel>("mixture");
   ModelParameter mu = model->AddParameter("mu", {2}, Transform::Ordered());
   ModelParameter theta = model->AddParameter("theta", {}, Transform::Bounded(0, 1));
   ModelParameter sigma = model->AddParameter("sigma", {}, Transform::LowerBound(0));
-  ModelData n = model->AddData(
-      {.name = "N", .dtype = DType::kI64, .lower = kObservations, .upper = kObservations});
-  ModelData y = model->AddData({.name = "y", .shape = {kObservations}});
+  ModelData n = model->AddData({.name = "N", .dtype = DType::kI64, .lower = 0});
+  ModelData y = model->AddData({.name = "y", .shape = {"N"}});
   model->SetLogDensity([=](ModelTarget& target) {
     target += mcmc::normal_lupdf(mu(), 0.0, 5.0);
     target += mcmc::normal_lupdf(sigma(), 0.0, 2.5);

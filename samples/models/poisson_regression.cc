@@ -19,17 +19,14 @@ using mcmc::ModelParameter;
 using mcmc::ModelTarget;
 
 std::unique_ptr<mcmc::ProgramModel> PoissonRegressionModel() {
-  constexpr int64_t kObservations = 200, kCovariates = 3;
   auto model = std::make_unique<mcmc::ProgramModel>("poisson_regression");
   ModelParameter alpha = model->AddParameter("alpha");
-  ModelParameter beta = model->AddParameter("beta", {kCovariates});
-  model->AddData(
-      {.name = "N", .dtype = DType::kI64, .lower = kObservations, .upper = kObservations});
-  model->AddData({.name = "K", .dtype = DType::kI64, .lower = kCovariates, .upper = kCovariates});
-  ModelData x = model->AddData({.name = "X", .shape = {kObservations, kCovariates}});
-  ModelData exposure = model->AddData({.name = "exposure", .shape = {kObservations}, .lower = 0});
-  ModelData y =
-      model->AddData({.name = "y", .dtype = DType::kI64, .shape = {kObservations}, .lower = 0});
+  ModelParameter beta = model->AddParameter("beta", {"K"});
+  model->AddData({.name = "N", .dtype = DType::kI64, .lower = 0});
+  model->AddData({.name = "K", .dtype = DType::kI64, .lower = 0});
+  ModelData x = model->AddData({.name = "X", .shape = {"N", "K"}});
+  ModelData exposure = model->AddData({.name = "exposure", .shape = {"N"}, .lower = 0});
+  ModelData y = model->AddData({.name = "y", .dtype = DType::kI64, .shape = {"N"}, .lower = 0});
   model->SetLogDensity([=](ModelTarget& target) {
     target += mcmc::normal_lupdf(alpha(), 0.0, 5.0);
     target += mcmc::normal_lupdf(beta(), 0.0, 2.5);

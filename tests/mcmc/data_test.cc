@@ -19,17 +19,17 @@ using ::testing::HasSubstr;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-DataSpec Spec(std::string name, DType dtype, std::vector<int64_t> shape) {
+DataSpec Spec(std::string name, DType dtype, std::vector<Extent> shape) {
   DataSpec spec;
   spec.name = std::move(name);
   spec.dtype = dtype;
   spec.shape = std::move(shape);
   return spec;
 }
-DataSpec Real(std::string name, std::vector<int64_t> shape = {}) {
+DataSpec Real(std::string name, std::vector<Extent> shape = {}) {
   return Spec(std::move(name), DType::kF64, std::move(shape));
 }
-DataSpec Int(std::string name, std::vector<int64_t> shape = {}) {
+DataSpec Int(std::string name, std::vector<Extent> shape = {}) {
   return Spec(std::move(name), DType::kI64, std::move(shape));
 }
 
@@ -571,6 +571,53 @@ TEST(WriteDataTest, RoundTripIsBitExact) {
   }
   // And the text is stable: writing what was read gives the same text.
   EXPECT_EQ(WriteData(specs, *back), json);
+}
+
+// Stan's `int N; int K; matrix[N, K] X; vector[N] y;`: the sizes are read
+// first and the later variables checked against them.
+TEST(ReadDataSizesTest, NamedExtentsTakeTheValuesOfEarlierSizes) {
+  const std::vector<DataSpec> specs = {Int("N"), Int("K"), Real("X", {"N", "K"}), Real("y", {"N"}),
+                                       Real("z", {"K", 2})};
+  const std::string json = R"({"N": 2, "K": 1, "X": [[1], [2]], "y": [3, 4], "z": [[5, 6]]})";
+  std::vector<Tensor> t = Read(json, specs);
+  ASSERT_EQ(t.size(), 5u);
+  EXPECT_EQ(t[2].type(), (TensorType{DType::kF64, {2, 1}}));
+  EXPECT_EQ(t[3].type(), (TensorType{DType::kF64, {2}}));
+  EXPECT_EQ(t[4].type(), (TensorType{DType::kF64, {1, 2}}));
+  // WriteData resolves the names from the tensors it writes.
+  absl::StatusOr<std::vector<Tensor>> back = ReadData(WriteData(specs, t), specs, "back.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  // Other sizes, same declarations.
+  std::vector<Tensor> empty = Read(R"({"N": 0, "K": 0, "X": [], "y": [], "z": []})", specs);
+  EXPECT_EQ(empty[2].type(), (TensorType{DType::kF64, {0, 0}}));
+  EXPECT_EQ(ShapeText(specs[2].shape), "[N, K]");
+}
+
+TEST(ReadDataSizesTest, ASizeThatDoesNotFitIsAClearError) {
+  const std::vector<DataSpec> specs = {Int("N"), Real("y", {"N"})};
+  EXPECT_THAT(Error(R"({"N": 3, "y": [1, 2]})", specs), HasSubstr("'y' should have shape [3]"));
+  EXPECT_THAT(Error(R"({"N": -1, "y": []})", specs),
+              HasSubstr("'y' has extent 'N', which is -1; a size must be non-negative"));
+  EXPECT_THAT(Error(R"({"N": 1.5, "y": [1]})", specs),
+              HasSubstr("'y' is not checked: its size 'N' could not be read"));
+  EXPECT_THAT(Error(R"({"y": [1]})", specs),
+              HasSubstr("'y' is not checked: its size 'N' could not be read"));
+}
+
+TEST(ReadDataSizesTest, BadSizeDeclarationsAreClearErrors) {
+  const std::string missing(ValidateDataSpecs(std::vector{Real("y", {"N"})}).message());
+  EXPECT_THAT(missing, HasSubstr("declaration 0 ('y') has extent 'N', but no data variable is "
+                                 "named 'N'"));
+  const std::string after(ValidateDataSpecs(std::vector{Real("y", {"N"}), Int("N")}).message());
+  EXPECT_THAT(after, HasSubstr("declaration 0 ('y') has extent 'N', but 'N' is declared after it"));
+  const std::string real(ValidateDataSpecs(std::vector{Real("N"), Real("y", {"N"})}).message());
+  EXPECT_THAT(real, HasSubstr("declaration 1 ('y') has extent 'N', but 'N' is f64[]; a size is "
+                              "an i64 scalar"));
+  const std::string vector(
+      ValidateDataSpecs(std::vector{Int("N", {2}), Real("y", {"N"})}).message());
+  EXPECT_THAT(vector, HasSubstr("'N' is i64[2]; a size is an i64 scalar"));
+  // ReadData checks the declarations first.
+  EXPECT_THAT(Error(R"({"y": [1]})", {Real("y", {"N"})}), HasSubstr("no data variable is named"));
 }
 
 }  // namespace

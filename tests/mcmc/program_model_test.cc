@@ -289,5 +289,148 @@ TEST(ProgramModelTest, MistakesAreClearErrors) {
               HasSubstr("model 'no_data' has no data: call SetData or LoadData"));
 }
 
+// Stan's `int N; int K; matrix[N, K] X; vector[N] y; vector[K] beta;`:
+// the sizes come from the data, which may change.
+std::unique_ptr<ProgramModel> RegressionWithDataSizes() {
+  auto model = std::make_unique<ProgramModel>("regression");
+  ModelParameter beta = model->AddParameter("beta", {"K"});
+  ModelParameter sigma = model->AddParameter("sigma", {}, Transform::LowerBound(0));
+  model->AddData({.name = "N", .dtype = DType::kI64, .lower = 0});
+  model->AddData({.name = "K", .dtype = DType::kI64, .lower = 0});
+  ModelData x = model->AddData({.name = "X", .shape = {"N", "K"}});
+  ModelData y = model->AddData({.name = "y", .shape = {"N"}});
+  model->SetLogDensity([=](ModelTarget& target) {
+    target += normal_lupdf(beta(), 0.0, 1.0);
+    target += normal_lupdf(sigma(), 0.0, 1.0);
+    target += normal_lupdf(y(), matvec_input(x(), beta()), sigma());
+  });
+  return model;
+}
+
+TEST(ProgramModelSizesTest, SizesComeFromTheDataAndMayChange) {
+  std::unique_ptr<ProgramModel> model = RegressionWithDataSizes();
+  ASSERT_TRUE(model->Validate().ok()) << model->Validate();
+  // Before the data: a named extent counts as 0, and the log density needs
+  // the data.
+  EXPECT_EQ(model->dimension(), 1);
+  EXPECT_EQ(model->parameter_shapes()[0], (std::vector<Extent>{"K"}));
+  Context ctx;
+  absl::StatusOr<ProgramModel::Linked> unlinked = model->Link(ctx);
+  EXPECT_EQ(unlinked.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(unlinked.status().message()),
+              HasSubstr("parameter 'beta' has shape [K] from the data; set the data"));
+  std::vector<double> q1(1), g1(1);
+  EXPECT_TRUE(std::isnan(model->LogDensityGradient(q1, g1)));
+  SampleOptions before;
+  before.num_chains = 1;
+  before.num_warmup = 10;
+  before.num_samples = 10;
+  absl::StatusOr<SampleResult> no_data = Sample(*model, before);
+  EXPECT_FALSE(no_data.ok());
+  EXPECT_THAT(std::string(no_data.status().message()), HasSubstr("model 'regression'"));
+
+  ASSERT_TRUE(model
+                  ->LoadData(R"({"N": 3, "K": 2, "X": [[1, 0], [0, 1], [1, 1]],
+                                   "y": [0.5, -0.5, 0.1]})",
+                             "a.json")
+                  .ok());
+  EXPECT_EQ(model->dimension(), 3);
+  EXPECT_EQ(OutputColumnNames(*model), (std::vector<std::string>{"beta.1", "beta.2", "sigma"}));
+  std::vector<double> q(3, 0.1), grad(3);
+  EXPECT_TRUE(std::isfinite(model->LogDensityGradient(q, grad))) << model->last_error();
+
+  // Data of other sizes: the programs are rebuilt.
+  ASSERT_TRUE(model->LoadData(R"({"N": 1, "K": 3, "X": [[1, 2, 3]], "y": [0.5]})", "b.json").ok());
+  EXPECT_EQ(model->dimension(), 4);
+  std::vector<double> q4(4, 0.1), grad4(4);
+  EXPECT_TRUE(std::isfinite(model->LogDensityGradient(q4, grad4))) << model->last_error();
+  SampleOptions options;
+  options.num_chains = 2;
+  options.num_warmup = 100;
+  options.num_samples = 50;
+  absl::StatusOr<SampleResult> result = Sample(*model, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_NE(std::find(result->column_names.begin(), result->column_names.end(), "beta.3"),
+            result->column_names.end());
+  EXPECT_EQ(std::find(result->column_names.begin(), result->column_names.end(), "beta.4"),
+            result->column_names.end());
+}
+
+TEST(ProgramModelSizesTest, BadSizesAreClearErrors) {
+  std::unique_ptr<ProgramModel> model = RegressionWithDataSizes();
+  // A parameter of no element.
+  const absl::Status zero = model->LoadData(R"({"N": 0, "K": 0, "X": [], "y": []})", "zero.json");
+  EXPECT_THAT(std::string(zero.message()),
+              HasSubstr("model 'regression': parameter 'beta' has extent 'K', which is 0; a "
+                        "parameter vector has at least one element"));
+  EXPECT_FALSE(model->has_data());
+  // SetData: a negative size, a size that is not an i64 scalar.
+  Tensor n = *Tensor::FromVector<int64_t>({-1}, {});
+  Tensor k = *Tensor::FromVector<int64_t>({1}, {});
+  const absl::Status negative = model->SetData(
+      {n, k, Tensor(TensorType{DType::kF64, {0, 1}}, 1), Tensor(TensorType{DType::kF64, {0}}, 1)});
+  EXPECT_THAT(std::string(negative.message()),
+              HasSubstr("data 'X' has extent 'N', which is -1; a size must be non-negative"));
+  const absl::Status wrong_size = model->SetData(
+      {k, k, *Tensor::FromVector<double>({1, 2}, {2, 1}), *Tensor::FromVector<double>({1}, {1})});
+  EXPECT_THAT(std::string(wrong_size.message()),
+              HasSubstr("data 'X' is f64[2,1] x 1 lanes; it is declared f64[1,1]"));
+
+  // Declarations naming a missing size, one declared later, a real.
+  ProgramModel bad("bad");
+  bad.AddParameter("theta", {"M"});
+  bad.AddData({.name = "y", .shape = {"N"}});
+  bad.AddData({.name = "N", .dtype = DType::kI64});
+  bad.AddData({.name = "s"});
+  bad.AddParameter("phi", {"s"});
+  bad.SetLogDensity([](ModelTarget&) {});
+  const std::string message(bad.Validate().message());
+  EXPECT_THAT(message, HasSubstr("parameter 'theta' has extent 'M', but no data variable is "
+                                 "named 'M'"));
+  EXPECT_THAT(message, HasSubstr("('y') has extent 'N', but 'N' is declared after it"));
+  EXPECT_THAT(message, HasSubstr("parameter 'phi' has extent 's', but 's' is f64[]; a size is "
+                                 "an i64 scalar"));
+}
+
+// A model file keeps the data's size names: it reads data of any size.
+TEST(ProgramModelSizesTest, AModelFileKeepsTheSizeNames) {
+  ProgramModel model("means");
+  ModelParameter mu = model.AddParameter("mu");
+  model.AddData({.name = "N", .dtype = DType::kI64, .lower = 0});
+  ModelData y = model.AddData({.name = "y", .shape = {"N"}});
+  model.SetLogDensity([=](ModelTarget& target) { target += normal_lupdf(y(), mu(), 1.0); });
+  absl::StatusOr<nlohmann::json> json = ModelToJson(model);
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ((*json)["data"][1]["shape"], nlohmann::json::array({"N"}));
+  absl::StatusOr<std::unique_ptr<ProgramModel>> loaded = ModelFromJson(json->dump(), "m.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  for (const char* data : {R"({"N": 2, "y": [1, 2]})", R"({"N": 4, "y": [1, 2, 3, 4]})"}) {
+    ASSERT_TRUE((*loaded)->LoadData(data, "d.json").ok());
+    ASSERT_TRUE(model.LoadData(data, "d.json").ok());
+    std::vector<double> q = {0.3}, g1(1), g2(1);
+    EXPECT_EQ((*loaded)->LogDensityGradient(q, g1), model.LogDensityGradient(q, g2))
+        << (*loaded)->last_error();
+    EXPECT_EQ(g1, g2);
+  }
+  // A bad extent in a file names its path.
+  nlohmann::json bad = *json;
+  bad["data"][1]["shape"] = nlohmann::json::array({true});
+  absl::StatusOr<std::unique_ptr<ProgramModel>> refused = ModelFromJson(bad.dump(), "m.json");
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("m.json: data[1].shape[0]: should be an integer extent "
+                        "or the name of a "
+                        "size variable"));
+  bad["data"][1]["shape"] = nlohmann::json::array({"M"});
+  refused = ModelFromJson(bad.dump(), "m.json");
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("has extent 'M', but no data variable is named 'M'"));
+  // Parameter sizes from the data: the file is written for the data set.
+  std::unique_ptr<ProgramModel> regression = RegressionWithDataSizes();
+  absl::StatusOr<nlohmann::json> no_data = ModelToJson(*regression);
+  EXPECT_EQ(no_data.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(no_data.status().message()),
+              HasSubstr("a model file fixes the parameters' sizes"));
+}
+
 }  // namespace
 }  // namespace autobatch::mcmc

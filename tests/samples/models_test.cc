@@ -290,5 +290,49 @@ TEST(ExampleModelsTest, LogisticRegressionIsTheHandWrittenTarget) {
   ExpectSameDensityUpToAConstant(*model, **hand, q, points);
 }
 
+// The sizes come from the data: the same model on 50 rows and 3 features
+// is the hand-written target of that size, has its columns and samples.
+TEST(ExampleModelsTest, LogisticRegressionRunsOnDataOfAnotherSize) {
+  absl::StatusOr<std::unique_ptr<ProgramModel>> model = MakeExampleModel("logistic_regression");
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::unique_ptr<mcmc::LogisticRegression>> hand =
+      mcmc::LogisticRegression::Create({.rows = 50, .features = 3});
+  ASSERT_TRUE(hand.ok()) << hand.status();
+  const mcmc::LogisticRegression::Data& data = (*hand)->data();
+  std::vector<int64_t> y;
+  for (double v : data.y) y.push_back(v != 0 ? 1 : 0);
+  std::vector<Tensor> tensors = {
+      *Tensor::FromVector<int64_t>({50}, {}), *Tensor::FromVector<int64_t>({3}, {}),
+      *Tensor::FromVector<double>(data.x, {50, 3}), *Tensor::FromVector<int64_t>(y, {50})};
+  // Through the JSON reader, as a data file would be.
+  const std::string json = mcmc::WriteData((*model)->data_specs(), tensors);
+  ASSERT_TRUE((*model)->LoadData(json, "small.json").ok());
+  ASSERT_EQ((*model)->dimension(), 4);
+  ASSERT_EQ((*model)->dimension(), (*hand)->dimension());
+  const std::vector<double> q = RandomPoints(100, 4, 7);
+  ExpectSameDensityUpToAConstant(**model, **hand, q, 100);
+
+  // The CSV columns, and NUTS draws on the batched sampler.
+  EXPECT_EQ(mcmc::OutputColumnNames(**model),
+            (std::vector<std::string>{"alpha", "beta.1", "beta.2", "beta.3"}));
+  mcmc::SamplerConfig config;
+  config.step_size = 0.1;
+  const std::vector<uint64_t> ids = mcmc::ChainIds(4);
+  absl::StatusOr<std::vector<mcmc::BatchedChain>> chains =
+      mcmc::MakeBatchedChains(**model, config, 20261203, ids);
+  ASSERT_TRUE(chains.ok()) << chains.status();
+  absl::StatusOr<std::unique_ptr<mcmc::BatchedSampler>> sampler =
+      mcmc::BatchedSampler::Create(**model, mcmc::Algorithm::kNuts, config);
+  ASSERT_TRUE(sampler.ok()) << sampler.status();
+  absl::StatusOr<mcmc::BatchedRunResult> run = (*sampler)->Run(*chains, 50, {});
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->chains.size(), 4u);
+  for (const mcmc::ScalarChainResult& chain : run->chains) {
+    ASSERT_EQ(chain.dimension, 4);
+    ASSERT_EQ(chain.draws.size(), 50u * 4u);
+    for (double x : chain.draws) ASSERT_TRUE(std::isfinite(x));
+  }
+}
+
 }  // namespace
 }  // namespace autobatch::samples

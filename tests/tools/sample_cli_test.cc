@@ -281,6 +281,25 @@ TEST(SampleCliTest, SamplesAModelWrittenAsAProgram) {
 
 // `autobatch model`: the model as JSON, and CmdStan's log_prob at given
 // constrained values (checked against the density written out by hand).
+// A model file keeps the data's size names: written once, it samples data
+// of another size. A model whose parameter sizes come from the data is
+// written for the sizes of the --data given.
+TEST(SampleCliTest, AModelFileSamplesDataOfAnotherSize) {
+  const std::string dir = TempDir("sample_cli_sizes");
+  Result dump = RunCli("model mixture --json > " + dir + "/mixture.json");
+  ASSERT_EQ(dump.exit_code, 0) << dump.out;
+  std::ofstream(dir + "/small.json") << R"({"N": 5, "y": [-1.5, 2.1, 1.8, -1.2, 2.4]})";
+  Result r = RunCli("sample --model " + dir + "/mixture.json --data " + dir +
+                    "/small.json --chains 2 --warmup 100 --samples 50 --no-progress");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("mu.2"));
+  const std::string data =
+      std::string(AUTOBATCH_SOURCE_DIR "/samples/models/hierarchical.data.json");
+  Result sized = RunCli("model hierarchical --json --data " + data);
+  ASSERT_EQ(sized.exit_code, 0) << sized.out;
+  EXPECT_THAT(sized.out, HasSubstr("\"N\""));
+}
+
 TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
   Result json = RunCli("model eight_schools --json");
   ASSERT_EQ(json.exit_code, 0) << json.out;
@@ -329,7 +348,8 @@ TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
       {"model eight_schools --json --log-prob", "give --json or --log-prob"},
       {"model nope --json", "no example model 'nope'"},
       {"model eight_schools --log-prob --data " + data, "--log-prob needs --data FILE"},
-      {"model eight_schools --json --data " + data, "--data and --at belong to --log-prob"},
+      {"model eight_schools --json --at " + data, "--at belongs to --log-prob"},
+      {"model logistic_regression --json", "parameter 'beta' has shape [K] from the data"},
       {"model eight_schools --log-prob --data " + data + " --at " + dir + "/negative.json",
        "tau"},
       {"model eight_schools --log-prob --data " + data + " --at " + dir + "/short.json",
