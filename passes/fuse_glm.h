@@ -8,7 +8,10 @@
 
 namespace autobatch {
 
-// In one block, `a = bernoulli_logit_glm(X, y, al, be)` and a later
+// In one straight-line run of blocks (a block, then the block its Goto
+// targets when that Goto is the target's only way in, and so on: the
+// differentiated function's forward and reverse sweeps without branches),
+// `a = bernoulli_logit_glm(X, y, al, be)` and a later
 // `g = bernoulli_logit_glm_grad(X, y, al, be)` (or the grad first) on the
 // same four input variables, none of them written between the two ops,
 // become
