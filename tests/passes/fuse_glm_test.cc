@@ -80,5 +80,34 @@ TEST(FuseGlmTest, AWrittenOrDifferentInputKeepsTheOpsApart) {
   EXPECT_EQ(Fuse(other), other);
 }
 
+// The forward sweep's block jumps to the reverse sweep's, its only way in:
+// the pair fuses across the two; a second way into the later block keeps
+// them apart.
+TEST(FuseGlmTest, AStraightLineRunOfBlocksFuses) {
+  constexpr char kTwoBlocks[] = R"(program stage=typed entry=@main
+
+func @main(%X: f64[6,3], %y: i64[6], %al: f64, %be: f64[3], %c: bool) -> (%lp: f64, %g: f64[4]) {
+  vars #0: %X, %y, %al, %be, %c, %lp, %g
+  vars #7: %a
+^0 entry:
+  %a: f64 = bernoulli_logit_glm %X, %y, %al, %be
+  %lp: f64 = neg %a
+  ENTRY_END
+^1 reverse:
+  %g: f64[4] = bernoulli_logit_glm_grad %X, %y, %al, %be
+  returnOTHER
+}
+)";
+  const Program program =
+      Parse(absl::StrReplaceAll(kTwoBlocks, {{"ENTRY_END", "goto ^1"}, {"OTHER", ""}}));
+  const Program out = Fuse(program);
+  EXPECT_EQ(Count(out, Primitive::kBernoulliLogitGlmValueGrad), 1);
+  EXPECT_EQ(Count(out, Primitive::kBernoulliLogitGlmGrad), 0);
+  EXPECT_TRUE(testing::SameBits(program, out, nullptr, 64));
+  const Program joined = Parse(absl::StrReplaceAll(
+      kTwoBlocks, {{"ENTRY_END", "branch %c, ^1, ^2"}, {"OTHER", "\n^2 other:\n  goto ^1"}}));
+  EXPECT_EQ(Fuse(joined), joined);
+}
+
 }  // namespace
 }  // namespace autobatch
