@@ -836,8 +836,12 @@ struct GlmLanes {
   int64_t rows, cols;
   const double* alpha[kGlmChunk];  // each lane's scalar
   const double* beta[kGlmChunk];   // each lane's [cols]
-  double* out[kGlmChunk];          // each lane's result: 1 or cols + 1
+  double* out[kGlmChunk];          // each lane's result: 1, cols + 1 or cols + 2
 };
+
+// What a GLM kernel returns: the log mass, its gradient, or both (the value
+// first), from one pass over X.
+enum class GlmOut { kValue, kGrad, kValueGrad };
 
 // Rows [i, i + R) of the block at `first` for the chunk's C lanes: eta into
 // eta[i * C + v] and s = (y_i == 1 ? -eta : eta) into s[i * C + v];
@@ -879,7 +883,7 @@ void GlmPredictors(const GlmLanes& g, const double* beta_t, int64_t first, int64
 }
 
 template <int64_t C>
-void GlmChunk(const GlmLanes& g, bool grad) {
+void GlmChunk(const GlmLanes& g, GlmOut what) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const int64_t k = g.cols;
@@ -893,24 +897,47 @@ void GlmChunk(const GlmLanes& g, bool grad) {
   }
   // -0.0 is the identity of +: each sum below starts from its first term.
   for (int64_t j = 0; j < (k + 1) * C; ++j) acc[j] = -0.0;
+  double value[C];  // the log mass's sums (kValueGrad)
+  for (int64_t v = 0; v < C; ++v) value[v] = -0.0;
   double eta[kGlmRows * C], s[kGlmRows * C], f[kGlmRows * C];
+  double t[kGlmRows * C], l[kGlmRows * C];
+  // Adds the block's log-mass terms, l[i * C + v] = log1p_exp(s), to sum[v].
+  auto add_terms = [&](int64_t first, int64_t n, double* sum) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t yi = g.y[first + i];
+      const bool in_support = yi == 0 || yi == 1;
+      for (int64_t v = 0; v < C; ++v) {
+        const double e = eta[i * C + v];
+        const double term = e != e ? kNaN : !in_support ? -kInf : Add(Neg(l[i * C + v]), 0.0);
+        sum[v] = Add(sum[v], term);
+      }
+    }
+  };
   for (int64_t first = 0; first < g.rows; first += kGlmRows) {
     const int64_t n = std::min(kGlmRows, g.rows - first);
+    const int64_t m = n * C;
     GlmPredictors<C>(g, beta_t, first, n, eta, s);
-    if (!grad) {
-      math::Eval(math::Fn::kLog1pExp, s, f, n * C);
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t yi = g.y[first + i];
-        const bool in_support = yi == 0 || yi == 1;
-        for (int64_t v = 0; v < C; ++v) {
-          const double e = eta[i * C + v];
-          const double term = e != e ? kNaN : !in_support ? -kInf : Add(Neg(f[i * C + v]), 0.0);
-          acc[v] = Add(acc[v], term);
-        }
-      }
+    if (what == GlmOut::kValue) {
+      math::Eval(math::Fn::kLog1pExp, s, l, m);
+      add_terms(first, n, acc);
       continue;
     }
-    math::Eval(math::Fn::kLogistic, s, f, n * C);
+    if (what == GlmOut::kGrad) {
+      math::Eval(math::Fn::kLogistic, s, f, m);
+    } else {
+      // log1p_exp and logistic from one t = exp(-|s|), each finished as
+      // support/math finishes it (math.cc's Log1pExpFrom and LogisticFrom,
+      // then Canon), so both keep the separate functions' bits.
+      for (int64_t q = 0; q < m; ++q) t[q] = -std::fabs(s[q]);
+      math::Eval(math::Fn::kExp, t, t, m);
+      math::Eval(math::Fn::kLog1p, t, l, m);
+      for (int64_t q = 0; q < m; ++q) {
+        const double x = s[q];
+        l[q] = Canon(x > 0 ? x + l[q] : l[q]);
+        f[q] = Canon(x >= 0 ? 1.0 / (1.0 + t[q]) : t[q] / (1.0 + t[q]));
+      }
+      add_terms(first, n, value);
+    }
     for (int64_t i = 0; i < n; ++i) {
       const int64_t yi = g.y[first + i];
       for (int64_t v = 0; v < C; ++v) {
@@ -948,16 +975,18 @@ void GlmChunk(const GlmLanes& g, bool grad) {
       }
     }
   }
-  const int64_t outputs = grad ? k + 1 : 1;
+  const int64_t outputs = what == GlmOut::kValue ? 1 : k + 1;
+  const int64_t skip = what == GlmOut::kValueGrad ? 1 : 0;
   for (int64_t v = 0; v < C; ++v) {
+    // An empty sum is +0.
+    if (skip == 1) g.out[v][0] = g.rows == 0 ? 0.0 : Canon(value[v]);
     for (int64_t j = 0; j < outputs; ++j) {
-      // An empty sum is +0.
-      g.out[v][j] = g.rows == 0 ? 0.0 : Canon(acc[j * C + v]);
+      g.out[v][skip + j] = g.rows == 0 ? 0.0 : Canon(acc[j * C + v]);
     }
   }
 }
 
-absl::Status RunBernoulliLogitGlm(const Call& c, bool grad) {
+absl::Status RunBernoulliLogitGlm(const Call& c, GlmOut what) {
   const TensorType& xt = c.in[0].type;
   if (xt.dtype != DType::kF64 || xt.Rank() != 2) return Invalid(c, "X is not f64[N,K]");
   const int64_t rows = xt.shape[0], cols = xt.shape[1];
@@ -969,7 +998,7 @@ absl::Status RunBernoulliLogitGlm(const Call& c, bool grad) {
   AB_RETURN_IF_ERROR(CheckElements(c, c.in[2].type, 1, "alpha"));
   AB_RETURN_IF_ERROR(CheckElements(c, c.in[3].type, cols, "beta"));
   if (c.out[0].type.dtype != DType::kF64) return Invalid(c, "the result is not f64");
-  const int64_t outputs = grad ? cols + 1 : 1;
+  const int64_t outputs = what == GlmOut::kValue ? 1 : what == GlmOut::kGrad ? cols + 1 : cols + 2;
   AB_RETURN_IF_ERROR(CheckElements(c, c.out[0].type, outputs, "the result"));
   double* out = Ptr<double>(c.out[0]);
   auto lanes_from = [&](int64_t first, int64_t count) {
@@ -990,10 +1019,10 @@ absl::Status RunBernoulliLogitGlm(const Call& c, bool grad) {
   int64_t l = 0;
   if (shared) {
     for (; l + kGlmChunk <= c.lanes; l += kGlmChunk) {
-      GlmChunk<kGlmChunk>(lanes_from(l, kGlmChunk), grad);
+      GlmChunk<kGlmChunk>(lanes_from(l, kGlmChunk), what);
     }
   }
-  for (; l < c.lanes; ++l) GlmChunk<1>(lanes_from(l, 1), grad);
+  for (; l < c.lanes; ++l) GlmChunk<1>(lanes_from(l, 1), what);
   return absl::OkStatus();
 }
 
@@ -1123,8 +1152,9 @@ absl::Status Dispatch(const Call& c) {
     case P::kScatterAdd: return RunScatterAdd(c);
     case P::kMatVecInput: return RunMatVecInput(c, /*transposed=*/false);
     case P::kMatVecTInput: return RunMatVecInput(c, /*transposed=*/true);
-    case P::kBernoulliLogitGlm: return RunBernoulliLogitGlm(c, /*grad=*/false);
-    case P::kBernoulliLogitGlmGrad: return RunBernoulliLogitGlm(c, /*grad=*/true);
+    case P::kBernoulliLogitGlm: return RunBernoulliLogitGlm(c, GlmOut::kValue);
+    case P::kBernoulliLogitGlmGrad: return RunBernoulliLogitGlm(c, GlmOut::kGrad);
+    case P::kBernoulliLogitGlmValueGrad: return RunBernoulliLogitGlm(c, GlmOut::kValueGrad);
     case P::kRandomUniform: return RunRandom(c, /*normal=*/false);
     case P::kRandomNormal: return RunRandom(c, /*normal=*/true);
     case P::kUserKernel: return RunUserKernel(c);
@@ -1141,7 +1171,7 @@ bool ReadsUniformInPlace(Primitive prim) {
   using P = Primitive;
   return prim == P::kUserKernel || prim == P::kGather || prim == P::kScatterAdd ||
          prim == P::kMatVecInput || prim == P::kMatVecTInput || prim == P::kBernoulliLogitGlm ||
-         prim == P::kBernoulliLogitGlmGrad;
+         prim == P::kBernoulliLogitGlmGrad || prim == P::kBernoulliLogitGlmValueGrad;
 }
 
 int64_t LaneBytes(const TensorType& type) {

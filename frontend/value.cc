@@ -427,6 +427,12 @@ Value bernoulli_logit_glm_grad(const Operand& x, const Operand& y, const Operand
               {LiteralPolicy::Constant(), LiteralPolicy::Constant(),
                LiteralPolicy::As(Scalar(DType::kF64)), LiteralPolicy::Constant()});
 }
+Value bernoulli_logit_glm_value_grad(const Operand& x, const Operand& y, const Operand& alpha,
+                                     const Operand& beta) {
+  return Emit(Primitive::kBernoulliLogitGlmValueGrad, {&x, &y, &alpha, &beta},
+              {LiteralPolicy::Constant(), LiteralPolicy::Constant(),
+               LiteralPolicy::As(Scalar(DType::kF64)), LiteralPolicy::Constant()});
+}
 Value random_normal(const Operand& key, const Operand& counter, std::vector<int64_t> shape) {
   return Random(Primitive::kRandomNormal, key, counter, std::move(shape));
 }

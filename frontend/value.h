@@ -262,6 +262,10 @@ Value bernoulli_logit_glm(const Operand& x, const Operand& y, const Operand& alp
                           const Operand& beta);
 Value bernoulli_logit_glm_grad(const Operand& x, const Operand& y, const Operand& alpha,
                                const Operand& beta);
+// Both in one pass over X: [value, d/dalpha, d/dbeta...] (f64[K+2]), each with
+// its separate op's bits (passes/fuse_glm emits it for a program's pairs).
+Value bernoulli_logit_glm_value_grad(const Operand& x, const Operand& y, const Operand& alpha,
+                                     const Operand& beta);
 // M x and M^T y with the matrix an operand (e.g. a uniform input), bit-stable.
 Value matvec_input(const Operand& m, const Operand& x);
 Value matvec_t_input(const Operand& m, const Operand& y);

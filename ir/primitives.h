@@ -36,7 +36,8 @@ enum class TypeRule {
   kMatVecInput,    // float M = [m, n], x = [n] of M's dtype; out = [m]
   kMatVecTInput,   // float M = [m, n], y = [m] of M's dtype; out = [n]
   // X = f64[N, K], y = i64[N], alpha = f64 scalar, beta = f64[K]; out = f64
-  // scalar (bernoulli_logit_glm) or f64[K + 1] (bernoulli_logit_glm_grad)
+  // scalar (bernoulli_logit_glm), f64[K + 1] (bernoulli_logit_glm_grad) or
+  // f64[K + 2] (bernoulli_logit_glm_value_grad)
   kBernoulliLogitGlm,
 };
 

@@ -364,8 +364,9 @@ class RuleChecker {
         if (cols >= kMaxElements) {
           return Error(absl::StrCat(Operand(0), ": too many columns"));
         }
-        return One(op_.prim == Primitive::kBernoulliLogitGlm ? Scalar(DType::kF64)
-                                                             : Vector(DType::kF64, cols + 1));
+        if (op_.prim == Primitive::kBernoulliLogitGlm) return One(Scalar(DType::kF64));
+        return One(Vector(DType::kF64,
+                          op_.prim == Primitive::kBernoulliLogitGlmGrad ? cols + 1 : cols + 2));
       }
       case TypeRule::kRandom: {
         for (size_t i = 0; i < 2; ++i) {

@@ -378,6 +378,11 @@ Entry EntryOf(Primitive prim, size_t n) {
       return Rule("bernoulli_logit_glm_grad: no gradient (second derivatives are not "
                   "primitives); one on the differentiated path is an error",
                   {false, false, false, false}, false, nullptr, {false, false, true, true});
+    case P::kBernoulliLogitGlmValueGrad:
+      return Rule(
+          "bernoulli_logit_glm_value_grad: no gradient (passes/fuse_glm makes it after "
+          "differentiate); one on the differentiated path is an error",
+          {false, false, false, false}, false, nullptr, {false, false, true, true});
     case P::kRandomUniform:
     case P::kRandomNormal:
       return None("random draws: not differentiable; one on the differentiated path is an error");

@@ -45,6 +45,7 @@ constexpr ListedStep kCompile[] = {
     {"infer_uniformity"},
     {"repeat(fold_constants,simplify_arithmetic,cse,propagate_copies,remove_dead_ops)",
      &PipelineOptions::cleanup},
+    {"fuse_glm", &PipelineOptions::cleanup},
     {"thread_jumps", &PipelineOptions::thread_jumps},
     {"allocate_variables"},
 };
@@ -56,6 +57,7 @@ constexpr ListedStep kLower[] = {
     {"infer_uniformity"},
     {"repeat(fold_constants,simplify_arithmetic,cse,propagate_copies,remove_dead_ops)",
      &PipelineOptions::cleanup},
+    {"fuse_glm", &PipelineOptions::cleanup},
     {"inline_calls", &PipelineOptions::inline_calls},
     {"thread_jumps", &PipelineOptions::thread_jumps},
     {"allocate_variables"},

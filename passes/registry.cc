@@ -13,6 +13,7 @@
 #include "passes/fold_branches.h"
 #include "passes/fold_constants.h"
 #include "passes/fold_copies.h"
+#include "passes/fuse_glm.h"
 #include "passes/fuse_pop_push.h"
 #include "passes/differentiate.h"
 #include "passes/infer_types.h"
@@ -82,6 +83,9 @@ constexpr PassInfo kPasses[] = {
      ProgramOnly<SimplifyArithmetic>},
     {"cse", "an op recomputing a value a variable still holds becomes a copy of it",
      ProgramOnly<EliminateCommonSubexpressions>},
+    {"fuse_glm",
+     "a bernoulli_logit_glm and its _grad on the same operands become one _value_grad op",
+     ProgramOnly<FuseGlm>},
     {"inline_calls", "inlines calls of non-recursive functions (one call site, or small)",
      ProgramOnly<InlineCalls>},
     {"allocate_variables", "picks each variable's storage class from liveness",

@@ -81,6 +81,7 @@ NanSource NanSourceOf(Primitive prim) {
     case Primitive::kScatterAdd:
     case Primitive::kBernoulliLogitGlm:
     case Primitive::kBernoulliLogitGlmGrad:
+    case Primitive::kBernoulliLogitGlmValueGrad:
     case Primitive::kRandomUniform:
     case Primitive::kRandomNormal:
       return NanSource::kCanonical;

@@ -144,10 +144,9 @@ GlmData MakeGlm(int64_t rows, int64_t cols, int64_t lanes) {
 
 // The GLM primitive (grad: its gradient) over the data's lanes [first,
 // first + lanes); X and y uniform unless `repeat`.
-Tensor RunGlm(const GlmData& d, bool grad, int64_t first, int64_t lanes, bool repeat = false,
-              const uint8_t* active = nullptr) {
+Tensor RunGlmOp(Primitive prim, const GlmData& d, int64_t first, int64_t lanes, bool repeat = false,
+                const uint8_t* active = nullptr) {
   const int64_t cols = d.beta.type().NumElements();
-  const Primitive prim = grad ? Primitive::kBernoulliLogitGlmGrad : Primitive::kBernoulliLogitGlm;
   Tensor alpha(d.alpha.type(), lanes), beta(d.beta.type(), lanes);
   for (int64_t l = 0; l < lanes; ++l) {
     alpha.CopyLaneFrom(d.alpha, first + l, l);
@@ -158,11 +157,19 @@ Tensor RunGlm(const GlmData& d, bool grad, int64_t first, int64_t lanes, bool re
                                        {y.type(), y.bytes(), !repeat},
                                        {alpha.type(), alpha.bytes(), false},
                                        {beta.type(), beta.bytes(), false}};
-  Tensor out(grad ? Vector(DType::kF64, cols + 1) : Scalar(DType::kF64), lanes);
+  Tensor out(prim == Primitive::kBernoulliLogitGlm       ? Scalar(DType::kF64)
+             : prim == Primitive::kBernoulliLogitGlmGrad ? Vector(DType::kF64, cols + 1)
+                                                         : Vector(DType::kF64, cols + 2),
+             lanes);
   std::vector<LanesView> outs = {{out.type(), out.bytes()}};
   absl::Status s = RunPrimitive(testing::MakeOp(prim, 4), views, outs, lanes, nullptr, active);
   EXPECT_TRUE(s.ok()) << s;
   return out;
+}
+Tensor RunGlm(const GlmData& d, bool grad, int64_t first, int64_t lanes, bool repeat = false,
+              const uint8_t* active = nullptr) {
+  return RunGlmOp(grad ? Primitive::kBernoulliLogitGlmGrad : Primitive::kBernoulliLogitGlm, d,
+                  first, lanes, repeat, active);
 }
 
 bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
@@ -268,6 +275,50 @@ TEST(DataOpsTest, BernoulliLogitGlmIsBitStable) {
           EXPECT_TRUE(
               SameBits(masked.data<double>()[l * width + j], all.data<double>()[l * width + j]))
               << "inactive neighbours, grad=" << grad << " lane " << l;
+        }
+      }
+    }
+  }
+}
+
+// bernoulli_logit_glm_value_grad is [bernoulli_logit_glm, bernoulli_logit_glm_grad...]
+// bit for bit: batches of 1, 7 and 64 lanes, inactive lanes with junk, y
+// outside {0, 1}, a NaN alpha, etas far in both tails (exp underflows) and
+// no rows.
+TEST(DataOpsTest, BernoulliLogitGlmValueGradHasTheSeparateOpsBits) {
+  constexpr int64_t kRows = 70, kCols = 24, kLanes = 64;
+  GlmData d = MakeGlm(kRows, kCols, kLanes);
+  std::vector<int64_t> y01;
+  for (int64_t i = 0; i < kRows; ++i) y01.push_back(i % 3 == 0);
+  GlmData finite = d;
+  finite.y = *Tensor::FromVector<int64_t>(y01, {kRows});
+  for (GlmData* data : {&d, &finite}) {
+    data->alpha.data<double>()[4] = std::numeric_limits<double>::quiet_NaN();
+    data->alpha.data<double>()[6] = 800.0;
+    data->alpha.data<double>()[8] = -40.0;
+    for (int64_t j = 0; j < kCols; ++j) data->beta.data<double>()[10 * kCols + j] *= 100.0;
+  }
+  GlmData empty = MakeGlm(0, kCols, kLanes);
+  std::vector<uint8_t> active(kLanes, 1);
+  for (int64_t l = 0; l < kLanes; l += 3) active[static_cast<size_t>(l)] = 0;
+  for (const GlmData* data : std::vector<const GlmData*>{&d, &finite, &empty}) {
+    for (int64_t lanes : {1, 7, 64}) {
+      for (bool masked : {false, true}) {
+        const uint8_t* act = masked ? active.data() : nullptr;
+        const int64_t first = lanes == 64 ? 0 : 3;
+        const Tensor value = RunGlm(*data, /*grad=*/false, first, lanes, false, act);
+        const Tensor grad = RunGlm(*data, /*grad=*/true, first, lanes, false, act);
+        const Tensor both =
+            RunGlmOp(Primitive::kBernoulliLogitGlmValueGrad, *data, first, lanes, false, act);
+        for (int64_t l = 0; l < lanes; ++l) {
+          if (act != nullptr && act[l] == 0) continue;
+          EXPECT_TRUE(SameBits(both.data<double>()[l * (kCols + 2)], value.data<double>()[l]))
+              << "lanes " << lanes << " lane " << l << " value";
+          for (int64_t j = 0; j <= kCols; ++j) {
+            EXPECT_TRUE(SameBits(both.data<double>()[l * (kCols + 2) + 1 + j],
+                                 grad.data<double>()[l * (kCols + 1) + j]))
+                << "lanes " << lanes << " lane " << l << " element " << j;
+          }
         }
       }
     }

@@ -158,6 +158,7 @@ inline std::vector<OpCase> AllCases() {
       const std::vector<TensorType> glm = {TensorType{d, {5, 3}}, Vector(DType::kI64, 5), s, v};
       AddCase(cases, MakeOp(Primitive::kBernoulliLogitGlm, 4), glm, s);
       AddCase(cases, MakeOp(Primitive::kBernoulliLogitGlmGrad, 4), glm, Vector(d, 4));
+      AddCase(cases, MakeOp(Primitive::kBernoulliLogitGlmValueGrad, 4), glm, Vector(d, 5));
     }
   }
   {

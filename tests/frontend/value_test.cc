@@ -101,6 +101,8 @@ TEST(ValueTest, EveryPrimitiveHasAFrontendFunctionAndTheTablesOperator) {
        [](Value a, Value b, Value c) { return bernoulli_logit_glm(a, b, c, c); }},
       {Primitive::kBernoulliLogitGlmGrad,
        [](Value a, Value b, Value c) { return bernoulli_logit_glm_grad(a, b, c, c); }},
+      {Primitive::kBernoulliLogitGlmValueGrad,
+       [](Value a, Value b, Value c) { return bernoulli_logit_glm_value_grad(a, b, c, c); }},
       {Primitive::kRandomUniform,
        [](Value a, Value b, Value) { return random_uniform(a, b, {2}); }},
       {Primitive::kRandomNormal,

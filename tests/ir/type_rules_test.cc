@@ -308,6 +308,7 @@ TEST(TypeRulesTest, BernoulliLogitGlm) {
   const TensorType x = T("f64[5,3]"), y = T("i64[5]"), alpha = T("f64"), beta = T("f64[3]");
   ExpectType(Infer(Primitive::kBernoulliLogitGlm, {x, y, alpha, beta}), "f64");
   ExpectType(Infer(Primitive::kBernoulliLogitGlmGrad, {x, y, alpha, beta}), "f64[4]");
+  ExpectType(Infer(Primitive::kBernoulliLogitGlmValueGrad, {x, y, alpha, beta}), "f64[5]");
   ExpectType(Infer(Primitive::kBernoulliLogitGlm, {T("f64[0,0]"), T("i64[0]"), alpha, T("f64[0]")}),
              "f64");
   ExpectInvalid(Infer(Primitive::kBernoulliLogitGlm, {T("f64[15]"), y, alpha, beta}),
@@ -453,7 +454,9 @@ TEST(TypeRulesTest, EveryPrimitiveHasAWellTypedUse) {
         break;
       case TypeRule::kBernoulliLogitGlm:
         in = {T("f64[2,3]"), T("i64[2]"), T("f64"), T("f64[3]")};
-        want = prim == Primitive::kBernoulliLogitGlm ? "f64" : "f64[4]";
+        want = prim == Primitive::kBernoulliLogitGlm       ? "f64"
+               : prim == Primitive::kBernoulliLogitGlmGrad ? "f64[4]"
+                                                           : "f64[5]";
         break;
       case TypeRule::kArithmetic:
       case TypeRule::kFloatBinary:

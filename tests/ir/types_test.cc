@@ -207,7 +207,8 @@ TEST(PrimitiveTableTest, CostClassesAndFusability) {
     const bool data_indexed = prim == Primitive::kGather || prim == Primitive::kScatterAdd ||
                               prim == Primitive::kMatVecInput || prim == Primitive::kMatVecTInput ||
                               prim == Primitive::kBernoulliLogitGlm ||
-                              prim == Primitive::kBernoulliLogitGlmGrad;
+                              prim == Primitive::kBernoulliLogitGlmGrad ||
+                              prim == Primitive::kBernoulliLogitGlmValueGrad;
     EXPECT_EQ(info.fusable, prim != Primitive::kMatVecBatched && !data_indexed) << info.name;
   }
 }

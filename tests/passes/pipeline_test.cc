@@ -123,7 +123,7 @@ TEST(PipelineTest, PrintsTheIrAfterEveryPass) {
   bool first = true;
   for (const char* pass : {"infer_types", "infer_uniformity", "fold_constants",
                            "simplify_arithmetic", "cse", "propagate_copies", "remove_dead_ops",
-                           "inline_calls", "thread_jumps", "allocate_variables", "lower_calls",
+                           "fuse_glm", "inline_calls", "thread_jumps", "allocate_variables", "lower_calls",
                            "fuse_pop_push", "coalesce_copies",
                            "coalesce_registers", "coalesce_copies(any_reads)", "thread_jumps",
                            "order_blocks"}) {
@@ -282,7 +282,7 @@ TEST(PipelineTest, ThePipelinesAreListsOfRegisteredPasses) {
             "fold_copies,propagate_copies,remove_dead_ops),compact_variables");
   const std::string typed =
       ",infer_types,differentiate,infer_uniformity,repeat(fold_constants,simplify_arithmetic,cse,"
-      "propagate_copies,remove_dead_ops)";
+      "propagate_copies,remove_dead_ops),fuse_glm";
   EXPECT_EQ(CompilePipelineText(), TidyPipelineText() + typed + ",thread_jumps,allocate_variables");
   EXPECT_EQ(LowerPipelineText(),
             TidyPipelineText() + typed +

@@ -179,6 +179,11 @@ std::vector<PrimCase> AllCases() {
        {Lane<double>({2, 4}, {2, 1}), Lane<int64_t>({1, 0}, {2}), Lane<double>({0}),
         Lane<double>({0}, {1})},
        {}, Lane<double>({0, 2 * 0.5 - 4 * 0.5}, {2})},
+      // Row 0 (y = 2) gives -inf and a zero residual, row 1 -logistic(0).
+      {"bernoulli_logit_glm_value_grad", Primitive::kBernoulliLogitGlmValueGrad,
+       {Lane<double>({2, 4}, {2, 1}), Lane<int64_t>({2, 0}, {2}), Lane<double>({0}),
+        Lane<double>({0}, {1})},
+       {}, Lane<double>({-std::numeric_limits<double>::infinity(), -0.5, 4 * -0.5}, {3})},
       {"random_uniform", Primitive::kRandomUniform, {Lane<uint64_t>({key}), Lane<uint64_t>({counter})},
        random,
        Lane<double>({PhiloxUniform(key, counter, 0), PhiloxUniform(key, counter, 1),
