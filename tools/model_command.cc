@@ -114,6 +114,12 @@ int RunModelCommand(const ModelArgs& args) {
       }
     }
     absl::StatusOr<nlohmann::json> json = mcmc::ModelToJson(**model);
+    if (!json.ok() && args.data.empty() &&
+        json.status().code() == absl::StatusCode::kFailedPrecondition) {
+      // The sizes come from data: say how to give it on this command line.
+      return Fail(absl::FailedPreconditionError(
+          absl::StrCat(json.status().message(), "; give the data with --data FILE")));
+    }
     if (!json.ok()) return Fail(json.status());
     std::printf("%s\n", json->dump(1).c_str());
     return 0;

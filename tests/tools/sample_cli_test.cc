@@ -349,7 +349,7 @@ TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
       {"model nope --json", "no example model 'nope'"},
       {"model eight_schools --log-prob --data " + data, "--log-prob needs --data FILE"},
       {"model eight_schools --json --at " + data, "--at belongs to --log-prob"},
-      {"model logistic_regression --json", "parameter 'beta' has shape [K] from the data"},
+      {"model logistic_regression --json", "from the data; set the data (SetData or LoadData) before building its log density (a model file fixes the parameters' sizes: it is written for the data set); give the data with --data FILE"},
       {"model eight_schools --log-prob --data " + data + " --at " + dir + "/negative.json",
        "tau"},
       {"model eight_schools --log-prob --data " + data + " --at " + dir + "/short.json",
