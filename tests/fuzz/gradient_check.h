@@ -2,7 +2,7 @@
 // returns one f64 scalar is also differentiated (a gradient stub of its
 // entry becomes the entry; passes/differentiate.h) and run on every
 // executor, which must agree bit for bit; where the entry is straight-line
-// code, each gradient is checked against central differences in a way that
+// code without step functions (floor, mod, cast), each gradient is checked against central differences in a way that
 // raises no false alarm at kinks or in ill-conditioned code: a mismatch
 // counts only when the differences at two step sizes agree with each other
 // and not with the gradient.
