@@ -15,11 +15,7 @@
 namespace autobatch {
 namespace {
 
-Program Parse(const std::string& text) {
-  absl::StatusOr<Program> program = ParseProgram(text);
-  EXPECT_TRUE(program.ok()) << program.status();
-  return program.ok() ? *program : Program{};
-}
+using testing::Parse;
 
 Program Fuse(const Program& program) { return testing::Checked(FuseGlm(program), "fuse_glm"); }
 

@@ -16,11 +16,7 @@
 namespace autobatch {
 namespace {
 
-Program Parse(const std::string& text) {
-  absl::StatusOr<Program> program = ParseProgram(text);
-  EXPECT_TRUE(program.ok()) << program.status();
-  return program.ok() ? *program : Program{};
-}
+using testing::Parse;
 
 Program Simplify(const Program& program) {
   return testing::Checked(SimplifyArithmetic(program), "simplify_arithmetic");

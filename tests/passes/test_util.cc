@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <gtest/gtest.h>
+
+#include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/allocate_variables.h"
@@ -54,6 +57,12 @@ int FindBlock(const Program& program, const std::string& function, const std::st
     if (fn.blocks[b].label == label) return static_cast<int>(b);
   }
   return -1;
+}
+
+Program Parse(const std::string& text) {
+  absl::StatusOr<Program> program = ParseProgram(text);
+  EXPECT_TRUE(program.ok()) << program.status();
+  return program.ok() ? *program : Program{};
 }
 
 Program Checked(absl::StatusOr<Program> program, const char* pass) {

@@ -28,6 +28,9 @@ const Function& FindFunction(const Program& program, const std::string& name);
 Program Typed(Program program, std::vector<TensorType> inputs);
 Program Allocated(Program program, std::vector<TensorType> inputs);
 Program Lowered(Program program, std::vector<TensorType> inputs);
+// The program of IR text `text` (ir/parser.h); a parse error fails the
+// test (EXPECT) and gives an empty program.
+Program Parse(const std::string& text);
 // The result of running `pass` (named for messages); aborts if it failed or
 // does not verify.
 Program Checked(absl::StatusOr<Program> program, const char* pass);
