@@ -1,4 +1,4 @@
-// fuse_glm: a GLM value and gradient pair in one block, one fused op.
+// fuse_glm: a GLM value and gradient pair in one straight-line run of blocks, one fused op.
 #include "passes/fuse_glm.h"
 
 #include <algorithm>
