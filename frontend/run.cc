@@ -10,6 +10,7 @@
 #include "backends/backend.h"
 #include "backends/lane_copy.h"
 #include "backends/run_on_threads.h"
+#include "passes/analysis/definedness.h"
 #include "passes/pipeline.h"
 #include "vm/inputs.h"
 #include "codegen/jit.h"
@@ -214,6 +215,21 @@ absl::StatusOr<std::vector<Tensor>> RunPlanned(const BlockPlan& plan, std::vecto
   return RunSharded(plan.program(), &plan, std::move(inputs), kernels, run_options, profile);
 }
 
+// An unlowered program run as it is (by the reference interpreter, or by
+// the stackless VM once typed) must assign every variable on every path
+// before reading it, which allocate_variables checks on the way to the
+// stack VM: without this the stackless VM would read whatever its storage
+// held, and the reference interpreter would fail only on lanes that take
+// such a path, so the executors would disagree on the same program.
+absl::Status CheckRunsAsGiven(const Program& program) {
+  absl::Status status = CheckDefinedBeforeUse(program);
+  if (status.ok()) return status;
+  return absl::InvalidArgumentError(
+      absl::StrCat("the program may read a variable before assigning it; every executor "
+                   "refuses it: ",
+                   status.message()));
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
@@ -238,6 +254,15 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
       AB_ASSIGN_OR_RETURN(Program typed, CompileProgram(program, TypesOf(inputs)));
       return RunReferenceBatch(typed, std::move(inputs), kernels, ToReferenceOptions(options));
     }
+    if (program.stage == Stage::kUntyped) {
+      // Interpreted as written, but refused where the compiler refuses it
+      // (a type error on a path no lane takes, a read before assignment),
+      // so that every executor gives the same error.
+      AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
+      AB_RETURN_IF_ERROR(CompileProgram(program, TypesOf(inputs)).status());
+    } else {
+      AB_RETURN_IF_ERROR(CheckRunsAsGiven(program));
+    }
     return RunReferenceBatch(program, std::move(inputs), kernels,
                              ToReferenceOptions(options));
   }
@@ -248,6 +273,7 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
           "use the stack VM or pass the untyped program");
     }
     if (program.stage != Stage::kUntyped) {
+      AB_RETURN_IF_ERROR(CheckRunsAsGiven(program));
       return RunSharded(program, nullptr, std::move(inputs), kernels, options, profile);
     }
     AB_RETURN_IF_ERROR(CheckInputs(program, inputs));

@@ -26,7 +26,10 @@ namespace autobatch {
 // Untyped programs are typed for the inputs' types. `profile`, if not null,
 // receives the batched VMs' counters (dry_run leaves it untouched).
 // Errors: the compiler's (naming the pass), the executor's, an unknown
-// backend name (listing the known ones).
+// backend name (listing the known ones); InvalidArgument for an unlowered
+// program that may read a variable before assigning it (every executor
+// refuses it, the reference interpreter and the stackless VM before running
+// it as given; passes/analysis/definedness.h).
 absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
                                                std::vector<Tensor> inputs,
                                                const KernelRegistry* kernels,

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/analysis/definedness.h"
 #include "support/status.h"
 
 namespace autobatch {
@@ -128,9 +129,17 @@ class PassRunner {
   PassRunner(Program program, const PassContext& context, const PipelineOptions& options)
       : program_(std::move(program)), context_(context), options_(options) {}
 
+  // The verifier's checks, and for an unlowered program the definedness
+  // check (passes/analysis/definedness.h) on the program as given: passes
+  // such as fold_constants can remove a read before its assignment, so the
+  // one allocate_variables runs would let through a program that the
+  // reference interpreter refuses.
   absl::Status VerifyInput() {
     if (!options_.verify) return absl::OkStatus();
     absl::Status status = VerifyProgram(program_);
+    if (status.ok() && program_.stage != Stage::kLowered) {
+      status = CheckDefinedBeforeUse(program_);
+    }
     if (status.ok()) return status;
     return absl::Status(status.code(),
                         absl::StrCat("the program given to the compiler is malformed:\n",
@@ -211,8 +220,18 @@ absl::StatusOr<Program> RunListed(Program program, const std::string& text,
                                   const PipelineOptions& options) {
   absl::StatusOr<Pipeline> pipeline = ParsePipeline(text);
   AB_CHECK(pipeline.ok(), "a pipeline of passes/pipeline.cc does not parse");
-  return RunPipeline(Unallocated(std::move(program)), *pipeline,
-                     PassContext{.input_types = std::move(input_types)}, options);
+  PassContext context{.input_types = std::move(input_types)};
+  program = Unallocated(std::move(program));
+  if (options.verify && program.stage == Stage::kUntyped) {
+    // Typed as given first (but for blocks no lane reaches): the tidy round
+    // before typing can rename an ill-typed assignment away (fold_copies),
+    // which the reference interpreter, running the program as written,
+    // refuses; every executor must give the same error.
+    absl::StatusOr<Pipeline> check = ParsePipeline("remove_unreachable_blocks,infer_types");
+    AB_CHECK(check.ok(), "the type check's pipeline does not parse");
+    AB_RETURN_IF_ERROR(RunPipeline(program, *check, context, options).status());
+  }
+  return RunPipeline(std::move(program), *pipeline, context, options);
 }
 
 }  // namespace

@@ -40,6 +40,7 @@ for seed in tests/fuzz/corpus/*.json; do
   [[ -e $corpus/${seed##*/} ]] || cp "$seed" "$corpus"/
 done
 crashes_before=$(find "$artifacts" -type f | wc -l)
+artifacts_before=$(find "$artifacts" -type f | sort)
 log=$build/fuzz-last.log
 echo "fuzz: running ${seconds} s on $(find "$corpus" -type f | wc -l) corpus files"
 start=$SECONDS
@@ -55,9 +56,18 @@ crashes=$(( $(find "$artifacts" -type f | wc -l) - crashes_before ))
 echo "fuzz: ${runs:-?} executions in ${elapsed} s (${rate:-?} exec/s), corpus now" \
      "$(find "$corpus" -type f | wc -l) files, new crashes: $crashes (log: $log)"
 if ((status != 0)); then
-  grep -E "ERROR|finding|Test unit written|SUMMARY" "$log" | head -20 >&2 || true
+  grep -A1 -E "ERROR|finding|Test unit written|SUMMARY" "$log" | head -20 >&2 || true
   echo "fuzz: the fuzzer stopped with status $status. Reproduce a crash with" >&2
   echo "  $build/tests/fuzz/autobatch_program_fuzzer <crash file>" >&2
   echo "minimize it with -minimize_crash=1 -runs=100000, save it in tests/fuzz/regressions/" >&2
+  # The crash files themselves, so that a finding on another machine (CI's
+  # clean clone keeps nothing) can be reproduced from its log.
+  comm -13 <(echo "$artifacts_before") <(find "$artifacts" -type f | sort) | head -3 |
+    while read -r crash; do
+      if (($(stat -c %s "$crash") <= 65536)); then
+        echo "fuzz: $crash, base64 (decode with: base64 -d > crash.json):" >&2
+        base64 -w 120 "$crash" >&2
+      fi
+    done
   exit 1
 fi

@@ -15,6 +15,9 @@
 // allocated programs run alike (storage classes are ignored). Where a
 // variable has a declared type, a value of another type written to it is an
 // error. Lowered programs (PushGoto, IndirectGoto, PopOp) are rejected.
+// RunProgram (frontend/run.h, dry_run) checks a program statically first,
+// as the compiler does, so that its errors are the batched VMs'; this
+// interpreter's own checks of types and reads are the oracle's, per lane.
 //
 // Limits. The interpreter does not recurse on the host: activations live on
 // a heap-allocated stack, so no depth can overflow the thread's stack, and

@@ -10,6 +10,7 @@
 #include "frontend/context.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ir/parser.h"
 #include "passes/pipeline.h"
 #include "samples/fibonacci/fibonacci.h"
 #include "samples/peanuts/peanuts.h"
@@ -104,6 +105,85 @@ TEST(RunOptionsTest, StacksTogetherAreBoundedByMaxStackBytes) {
   EXPECT_EQ(tiny.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(tiny.status().message()),
               HasSubstr("the stack VM's stacks start with 5 frames of 2 lanes x 20 bytes"));
+}
+
+// Every executor: the reference interpreter, the stackless VM and the
+// stack VM.
+std::vector<CallOptions> EveryExecutor() {
+  return {CallOptions{.vm = Vm::kStack}, CallOptions{.vm = Vm::kStackless},
+          CallOptions{.dry_run = true}};
+}
+
+// A program that may read a variable before assigning it is refused by
+// every executor. The stackless VM used to run this one (allocated, as
+// `autobatch ir --stage typed` writes it, with the else branch's
+// assignment deleted) and return values for lanes that read `ans`
+// unassigned, while the reference interpreter failed on those lanes and
+// the stack VM refused it (issue 28, item 7).
+TEST(ExecutorsAgreeTest, ReadBeforeAssignmentIsRefusedByEveryExecutor) {
+  absl::StatusOr<Program> program = ParseProgram(R"(
+program stage=allocated entry=@fibonacci
+
+func @fibonacci(%n: i64 full) -> (%r0: i64 register) {
+^0 entry:
+  %t0: i64 temp = fill_like %n {literal = i64 1}
+  %t1: bool temp = gt %n, %t0
+  branch %t1, ^1, ^2
+^1 then0:
+  %t2: i64 temp = fill_like %n {literal = i64 1}
+  %t3: i64 temp = sub %n, %t2
+  %t4: i64 full = call @fibonacci(%t3)
+  %t5: i64 temp = fill_like %n {literal = i64 2}
+  %t6: i64 temp = sub %n, %t5
+  %t7: i64 temp = call @fibonacci(%t6)
+  %ans: i64 register = add %t4, %t7
+  goto ^3
+^2 else0:
+  goto ^3
+^3 join1:
+  %r0: i64 register = copy %ans
+  return
+}
+)");
+  ASSERT_TRUE(program.ok()) << program.status();
+  for (const CallOptions& options : EveryExecutor()) {
+    absl::StatusOr<std::vector<Tensor>> out =
+        RunProgram(*program, {*Tensor::FromVector(std::vector<int64_t>{0, 1, 2, 5})}, nullptr,
+                   options);
+    ASSERT_FALSE(out.ok()) << "vm " << static_cast<int>(options.vm) << " dry_run "
+                           << options.dry_run;
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(out.status().message(),
+                HasSubstr("variable 'ans' may be read before it is assigned"));
+  }
+}
+
+// A declared type that the value assigned does not have is refused by every
+// executor, also where the compiler's tidying before typing would have
+// renamed the variable away (fold_copies: `r = copy c` became `r =
+// constant`), which the stack and stackless VMs used to run while the
+// reference interpreter, running the program as written, refused it.
+TEST(ExecutorsAgreeTest, DeclaredTypeMismatchIsRefusedByEveryExecutor) {
+  absl::StatusOr<Program> program = ParseProgram(R"(
+program stage=untyped entry=@f
+
+func @f(%n: ? full) -> (%r: ? full) {
+  signature (i64) -> (i64)
+^0 entry:
+  %c: i32 full = constant {literal = i64 1}
+  %r: ? full = copy %c
+  return
+}
+)");
+  ASSERT_TRUE(program.ok()) << program.status();
+  for (const CallOptions& options : EveryExecutor()) {
+    absl::StatusOr<std::vector<Tensor>> out = RunProgram(
+        *program, {*Tensor::FromVector(std::vector<int64_t>{1, 2})}, nullptr, options);
+    ASSERT_FALSE(out.ok()) << "vm " << static_cast<int>(options.vm) << " dry_run "
+                           << options.dry_run;
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(out.status().message(), HasSubstr("'c'"));
+  }
 }
 
 TEST(ShardsTest, ShardedRunsGiveTheBitsOfOneCall) {

@@ -164,6 +164,36 @@ std::string InternalFinding(std::string_view where, const absl::Status& status) 
                       std::string(where), ": ", std::string(status.message()));
 }
 
+// The first element of `lane` where a and b (same type) differ: its index,
+// both values and their bytes (a NaN's sign or payload, -0.0 against 0.0).
+std::string FirstDifference(const Tensor& a, const Tensor& b, int64_t lane) {
+  const int64_t size = DTypeSize(a.type().dtype);
+  const std::byte* pa = a.lane_bytes_ptr(lane);
+  const std::byte* pb = b.lane_bytes_ptr(lane);
+  int64_t i = 0;
+  while (std::memcmp(pa + i * size, pb + i * size, static_cast<size_t>(size)) == 0) ++i;
+  auto describe = [&](const std::byte* p) {
+    std::string value;
+    VisitDType(a.type().dtype, [&](auto zero) {
+      using T = decltype(zero);
+      T v;
+      std::memcpy(&v, p, sizeof(T));
+      if constexpr (std::is_same_v<T, bool>) {
+        value = v ? "true" : "false";
+      } else {
+        value = absl::StrCat(v);
+      }
+    });
+    std::string hex;
+    for (int64_t j = size - 1; j >= 0; --j) {
+      absl::StrAppend(&hex, absl::Hex(static_cast<unsigned>(p[j]), absl::kZeroPad2));
+    }
+    return absl::StrCat(value, " (0x", hex, ")");
+  };
+  return absl::StrCat("element ", i, " is ", describe(pa + i * size), " against ",
+                      describe(pb + i * size));
+}
+
 std::string CompareOutputs(const char* a_name, const std::vector<Tensor>& a,
                            const char* b_name, const std::vector<Tensor>& b) {
   if (a.size() != b.size()) {
@@ -180,8 +210,8 @@ std::string CompareOutputs(const char* a_name, const std::vector<Tensor>& a,
     for (int64_t lane = 0; lane < a[k].batch(); ++lane) {
       if (std::memcmp(a[k].lane_bytes_ptr(lane), b[k].lane_bytes_ptr(lane),
                       static_cast<size_t>(a[k].lane_bytes())) != 0) {
-        return absl::StrCat("output ", k, " lane ", lane, " differs between ",
-                            a_name, " and ", b_name);
+        return absl::StrCat("output ", k, " lane ", lane, " differs between ", a_name, " and ",
+                            b_name, ": ", FirstDifference(a[k], b[k], lane));
       }
     }
   }
@@ -214,6 +244,19 @@ bool BrokenStackDiscipline(const Program& program, const CallOptions& options,
       absl::StrContains(status.message(), " on tape '");
   return options.vm == Vm::kStack && !options.dry_run && program.stage != Stage::kLowered &&
          status.code() == absl::StatusCode::kFailedPrecondition && !tape_error;
+}
+
+// A budget the run exhausted (CallOptions: max_steps, max_value_bytes,
+// max_stack_depth, timeout_seconds).
+bool IsBudget(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kResourceExhausted ||
+         status.code() == absl::StatusCode::kDeadlineExceeded;
+}
+
+std::string DescribeStatus(const absl::Status& status) {
+  if (status.ok()) return "values";
+  return absl::StrCat(absl::StatusCodeToString(status.code()), " (",
+                      std::string(status.message()).substr(0, 300), ")");
 }
 
 std::string CodeName(const absl::Status& status) {
@@ -323,6 +366,15 @@ FuzzOutcome RunFuzzInput(std::string_view bytes, const FuzzLimits& limits) {
   // stack (the default keeps only wide ones so, and few programs here have
   // any).
   if ((hash >> 40) & 1) options.frame_stack_min_lane_bytes = 1;
+  // The stack VM runs a block that some lanes are away from compact or
+  // dense, both promised to give the same bits; by default it picks by the
+  // clock (vm/timed_choice.h), which would make a finding depend on the
+  // machine's speed (one did: found on a slow machine, never locally). Here
+  // the input picks: every block dense, or every partial block compact.
+  options.time_dense_or_compact = false;
+  const double dense_fraction = ((hash >> 41) & 1) ? 0.0 : 1.0;
+  options.dense_fraction = dense_fraction;
+  options.dense_fraction_heavy = dense_fraction;
   struct Executor {
     const char* name;
     bool dry_run;
@@ -358,6 +410,23 @@ FuzzOutcome RunFuzzInput(std::string_view bytes, const FuzzLimits& limits) {
     }
   }
 
+  // The executors agree on errors as on values: the same status code, or a
+  // budget (steps, value bytes, stack depth, time), which each counts its
+  // own way (the reference interpreter counts every lane's blocks), against
+  // anything. A lowered program runs on the stack VM only (the others
+  // refuse it by its stage).
+  for (size_t i = 0; program.stage != Stage::kLowered && i < std::size(executors); ++i) {
+    for (size_t j = i + 1; j < std::size(executors); ++j) {
+      const absl::Status& a = *executors[i].status;
+      const absl::Status& b = *executors[j].status;
+      if (a.code() == b.code() || IsBudget(a) || IsBudget(b)) continue;
+      outcome.finding = absl::StrCat("the ", executors[i].name, " gives ", DescribeStatus(a),
+                                     " but the ", executors[j].name, " gives ",
+                                     DescribeStatus(b));
+      return outcome;
+    }
+  }
+
   if (!IsBitStable(program)) return outcome;
   // Every pair of executors that succeeded must agree bit for bit.
   for (size_t i = 0; i < std::size(executors); ++i) {
@@ -366,7 +435,22 @@ FuzzOutcome RunFuzzInput(std::string_view bytes, const FuzzLimits& limits) {
       outcome.compared = true;
       outcome.finding = CompareOutputs(executors[i].name, executors[i].outputs,
                                        executors[j].name, executors[j].outputs);
-      if (!outcome.finding.empty()) return outcome;
+      if (outcome.finding.empty()) continue;
+      // Whether each of the two gives the same again: an executor that
+      // does not is reading memory it never wrote, or following the clock.
+      for (const Executor* e : {&executors[i], &executors[j]}) {
+        options.dry_run = e->dry_run;
+        options.vm = e->vm;
+        absl::StatusOr<std::vector<Tensor>> again =
+            RunProgram(program, inputs, &kernels, options);
+        const std::string changed =
+            again.ok() ? CompareOutputs(e->name, e->outputs, "its rerun", *again)
+                       : absl::StrCat("its rerun failed: ", again.status().ToString());
+        absl::StrAppend(&outcome.finding, "; ",
+                        changed.empty() ? absl::StrCat(e->name, " gives the same on a rerun")
+                                        : changed);
+      }
+      return outcome;
     }
   }
   const GradientCheck gradient = CheckGradients(program, inputs, kernels, options);
