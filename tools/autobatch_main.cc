@@ -20,6 +20,8 @@
 //
 // Errors print one clear message and exit with status 1 (2 for bad usage,
 // such as a number out of its option's range); never a signal.
+// Outputs are never torn: stdout is checked at exit and files are replaced
+// whole (support/output_file.h); a failed write is status 1 with its reason.
 #include <algorithm>
 #include <cctype>
 #include <csignal>

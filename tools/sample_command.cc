@@ -246,7 +246,8 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
                   "default auto: at least one per hardware thread, smaller for big models "
                   "(mcmc::DefaultShards)");
   cmd->add_option("--output-dir", args.output_dir,
-                  "write one Stan CSV file per chain there (output_<id+1>.csv)");
+                  "write one Stan CSV file per chain there (output_<id+1>.csv); the directory "
+                  "is locked for the run, and an earlier run's extra output_<n>.csv removed");
   cmd->add_option("--sig-figs", args.sig_figs, "significant digits in the CSV files (default 6)");
   cmd->add_option("--summary-json", args.summary_json, "write the summary as JSON to FILE");
   cmd->add_option("--save-adaptation", args.save_adaptation,
