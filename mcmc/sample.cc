@@ -2,6 +2,7 @@
 // the run's CSV files, summary table and JSON.
 #include "mcmc/sample.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,7 +19,6 @@
 #include <mutex>
 #include <numeric>
 #include <span>
-#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -670,17 +670,16 @@ absl::Status MakeOutputDirectory(const std::string& dir) {
   return absl::OkStatus();
 }
 
-
 // Whether `name` is one of the CSV writer's own files that a run of
 // `num_chains` chains will not write: `output_<n>.csv` with n > num_chains,
 // or any `output_<n>.csv.tmp.<pid>` (WriteFileAtomically's temporary file,
 // left by a run that was killed). Nothing else in the directory is touched.
-bool IsStaleChainCsvName(std::string_view name, int64_t num_chains) {
+bool IsStaleChainCsvName(absl::string_view name, int64_t num_chains) {
   if (!absl::ConsumePrefix(&name, "output_")) return false;
   const size_t digits = name.find_first_not_of("0123456789");
   // No leading zero: the writer's numbers have none (output_01.csv is not its).
-  if (digits == 0 || digits == std::string_view::npos || name[0] == '0') return false;
-  std::string_view number = name.substr(0, digits);
+  if (digits == 0 || digits == absl::string_view::npos || name[0] == '0') return false;
+  const absl::string_view number = name.substr(0, digits);
   name.remove_prefix(digits);
   if (!absl::ConsumePrefix(&name, ".csv")) return false;
   if (name.empty()) {
@@ -689,7 +688,7 @@ bool IsStaleChainCsvName(std::string_view name, int64_t num_chains) {
     return !absl::SimpleAtoi(number, &n) || n > num_chains;
   }
   return absl::ConsumePrefix(&name, ".tmp.") && !name.empty() &&
-         name.find_first_not_of("0123456789") == std::string_view::npos;
+         name.find_first_not_of("0123456789") == absl::string_view::npos;
 }
 
 }  // namespace
@@ -787,7 +786,9 @@ absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(const SampleResult& 
     if (errors[k].ok()) continue;
     ++failed;
     std::string removed;
-    if (unlink(paths[k].c_str()) == 0) {
+    struct stat st;
+    if (lstat(paths[k].c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        unlink(paths[k].c_str()) == 0) {
       removed = absl::StrCat(" (the earlier run's '", paths[k], "' was removed)");
     }
     absl::StrAppend(&failures, "; writing the CSV file of chain ", result.chains[k].chain_id,

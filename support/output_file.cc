@@ -157,6 +157,14 @@ absl::StatusOr<OutputDirectoryLock> OutputDirectoryLock::Acquire(const std::stri
   return OutputDirectoryLock(fd);
 }
 
+OutputDirectoryLock& OutputDirectoryLock::operator=(OutputDirectoryLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
 OutputDirectoryLock::~OutputDirectoryLock() {
   if (fd_ >= 0) close(fd_);
 }

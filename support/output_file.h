@@ -63,7 +63,7 @@ class OutputDirectoryLock {
   static absl::StatusOr<OutputDirectoryLock> Acquire(const std::string& dir);
 
   OutputDirectoryLock(OutputDirectoryLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  OutputDirectoryLock& operator=(OutputDirectoryLock&&) = delete;
+  OutputDirectoryLock& operator=(OutputDirectoryLock&& other) noexcept;
   OutputDirectoryLock(const OutputDirectoryLock&) = delete;
   OutputDirectoryLock& operator=(const OutputDirectoryLock&) = delete;
   ~OutputDirectoryLock();

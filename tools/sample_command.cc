@@ -382,7 +382,8 @@ int RunSampleCommand(const SampleArgs& args) {
     absl::Status saved =
         mcmc::SaveAdaptation(args.save_adaptation, {chain0.step_size, chain0.inv_metric});
     if (!saved.ok()) {
-      status = Fail(absl::Status(saved.code(), absl::StrCat("--save-adaptation: ", saved.message())));
+      status = Fail(
+          absl::Status(saved.code(), absl::StrCat("--save-adaptation: ", saved.message())));
     }
   }
   WriteStdout(mcmc::FormatSummary(*result));  // checked at exit (CloseStdout)
