@@ -101,10 +101,11 @@ TEST(OutputCliTest, StdoutOnAFullDiskFailsWithTheReason) {
   { std::ofstream(dir + "/inputs.json") << R"({"inputs": [[1, 6, 27, 97]]})"; }
   const int full = open("/dev/full", O_WRONLY);
   ASSERT_GE(full, 0);
-  for (const std::string args :
-       {"ir collatz --json", "ir collatz --stats", "run collatz --inputs " + dir + "/inputs.json",
-        "compile collatz", "opt --list-passes", "model eight_schools --json",
-        kSmallSample + "--chains 2", kSmallSample + "--print-ir untyped"}) {
+  const std::vector<std::string> commands = {
+      "ir collatz --json", "ir collatz --stats", "run collatz --inputs " + dir + "/inputs.json",
+      "compile collatz", "opt --list-passes", "model eight_schools --json",
+      kSmallSample + "--chains 2", kSmallSample + "--print-ir untyped"};
+  for (const std::string& args : commands) {
     Result r = RunWithStdout(args, full);
     EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.err;
     EXPECT_THAT(r.err, HasSubstr("writing standard output failed: No space left on device"))
@@ -131,9 +132,10 @@ TEST(OutputCliTest, StdoutOnAClosedPipeOrDescriptorFailsWithTheReason) {
 // Output files on a full disk: the summary JSON, the adaptation file and
 // the generated C++ are errors with the reason.
 TEST(OutputCliTest, OutputFilesOnAFullDiskFailWithTheReason) {
-  for (const std::string args :
-       {kSmallSample + "--summary-json /dev/full", kSmallSample + "--save-adaptation /dev/full",
-        std::string("compile collatz -o /dev/full")}) {
+  const std::vector<std::string> commands = {kSmallSample + "--summary-json /dev/full",
+                                             kSmallSample + "--save-adaptation /dev/full",
+                                             "compile collatz -o /dev/full"};
+  for (const std::string& args : commands) {
     Result r = RunCli(args + " > /dev/null");
     EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.err;
     EXPECT_THAT(r.err, HasSubstr("cannot write '/dev/full'")) << args;
