@@ -118,12 +118,13 @@ void WriteStdout(std::string_view text) {
 }
 
 absl::Status CloseStdout() {
+  // std::cout (CLI11's help) writes through stdout's buffer (synced with
+  // stdio): flushing stdout first reports the reason of a pending failure.
+  errno = 0;
   std::cout.flush();
   int error = stdout_errno;
-  if (!std::cout && error == 0) error = EIO;
-  errno = 0;
   if (std::fflush(stdout) != 0 && error == 0) error = errno != 0 ? errno : EIO;
-  if (std::ferror(stdout) && error == 0) error = EIO;
+  if ((!std::cout || std::ferror(stdout)) && error == 0) error = errno != 0 ? errno : EIO;
   // close(2) reports what a network or quota file system delays until then;
   // a descriptor closed by the caller (`>&-`) is an error only if we wrote.
   errno = 0;

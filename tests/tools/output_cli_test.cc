@@ -135,12 +135,15 @@ TEST(OutputCliTest, OutputFilesOnAFullDiskFailWithTheReason) {
   const std::vector<std::string> commands = {kSmallSample + "--summary-json /dev/full",
                                              kSmallSample + "--save-adaptation /dev/full",
                                              "compile collatz -o /dev/full"};
+  const int null = open("/dev/null", O_WRONLY);
+  ASSERT_GE(null, 0);
   for (const std::string& args : commands) {
-    Result r = RunCli(args + " > /dev/null");
+    Result r = RunWithStdout(args, null);
     EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.err;
     EXPECT_THAT(r.err, HasSubstr("cannot write '/dev/full'")) << args;
     EXPECT_THAT(r.err, HasSubstr("No space left on device")) << args;
   }
+  close(null);
 }
 
 // An output path that is a symbolic link is refused before sampling, and
