@@ -112,14 +112,15 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view conte
 void WriteStdout(std::string_view text) {
   if (text.empty()) return;
   stdout_written = true;
+  errno = 0;
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() && stdout_errno == 0) {
     stdout_errno = errno != 0 ? errno : EIO;
   }
 }
 
 absl::Status CloseStdout() {
-  // std::cout (CLI11's help) writes through stdout's buffer (synced with
-  // stdio): flushing stdout first reports the reason of a pending failure.
+  // std::cout (CLI11's help) is synced with stdio, so its text is in stdout's
+  // buffer. errno is cleared so that a reason comes from these calls only.
   errno = 0;
   std::cout.flush();
   int error = stdout_errno;
