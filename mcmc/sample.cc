@@ -2,6 +2,7 @@
 // the run's CSV files, summary table and JSON.
 #include "mcmc/sample.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,7 +22,10 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "backends/run_on_threads.h"
 #include "support/status.h"
@@ -666,6 +670,27 @@ absl::Status MakeOutputDirectory(const std::string& dir) {
   return absl::OkStatus();
 }
 
+// Whether `name` is one of the CSV writer's own files that a run of
+// `num_chains` chains will not write: `output_<n>.csv` with n > num_chains,
+// or any `output_<n>.csv.tmp.<pid>` (WriteFileAtomically's temporary file,
+// left by a run that was killed). Nothing else in the directory is touched.
+bool IsStaleChainCsvName(absl::string_view name, int64_t num_chains) {
+  if (!absl::ConsumePrefix(&name, "output_")) return false;
+  const size_t digits = name.find_first_not_of("0123456789");
+  // No leading zero: the writer's numbers have none (output_01.csv is not its).
+  if (digits == 0 || digits == absl::string_view::npos || name[0] == '0') return false;
+  const absl::string_view number = name.substr(0, digits);
+  name.remove_prefix(digits);
+  if (!absl::ConsumePrefix(&name, ".csv")) return false;
+  if (name.empty()) {
+    int64_t n = 0;
+    // A number too large for int64 is beyond every run's chains.
+    return !absl::SimpleAtoi(number, &n) || n > num_chains;
+  }
+  return absl::ConsumePrefix(&name, ".tmp.") && !name.empty() &&
+         name.find_first_not_of("0123456789") == absl::string_view::npos;
+}
+
 }  // namespace
 
 std::string ChainCsvPath(const std::string& dir, uint64_t chain_id) {
@@ -687,10 +712,13 @@ absl::Status CheckChainCsvFiles(const std::string& dir, int64_t num_chains) {
                        "; remove or rename it, or give another output directory"));
     };
     std::error_code ec;
-    const std::filesystem::file_status status = std::filesystem::status(path, ec);
+    // symlink_status: a link is never followed (its target would be overwritten).
+    const std::filesystem::file_status status = std::filesystem::symlink_status(path, ec);
     switch (status.type()) {
       case std::filesystem::file_type::not_found:
         break;  // the writer creates it; the directory is writable
+      case std::filesystem::file_type::symlink:
+        return bad("is a symbolic link (outputs are never written through one)");
       case std::filesystem::file_type::directory:
         return bad("is a directory");
       case std::filesystem::file_type::regular:
@@ -706,6 +734,30 @@ absl::Status CheckChainCsvFiles(const std::string& dir, int64_t num_chains) {
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> RemoveStaleChainCsvFiles(const std::string& dir,
+                                                                  int64_t num_chains) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot list output directory '", dir, "': ", ec.message(),
+        "; make it readable or give another directory"));
+  }
+  for (const std::filesystem::directory_entry& entry : it) {
+    const std::string name = entry.path().filename().string();
+    if (!IsStaleChainCsvName(name, num_chains)) continue;
+    if (unlink(entry.path().c_str()) != 0 && errno != ENOENT) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot remove '", entry.path().string(), "', an earlier run's file: ",
+                       std::strerror(errno), "; remove it or give another output directory"));
+    }
+    removed.push_back(name);
+  }
+  std::sort(removed.begin(), removed.end());
+  return removed;
 }
 
 absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(const SampleResult& result,
@@ -724,12 +776,27 @@ absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(const SampleResult& 
       errors[k] = WriteStanCsv(paths[k], MakeChainCsv(result, k), sig_figs);
     }
   });
-  for (size_t k = 0; k < n; ++k) {  // the first failing chain's error
-    if (!errors[k].ok()) {
-      return absl::FailedPreconditionError(absl::StrCat("writing the CSV file of chain ",
-                                                        result.chains[k].chain_id, ": ",
-                                                        std::string(errors[k].message())));
+  // Every failing chain is named. A failed file was not written at all
+  // (WriteFileAtomically), but an earlier run's file may stand at its path:
+  // it is removed, so no chain's file in `dir` looks complete but is not this
+  // run's.
+  std::string failures;
+  int64_t failed = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (errors[k].ok()) continue;
+    ++failed;
+    std::string removed;
+    struct stat st;
+    if (lstat(paths[k].c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        unlink(paths[k].c_str()) == 0) {
+      removed = absl::StrCat(" (the earlier run's '", paths[k], "' was removed)");
     }
+    absl::StrAppend(&failures, "; writing the CSV file of chain ", result.chains[k].chain_id,
+                    ": ", std::string(errors[k].message()), removed);
+  }
+  if (failed > 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        failed, " of ", n, " chains' CSV files could not be written and are absent", failures));
   }
   return paths;
 }

@@ -235,14 +235,28 @@ std::string ChainCsvPath(const std::string& dir, uint64_t chain_id);
 // that no chain's path (ChainCsvPath) is a directory, another non-file (a
 // pipe would block the writer) or a file that cannot be written.
 // FailedPrecondition naming the directory or the first bad path, its chain
-// and what to do. (The checks cannot see the future: a disk that fills up
-// still fails the writer.)
+// and what to do; a symbolic link is refused. (The checks cannot see the
+// future: a disk that fills up still fails the writer.)
 absl::Status CheckChainCsvFiles(const std::string& dir, int64_t num_chains);
 
+// Removes, from `dir`, the CSV writer's files that a run of `num_chains`
+// chains will not write: `output_<n>.csv` with n > num_chains (a run with
+// more chains wrote them; left, they would be read as this run's) and
+// temporary files `output_<n>.csv.tmp.<pid>` of a killed run. Nothing else is
+// touched. Returns the removed names, sorted. Call it only while holding the
+// directory (OutputDirectoryLock, support/output_file.h) and before the run,
+// so a failed run does not leave a mix of two runs. FailedPrecondition
+// naming the directory or file if it cannot be listed or removed.
+absl::StatusOr<std::vector<std::string>> RemoveStaleChainCsvFiles(const std::string& dir,
+                                                                  int64_t num_chains);
+
 // Writes one file per chain at ChainCsvPath(dir, chain id), creating `dir`
-// if needed, on `threads` threads (0: one per hardware thread). Returns the
-// paths, in chain order. FailedPrecondition naming the directory if it
-// cannot be created or the first chain whose file cannot be written.
+// if needed, on `threads` threads (0: one per hardware thread). Each file is
+// replaced whole or not at all (WriteStanCsv). Returns the paths, in chain
+// order. FailedPrecondition naming the directory if it cannot be created, or
+// naming EVERY chain whose file cannot be written, each with its path and
+// reason; such a chain's path is left absent (an earlier run's file there is
+// removed), so no file in `dir` looks complete but is not this run's.
 absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(
     const SampleResult& result, const std::string& dir,
     int sig_figs = kStanCsvDefaultSigFigs, int threads = 0);

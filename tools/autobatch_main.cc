@@ -20,8 +20,11 @@
 //
 // Errors print one clear message and exit with status 1 (2 for bad usage,
 // such as a number out of its option's range); never a signal.
+// Outputs are never torn: stdout is checked at exit and files are replaced
+// whole (support/output_file.h); a failed write is status 1 with its reason.
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -47,6 +50,7 @@
 #include "ir/json.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "support/output_file.h"
 #include "passes/analysis/stats.h"
 #include "passes/pipeline.h"
 #include "tools/model_command.h"
@@ -252,15 +256,12 @@ int RunIr(const IrArgs& args) {
     program = std::move(*compiled);
   }
   if (args.dot) {
-    std::fputs(PrintDot(program).c_str(), stdout);
+    WriteStdout(PrintDot(program));
   } else if (args.stats) {
     const ProgramStats stats = ComputeStats(program);
-    std::fputs(args.json ? (PrintStatsJson(program, stats) + "\n").c_str()
-                         : PrintStats(program, stats).c_str(),
-               stdout);
+    WriteStdout(args.json ? PrintStatsJson(program, stats) + "\n" : PrintStats(program, stats));
   } else {
-    std::printf("%s\n", args.json ? DumpProgramJson(program).c_str()
-                                  : PrintProgram(program).c_str());
+    WriteStdout((args.json ? DumpProgramJson(program) : PrintProgram(program)) + "\n");
   }
   return 0;
 }
@@ -302,15 +303,11 @@ int RunCompile(const CompileArgs& args) {
   absl::StatusOr<std::string> source = EmitFusedBlocks(program, args.symbol);
   if (!source.ok()) return Fail(source.status());
   if (args.output.empty()) {
-    std::fputs(source->c_str(), stdout);
+    WriteStdout(*source);
     return 0;
   }
-  std::ofstream out(args.output, std::ios::binary);
-  out << *source;
-  out.close();
-  if (!out) {
-    return Fail(absl::UnavailableError(absl::StrCat(
-        "cannot write '", args.output, "': check that its directory exists and is writable")));
+  if (absl::Status s = WriteFileAtomically(args.output, *source, "--output"); !s.ok()) {
+    return Fail(s);
   }
   return 0;
 }
@@ -432,7 +429,7 @@ int RunRun(const RunArgs& args) {
   out["outputs"] = nlohmann::json::array();
   for (const Tensor& t : *outputs) out["outputs"].push_back(TensorToJson(t));
   if (!options.dry_run) out["profile"] = profile.ToJson();
-  std::printf("%s\n", out.dump(2).c_str());
+  WriteStdout(out.dump(2) + "\n");
   if (args.profile && !options.dry_run) PrintProfileTable(profile);
   return 0;
 }
@@ -442,7 +439,7 @@ constexpr char kProgramHelp[] =
     "a program file (.json, .ir or .txt; JSON if it starts with '{', else the IR text that "
     "`autobatch ir` prints) or a sample name";
 
-int Main(int argc, char** argv) {
+int Dispatch(int argc, char** argv) {
   CLI::App app{"autobatch: auto-batching compiler and VM"};
   app.require_subcommand(1);
 
@@ -529,6 +526,16 @@ int Main(int argc, char** argv) {
   if (*model_cmd) return RunModelCommand(model);
   if (*opt_cmd) return RunOptCommand(opt, {.load = LoadProgramFile, .parse_types = ParseTypes});
   return RunRun(run);
+}
+
+// Every command's stdout is checked once, at the end: a full disk or a
+// closed pipe makes the exit status 1 with the reason, never a silent cut.
+int Main(int argc, char** argv) {
+  // A closed pipe must be an error we report (EPIPE), not a signal.
+  std::signal(SIGPIPE, SIG_IGN);
+  int status = Dispatch(argc, argv);
+  if (absl::Status closed = CloseStdout(); !closed.ok()) status = Fail(closed);
+  return status;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "mcmc/model/program_model.h"
 #include "nlohmann/json.hpp"
 #include "samples/models/models.h"
+#include "support/output_file.h"
 #include "support/status.h"
 
 namespace autobatch {
@@ -121,7 +122,7 @@ int RunModelCommand(const ModelArgs& args) {
           absl::StrCat(json.status().message(), "; give the data with --data FILE")));
     }
     if (!json.ok()) return Fail(json.status());
-    std::printf("%s\n", json->dump(1).c_str());
+    WriteStdout(json->dump(1) + "\n");
     return 0;
   }
   if (args.data.empty() || args.at.empty()) {
@@ -131,7 +132,7 @@ int RunModelCommand(const ModelArgs& args) {
   }
   absl::StatusOr<nlohmann::json> result = LogProb(**model, args);
   if (!result.ok()) return Fail(result.status());
-  std::printf("%s\n", result->dump(1).c_str());
+  WriteStdout(result->dump(1) + "\n");
   return 0;
 }
 

@@ -9,10 +9,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "ir/json.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
+#include "support/output_file.h"
 
 namespace autobatch {
 namespace {
@@ -25,14 +27,15 @@ int Fail(const absl::Status& status) {
 void ListPasses() {
   size_t width = 0;
   for (const PassInfo& pass : AllPasses()) width = std::max(width, pass.name.size());
-  std::printf("passes:\n");
+  WriteStdout("passes:\n");
   for (const PassInfo& pass : AllPasses()) {
-    std::printf("  %-*s  %s\n", static_cast<int>(width), std::string(pass.name).c_str(),
-                std::string(pass.description).c_str());
+    WriteStdout(absl::StrFormat("  %-*s  %s\n", static_cast<int>(width),
+                                std::string(pass.name), std::string(pass.description)));
   }
-  std::printf("\npipelines (as --passes lists):\n  typed (CompileProgram):  %s\n"
-              "  lowered (LowerProgram): %s\n",
-              CompilePipelineText().c_str(), LowerPipelineText().c_str());
+  WriteStdout(absl::StrFormat(
+      "\npipelines (as --passes lists):\n  typed (CompileProgram):  %s\n"
+      "  lowered (LowerProgram): %s\n",
+      CompilePipelineText(), LowerPipelineText()));
 }
 
 bool Runs(const Pipeline& pipeline, std::string_view name) {
@@ -100,8 +103,7 @@ int RunOptCommand(const OptArgs& args, const ProgramReader& reader) {
       RunPipeline(std::move(named->program), *pipeline,
                   PassContext{.input_types = std::move(types)}, options);
   if (!result.ok()) return Fail(result.status());
-  std::printf("%s\n", args.json ? DumpProgramJson(*result).c_str()
-                                : PrintProgram(*result).c_str());
+  WriteStdout((args.json ? DumpProgramJson(*result) : PrintProgram(*result)) + "\n");
   return 0;
 }
 

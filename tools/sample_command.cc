@@ -20,8 +20,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "backends/run_on_threads.h"
 #include "ir/printer.h"
+#include "support/output_file.h"
 #include "support/status.h"
 #include "mcmc/batched/batched_sampler.h"
 #include "mcmc/output/progress.h"
@@ -73,8 +75,10 @@ absl::StatusOr<double> ParsePositive(const std::string& option, const std::strin
 // Fails now, before a long run, if `path` cannot be written later: it must
 // not be a directory, and if it does not exist its directory must exist and
 // be writable (the writers do not create directories); an existing file
-// must be writable. Opens nothing that exists (a pipe would block).
+// must be writable, and not a symbolic link. Opens nothing that exists (a
+// pipe would block).
 absl::Status CheckWritableFile(const std::string& option, const std::string& path) {
+  AB_RETURN_IF_ERROR(RefuseSymlink(path, option));
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path, ec);
   if (std::filesystem::is_directory(status)) {
@@ -198,7 +202,7 @@ int PrintSamplerIr(const mcmc::Model& model, const mcmc::SampleOptions& options,
     if (!compiled.ok()) return Fail(compiled.status());
     program = *compiled;
   }
-  std::fputs(PrintProgram(*program).c_str(), stdout);
+  WriteStdout(PrintProgram(*program));
   return 0;
 }
 
@@ -242,7 +246,8 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
                   "default auto: at least one per hardware thread, smaller for big models "
                   "(mcmc::DefaultShards)");
   cmd->add_option("--output-dir", args.output_dir,
-                  "write one Stan CSV file per chain there (output_<id+1>.csv)");
+                  "write one Stan CSV file per chain there (output_<id+1>.csv); the directory "
+                  "is locked for the run, and an earlier run's extra output_<n>.csv removed");
   cmd->add_option("--sig-figs", args.sig_figs, "significant digits in the CSV files (default 6)");
   cmd->add_option("--summary-json", args.summary_json, "write the summary as JSON to FILE");
   cmd->add_option("--save-adaptation", args.save_adaptation,
@@ -314,10 +319,32 @@ int RunSampleCommand(const SampleArgs& args) {
   // Everything that can be checked before sampling is: a long run must not
   // end in an error that loses its results.
   if (absl::Status s = mcmc::CheckSampleMemory(**target, *options); !s.ok()) return Fail(s);
+  // The directory is held from here until the files are written: a second
+  // run on it fails now instead of mixing its files with ours.
+  std::optional<OutputDirectoryLock> lock;
   if (!args.output_dir.empty()) {
     absl::Status s = mcmc::CheckChainCsvFiles(args.output_dir, options->num_chains);
     if (!s.ok()) {
       return Fail(absl::Status(s.code(), absl::StrCat("--output-dir: ", s.message())));
+    }
+    absl::StatusOr<OutputDirectoryLock> acquired = OutputDirectoryLock::Acquire(args.output_dir);
+    if (!acquired.ok()) return Fail(acquired.status());
+    lock.emplace(std::move(*acquired));
+    // Removed before sampling, so that even a failed run leaves no file of
+    // an earlier run that could be read as one of this run's chains.
+    absl::StatusOr<std::vector<std::string>> stale =
+        mcmc::RemoveStaleChainCsvFiles(args.output_dir, options->num_chains);
+    if (!stale.ok()) {
+      return Fail(absl::Status(stale.status().code(),
+                               absl::StrCat("--output-dir: ", stale.status().message())));
+    }
+    if (!stale->empty()) {
+      std::fprintf(stderr,
+                   "autobatch sample: removed %zu file(s) of an earlier run from '%s' that this "
+                   "run of %lld chain(s) does not write: %s\n",
+                   stale->size(), args.output_dir.c_str(),
+                   static_cast<long long>(options->num_chains),
+                   absl::StrJoin(*stale, ", ").c_str());
     }
   }
   if (!args.summary_json.empty()) {
@@ -346,21 +373,20 @@ int RunSampleCommand(const SampleArgs& args) {
     if (!paths.ok()) status = Fail(paths.status());
   }
   if (!args.summary_json.empty()) {
-    std::ofstream out(args.summary_json, std::ios::trunc);
-    out << mcmc::SummaryJson(*result).dump(2) << "\n";
-    out.close();
-    if (!out) {
-      status = Fail(absl::FailedPreconditionError(
-          absl::StrCat("--summary-json: writing '", args.summary_json, "' failed")));
-    }
+    absl::Status written = WriteFileAtomically(
+        args.summary_json, mcmc::SummaryJson(*result).dump(2) + "\n", "--summary-json");
+    if (!written.ok()) status = Fail(written);
   }
   if (!args.save_adaptation.empty()) {
     const mcmc::ChainSummary& chain0 = result->chains.front();
     absl::Status saved =
         mcmc::SaveAdaptation(args.save_adaptation, {chain0.step_size, chain0.inv_metric});
-    if (!saved.ok()) status = Fail(saved);
+    if (!saved.ok()) {
+      status = Fail(
+          absl::Status(saved.code(), absl::StrCat("--save-adaptation: ", saved.message())));
+    }
   }
-  std::fputs(mcmc::FormatSummary(*result).c_str(), stdout);
+  WriteStdout(mcmc::FormatSummary(*result));  // checked at exit (CloseStdout)
   return status;
 }
 

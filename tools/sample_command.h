@@ -30,7 +30,11 @@
 // chain's CSV path, --summary-json, --save-adaptation) and the memory the
 // draws need (mcmc::CheckSampleMemory) are checked before sampling starts; an
 // output that still fails afterwards (a full disk) is reported without
-// losing the others or the summary.
+// losing the others or the summary, and is left absent, never cut
+// (support/output_file.h); a symbolic link is refused. --output-dir is locked
+// (flock on DIR/.autobatch.lock) from the checks until the files are written,
+// so a second run on it fails at once; holding it, the run removes the
+// earlier runs' output_<n>.csv files it will not write, saying so on stderr.
 #ifndef AUTOBATCH_TOOLS_SAMPLE_COMMAND_H_
 #define AUTOBATCH_TOOLS_SAMPLE_COMMAND_H_
 

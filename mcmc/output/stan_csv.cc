@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "support/output_file.h"
 
 namespace autobatch::mcmc {
 namespace {
@@ -476,20 +477,8 @@ absl::Status WriteStanCsv(const std::string& path, const StanCsv& csv,
                           int sig_figs) {
   absl::StatusOr<std::string> text = FormatStanCsv(csv, sig_figs);
   if (!text.ok()) return text.status();
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) {
-    return absl::ErrnoToStatus(
-        errno, absl::StrCat("cannot create Stan CSV file '", path, "'"));
-  }
-  const bool written =
-      std::fwrite(text->data(), 1, text->size(), file) == text->size();
-  const int write_errno = written ? 0 : errno;
-  if (std::fclose(file) != 0 || !written) {
-    return absl::ErrnoToStatus(
-        write_errno != 0 ? write_errno : errno,
-        absl::StrCat("cannot write Stan CSV file '", path, "'"));
-  }
-  return absl::OkStatus();
+  // Whole or not at all: a full disk must not leave a file cut mid-row.
+  return WriteFileAtomically(path, *text, "Stan CSV file");
 }
 
 std::vector<std::string> ParameterColumnNames(std::string_view name,

@@ -113,8 +113,10 @@ absl::StatusOr<StanCsv> ReadStanCsv(const std::string& path);
 absl::StatusOr<std::string> FormatStanCsv(
     const StanCsv& csv, int sig_figs = kStanCsvDefaultSigFigs);
 
-// FormatStanCsv() written to `path` (created or truncated). Errors as
-// FormatStanCsv(), or Internal if the file cannot be written (with the path).
+// FormatStanCsv() written to `path` by WriteFileAtomically
+// (support/output_file.h): replaced whole or left untouched; a symbolic link
+// is refused. Errors as FormatStanCsv(), or WriteFileAtomically's (the
+// errno's code and reason, with the path).
 absl::Status WriteStanCsv(const std::string& path, const StanCsv& csv,
                           int sig_figs = kStanCsvDefaultSigFigs);
 

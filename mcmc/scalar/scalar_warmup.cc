@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "support/json_text.h"
+#include "support/output_file.h"
 #include "support/status.h"
 #include "mcmc/scalar/scalar_hmc.h"
 #include "mcmc/scalar/scalar_nuts.h"
@@ -239,18 +240,7 @@ absl::StatusOr<AdaptedParameters> AdaptedParametersFromJson(std::string_view tex
 
 absl::Status SaveAdaptation(const std::string& path, const AdaptedParameters& params) {
   AB_ASSIGN_OR_RETURN(const std::string text, AdaptedParametersToJson(params));
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot open adaptation file '", path, "' for writing"));
-  }
-  out << text;
-  out.close();
-  if (!out) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("writing adaptation file '", path, "' failed"));
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(path, text, "adaptation file");
 }
 
 absl::StatusOr<AdaptedParameters> LoadAdaptation(const std::string& path,

@@ -135,10 +135,11 @@ absl::StatusOr<AdaptedParameters> AdaptedParametersFromJson(
     std::string_view text, int64_t expected_dimension = -1,
     std::string_view source = "<string>");
 
-// File forms: SaveAdaptation writes (replacing) `path`; LoadAdaptation reads
+// File forms: SaveAdaptation replaces `path` whole (WriteFileAtomically,
+// support/output_file.h: never through a symbolic link); LoadAdaptation reads
 // it. Errors as above (the source named is the path), plus
-// FailedPrecondition naming the path when it cannot be written and NotFound
-// when it cannot be opened for reading.
+// WriteFileAtomically's naming the path and the reason when it cannot be
+// written and NotFound when it cannot be opened for reading.
 absl::Status SaveAdaptation(const std::string& path, const AdaptedParameters& params);
 absl::StatusOr<AdaptedParameters> LoadAdaptation(const std::string& path,
                                                  int64_t expected_dimension = -1);

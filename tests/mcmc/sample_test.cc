@@ -188,7 +188,7 @@ std::string FileText(const std::string& path) {
 }
 
 // The chains' files are written on several threads: the same bytes as on
-// one, and a chain whose file cannot be written is the error, named.
+// one, and every chain whose file cannot be written is named in the error.
 TEST(SampleTest, CsvFilesAreTheSameOnAnyNumberOfThreads) {
   std::unique_ptr<Target> model = Make("eight_schools");
   absl::StatusOr<SampleResult> result = Sample(*model, Small(5, 20, 10));
@@ -210,13 +210,27 @@ TEST(SampleTest, CsvFilesAreTheSameOnAnyNumberOfThreads) {
   }
   EXPECT_EQ(texts[0], texts[1]);
   EXPECT_THAT(texts[0][4], HasSubstr("id = 5"));
-  // output_3.csv and output_5.csv are directories: chain 2's file is the error.
+  // output_3.csv and output_5.csv are directories: chains 2 and 4 are the
+  // error, both named (only the first used to be). An earlier run's file of
+  // a failing chain is removed, not left looking like this run's.
   std::filesystem::create_directories(dir + "/bad/output_3.csv");
   std::filesystem::create_directories(dir + "/bad/output_5.csv");
   absl::StatusOr<std::vector<std::string>> bad = WriteChainCsvFiles(*result, dir + "/bad", 6, 3);
   ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("2 of 5 chains' CSV files could not be written and are absent"));
   EXPECT_THAT(bad.status().message(), HasSubstr("writing the CSV file of chain 2"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("writing the CSV file of chain 4"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("is a directory"));
   EXPECT_EQ(FileText(dir + "/bad/output_4.csv"), texts[0][3]);
+  std::filesystem::remove(dir + "/bad/output_3.csv");
+  std::filesystem::remove(dir + "/bad/output_5.csv");
+  std::filesystem::create_symlink(dir + "/bad/output_4.csv", dir + "/bad/output_5.csv");
+  bad = WriteChainCsvFiles(*result, dir + "/bad", 6, 3);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("1 of 5 chains' CSV files"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("is a symbolic link"));
+  EXPECT_EQ(FileText(dir + "/bad/output_4.csv"), texts[0][3]);  // the link's target, kept
 }
 
 // The chains' CSV paths are checked before a run (CheckChainCsvFiles), by
