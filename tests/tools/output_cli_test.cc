@@ -53,7 +53,9 @@ std::string TempDir(const std::string& name) {
 // `shell_prefix` changes them.
 Result RunWithStdout(const std::string& args, int stdout_fd,
                      const std::string& shell_prefix = "") {
-  const std::string err_path = ::testing::TempDir() + "output_cli_stderr.txt";
+  // One file per test process: ctest runs this binary's tests in parallel.
+  const std::string err_path =
+      ::testing::TempDir() + "output_cli_stderr_" + std::to_string(getpid()) + ".txt";
   const std::string command = shell_prefix + " exec " + AUTOBATCH_CLI + " " + args;
   const pid_t pid = fork();
   if (pid == 0) {
