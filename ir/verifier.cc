@@ -304,7 +304,12 @@ class Verifier {
         }
       }
     }
-    // reaches_[g][f]: calling g may run f (g itself included).
+    // reaches_[g][f]: calling g may run f (g itself included). Only the
+    // storage checks of allocated programs use it, and it takes time and
+    // memory quadratic in the number of functions (a long chain of calls
+    // before inlining).
+    reaches_.clear();
+    if (!Allocated()) return;
     reaches_.assign(n, std::vector<bool>(n, false));
     for (size_t g = 0; g < n; ++g) {
       std::vector<int32_t> stack = {static_cast<int32_t>(g)};
@@ -327,11 +332,16 @@ class Verifier {
     is_tape_.assign(m_.variables.size(), false);
     tape_pushed_.assign(m_.variables.size(), false);
     tape_popped_.assign(m_.variables.size(), false);
+    tapes_of_.assign(m_.functions.size(), {});
     for (const Function& fn : m_.functions) {
       for (const Block& block : fn.blocks) {
         for (const Op& op : block.ops) {
           std::optional<VarId> tape = TapeOf(op);
           if (!tape || !ValidVar(*tape)) continue;
+          const FunctionId owner = m_.var(*tape).function;
+          if (!is_tape_[tape->value] && ValidFunction(owner)) {
+            tapes_of_[owner.value].push_back(tape->value);
+          }
           is_tape_[tape->value] = true;
           (std::holds_alternative<TapePushOp>(op) ? tape_pushed_ : tape_popped_)[tape->value] =
               true;
@@ -379,10 +389,10 @@ class Verifier {
 
   // K3: a tape of f that is only pushed, or only popped, cannot balance.
   void CheckTapesPushedAndPopped(FunctionId f, const Function& fn) {
-    for (size_t i = 0; i < m_.variables.size(); ++i) {
-      if (!is_tape_[i] || m_.variables[i].function != f || tape_pushed_[i] == tape_popped_[i]) {
-        continue;
-      }
+    std::vector<int32_t> tapes = tapes_of_[f.value];
+    std::sort(tapes.begin(), tapes.end());  // reported in variable order
+    for (int32_t i : tapes) {
+      if (tape_pushed_[i] == tape_popped_[i]) continue;
       const VarId v(static_cast<int32_t>(i));
       Report({f, BlockId()},
              tape_pushed_[i]
@@ -1293,7 +1303,8 @@ class Verifier {
   const Module& m_;
   std::vector<VerifierError> errors_;
   std::vector<std::set<int32_t>> callees_;   // by function index
-  std::vector<std::vector<bool>> reaches_;   // [callee][function]
+  std::vector<std::vector<bool>> reaches_;   // [callee][function]; allocated programs only
+  std::vector<std::vector<int32_t>> tapes_of_;  // per function: its tapes' variable ids
   std::vector<std::set<int32_t>> writes_;    // by function: variables it writes
   std::vector<bool> is_tape_;                // by variable: a tape op's tape
   std::vector<bool> tape_pushed_;            // by variable: some tape_push names it

@@ -107,7 +107,7 @@ bool EveryElementIs(const ConstantValue& value, double x) {
 }
 
 KnownConstants::KnownConstants(const Module& module, const Function& function)
-    : module_(module), everywhere_(module.variables.size()), here_(module.variables.size()) {
+    : module_(module) {
   const UseCounts counts(function, module.variables.size());
   for (const Block& block : function.blocks) {
     for (const Op& op : block.ops) {
@@ -119,35 +119,35 @@ KnownConstants::KnownConstants(const Module& module, const Function& function)
           std::find(function.params.begin(), function.params.end(), out) != function.params.end()) {
         continue;
       }
-      everywhere_[out.value] = ValueOfConstantOp(*prim, *type);
+      if (std::optional<ConstantValue> value = ValueOfConstantOp(*prim, *type)) {
+        everywhere_.insert_or_assign(out.value, *std::move(value));
+      }
     }
   }
 }
 
 const ConstantValue* KnownConstants::Everywhere(VarId v) const {
-  const std::optional<ConstantValue>& value = everywhere_[v.value];
-  return value ? &*value : nullptr;
+  auto it = everywhere_.find(v.value);
+  return it == everywhere_.end() ? nullptr : &it->second;
 }
 
 const ConstantValue* KnownConstants::Here(VarId v) const {
-  const std::optional<ConstantValue>& value = here_[v.value];
-  return value ? &*value : Everywhere(v);
+  auto it = here_.find(v.value);
+  return it == here_.end() ? Everywhere(v) : &it->second;
 }
 
-void KnownConstants::StartBlock() {
-  for (VarId v : here_set_) here_[v.value].reset();
-  here_set_.clear();
-}
+void KnownConstants::StartBlock() { here_.clear(); }
 
 void KnownConstants::AfterOp(const Op& op) {
-  for (VarId v : OpWrites(op)) here_[v.value].reset();
+  for (VarId v : OpWrites(op)) here_.erase(v.value);
   const PrimOp* prim = std::get_if<PrimOp>(&op);
   if (prim == nullptr || prim->outputs.size() != 1) return;
   const VarId out = prim->outputs[0];
   const std::optional<TensorType>& type = module_.var(out).type;
   if (!type) return;
-  here_[out.value] = ValueOfConstantOp(*prim, *type);
-  if (here_[out.value]) here_set_.push_back(out);
+  if (std::optional<ConstantValue> value = ValueOfConstantOp(*prim, *type)) {
+    here_.insert_or_assign(out.value, *std::move(value));
+  }
 }
 
 }  // namespace autobatch

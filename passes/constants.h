@@ -17,6 +17,7 @@
 #include <span>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "ir/ir.h"
 
 namespace autobatch {
@@ -81,10 +82,11 @@ class KnownConstants {
   void AfterOp(const Op& op);
 
  private:
+  // Maps, not vectors by VarId: a walk of one function must not cost the
+  // whole module's variables (thousands of functions, each walked).
   const Module& module_;
-  std::vector<std::optional<ConstantValue>> everywhere_;  // by VarId
-  std::vector<std::optional<ConstantValue>> here_;        // by VarId
-  std::vector<VarId> here_set_;                           // to clear here_
+  absl::flat_hash_map<int32_t, ConstantValue> everywhere_;
+  absl::flat_hash_map<int32_t, ConstantValue> here_;
 };
 
 // The value of a `constant` or `fill_like` op whose output has type

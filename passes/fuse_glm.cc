@@ -35,11 +35,7 @@ PrimOp MakeOp(Primitive prim, VarId in, VarId out, SourceLoc loc) {
 
 class Fuser {
  public:
-  Fuser(Module& module, FunctionId f) : module_(module), f_(f) {
-    for (const Variable& var : module_.variables) {
-      if (var.function == f_) names_.insert(var.name);
-    }
-  }
+  Fuser(Module& module, FunctionId f) : module_(module), f_(f) {}
 
   void Run() {
     Function& function = module_.function(f_);
@@ -127,6 +123,14 @@ class Fuser {
   }
 
   VarId NewVariable(const std::string& base, TensorType type, bool uniform) {
+    // The names taken, gathered on the first fusion only: scanning every
+    // variable of the module for each of its functions costs a module of
+    // thousands of functions quadratic time.
+    if (names_.empty()) {
+      for (const Variable& var : module_.variables) {
+        if (var.function == f_) names_.insert(var.name);
+      }
+    }
     std::string name = base;
     for (int n = 2; names_.count(name) != 0; ++n) name = absl::StrCat(base, "#", n);
     names_.insert(name);

@@ -72,13 +72,24 @@ class TypeInference {
         }
       }
     }
+    FindDependents();
     AB_RETURN_IF_ERROR(Seed(input_types));
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t f = 0; f < m_.functions.size(); ++f) {
-        AB_RETURN_IF_ERROR(Sweep(FunctionId(static_cast<int32_t>(f)), changed));
-        AB_RETURN_IF_ERROR(SweepGradient(FunctionId(static_cast<int32_t>(f)), changed));
+    // Sweeps in function order until nothing changes, skipping a function
+    // none of whose inputs got a type since its last sweep (it would change
+    // nothing): a chain of n calls takes n sweeps for its results to flow
+    // back to the entry, each of one function instead of all n. A function
+    // marked during a sweep is swept later in the same round if it comes
+    // after the one being swept, else in the next round, as sweeping every
+    // function in every round would.
+    for (size_t f = 0; f < m_.functions.size(); ++f) round_.insert(static_cast<int32_t>(f));
+    while (!round_.empty()) {
+      for (auto it = round_.begin(); it != round_.end(); it = round_.erase(it)) {
+        current_ = *it;
+        bool changed = false;
+        AB_RETURN_IF_ERROR(Sweep(FunctionId(current_), changed));
+        AB_RETURN_IF_ERROR(SweepGradient(FunctionId(current_), changed));
       }
+      round_.swap(next_round_);
     }
     AB_RETURN_IF_ERROR(ExplainUntyped());
     AB_RETURN_IF_ERROR(CheckGradients());
@@ -103,6 +114,37 @@ class TypeInference {
     return std::find(fn.results.begin(), fn.results.end(), v) != fn.results.end();
   }
   bool IsTape(VarId v) const { return tapes_.count(v.value) != 0; }
+
+  // Who reads a function's variables' types besides itself: the callers of
+  // its results, and the gradient stubs linked to it (either way).
+  void FindDependents() {
+    const size_t n = m_.functions.size();
+    dependents_.assign(n, {});
+    for (size_t f = 0; f < n; ++f) {
+      const Function& fn = m_.functions[f];
+      for (const Block& block : fn.blocks) {
+        for (const Op& op : block.ops) {
+          if (const auto* call = std::get_if<CallOp>(&op)) {
+            dependents_[call->callee.value].push_back(static_cast<int32_t>(f));
+          }
+        }
+      }
+      if (fn.gradient_of) {
+        dependents_[fn.gradient_of->function.value].push_back(static_cast<int32_t>(f));
+        dependents_[f].push_back(fn.gradient_of->function.value);
+      }
+    }
+  }
+
+  // v got its type: its function and the functions that read its types
+  // are swept again.
+  void MarkReaders(VarId v) {
+    if (current_ < 0) return;  // seeding: every function is swept anyway
+    const int32_t f = V(v).function.value;
+    Mark(f);
+    for (int32_t g : dependents_[f]) Mark(g);
+  }
+  void Mark(int32_t f) { (f > current_ ? round_ : next_round_).insert(f); }
   std::string KindOf(VarId v) const {
     if (IsParam(v)) return "parameter";
     if (IsResult(v)) return "result";
@@ -117,6 +159,7 @@ class TypeInference {
       have = t;
       origins_[v.value] = std::move(why);
       changed = true;
+      MarkReaders(v);
       return absl::OkStatus();
     }
     if (*have == t) return absl::OkStatus();
@@ -586,6 +629,11 @@ class TypeInference {
   std::vector<std::optional<Origin>> origins_;
   std::set<const PrimOp*> checked_;  // ops whose outputs were computed
   std::set<int32_t> tapes_;          // tape ops' tapes
+  // The functions to sweep in this round and the next, and the one being
+  // swept (-1 before the first sweep).
+  std::set<int32_t> round_, next_round_;
+  int32_t current_ = -1;
+  std::vector<std::vector<int32_t>> dependents_;  // per function: see FindDependents
 };
 
 }  // namespace

@@ -3,11 +3,12 @@
 
 #include <iterator>
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "passes/analysis/call_graph.h"
 #include "passes/analysis/cfg.h"
@@ -16,26 +17,6 @@
 
 namespace autobatch {
 namespace {
-
-// recursive[f]: f can reach itself through the call graph.
-std::vector<bool> RecursiveFunctions(const Module& module) {
-  const std::vector<std::vector<FunctionId>> callees = Callees(module);
-  const size_t n = module.functions.size();
-  std::vector<bool> recursive(n, false);
-  for (size_t f = 0; f < n; ++f) {
-    std::vector<bool> seen(n, false);
-    std::vector<FunctionId> stack(callees[f].begin(), callees[f].end());
-    while (!stack.empty() && !recursive[f]) {
-      const FunctionId g = stack.back();
-      stack.pop_back();
-      if (static_cast<size_t>(g.value) == f) recursive[f] = true;
-      if (seen[g.value]) continue;
-      seen[g.value] = true;
-      stack.insert(stack.end(), callees[g.value].begin(), callees[g.value].end());
-    }
-  }
-  return recursive;
-}
 
 // The functions reachable from `entry`, callees before callers (a DFS
 // post-order; inside a recursive cycle the order is arbitrary).
@@ -73,31 +54,25 @@ bool Halts(const Function& fn) {
   return false;
 }
 
-size_t OpCount(const Function& fn) {
-  size_t ops = 0;
-  for (const Block& block : fn.blocks) ops += block.ops.size();
-  return ops;
-}
-
 class Inliner {
  public:
   explicit Inliner(Program& program) : program_(program), module_(program.module) {}
 
   void InlineAllInto(FunctionId f) {
     const std::vector<bool> recursive = RecursiveFunctions(module_);
-    candidate_.assign(module_.functions.size(), false);
-    call_sites_.assign(module_.functions.size(), 1);
+    inline_.assign(module_.functions.size(), false);
     for (size_t g = 0; g < module_.functions.size(); ++g) {
-      candidate_[g] = !recursive[g] && !Halts(module_.functions[g]);
+      inline_[g] = !recursive[g] && !Halts(module_.functions[g]);
     }
     if (InlineInto(f)) MergeStraightLines(module_.function(f));
   }
 
   void Run() {
+    const size_t n = module_.functions.size();
     const std::vector<bool> recursive = RecursiveFunctions(module_);
     const std::vector<bool> reachable = ReachableFunctions(module_, program_.entry);
-    std::vector<int> call_sites(module_.functions.size(), 0);
-    for (size_t f = 0; f < module_.functions.size(); ++f) {
+    std::vector<int> call_sites(n, 0);
+    for (size_t f = 0; f < n; ++f) {
       if (!reachable[f]) continue;
       for (const Block& block : module_.functions[f].blocks) {
         for (const Op& op : block.ops) {
@@ -105,47 +80,100 @@ class Inliner {
         }
       }
     }
-    // Whether a call may be inlined is decided at each call site, from the
-    // callee as it is then (callees are processed first, so with their own
-    // calls inlined): sizes measured before inlining would let a chain of
-    // small functions that call each other twice grow exponentially.
-    candidate_.assign(module_.functions.size(), false);
-    call_sites_ = std::move(call_sites);
-    for (size_t g = 0; g < module_.functions.size(); ++g) {
+    // Which callees are inlined is decided per callee, callees before
+    // callers, from its size with its own inlined calls counted in (each
+    // becomes the callee's ops plus a copy per argument and result): sizes
+    // measured without them would let a chain of small functions that call
+    // each other twice grow exponentially.
+    const std::vector<FunctionId> order = PostOrder(module_, program_.entry);
+    std::vector<size_t> inlined_size(n, 0);
+    inline_.assign(n, false);
+    for (FunctionId g : order) {
+      size_t size = 0;
+      for (const Block& block : module_.function(g).blocks) {
+        for (const Op& op : block.ops) {
+          const auto* call = std::get_if<CallOp>(&op);
+          size += call != nullptr && inline_[call->callee.value]
+                      ? inlined_size[call->callee.value] + call->args.size() + call->results.size()
+                      : 1;
+        }
+      }
+      inlined_size[g.value] = size;
       // A gradient stub has no body to inline until differentiate writes one.
-      candidate_[g] = reachable[g] && !recursive[g] && !Halts(module_.functions[g]) &&
-                      !module_.functions[g].gradient_of;
+      const Function& fn = module_.function(g);
+      inline_[g.value] = reachable[g.value] && !recursive[g.value] && !Halts(fn) &&
+                         !fn.gradient_of &&
+                         (call_sites[g.value] == 1 || size <= static_cast<size_t>(kInlineMaxOps));
     }
-    for (FunctionId f : PostOrder(module_, program_.entry)) {
+    // Then the bodies, top-down: each function that stays a function gets
+    // its calls inlined with the callees as written, whose own calls the scan
+    // reaches in turn. So each body is cloned once per call site it ends up
+    // at, and inlined names do not nest; inlining callees first would clone
+    // each grown body again into its caller (quadratic in a chain's length,
+    // with names f2.f3.f4...).
+    for (FunctionId f : order) {
+      if (inline_[f.value] && f != program_.entry) continue;  // inlined everywhere: dropped
       if (InlineInto(f)) MergeStraightLines(module_.function(f));
     }
   }
 
  private:
-  bool Inlinable(FunctionId g) const {
-    return candidate_[g.value] &&
-           (call_sites_[g.value] == 1 ||
-            OpCount(module_.function(g)) <= static_cast<size_t>(kInlineMaxOps));
-  }
-
-  // Inlines every call of `f` to an inlinable callee, including calls that
-  // inlining brings in (none are left in an already processed callee, but
-  // its calls to recursive functions are scanned again, harmlessly).
-  // Returns whether it inlined anything.
+  // Inlines every call of `f` to an inlined callee, including the calls
+  // that inlining brings in. Returns whether it inlined anything.
   bool InlineInto(FunctionId f) {
+    names_.clear();
+    for (const Variable& var : module_.variables) {
+      if (var.function == f) names_.insert(var.name);
+    }
+    // Blocks in the order they will be laid out: each block, then what was
+    // inlined after it. InlineCall appends the callee's blocks and the
+    // continuation (ids stay put, so nothing is renumbered per call), and
+    // they are scanned next, as if inserted right after the call's block.
+    const size_t original = module_.function(f).blocks.size();
+    after_.assign(original, {});
+    std::vector<int32_t> work;
+    for (size_t b = original; b-- > 0;) work.push_back(static_cast<int32_t>(b));
     bool inlined = false;
-    for (size_t b = 0; b < module_.function(f).blocks.size(); ++b) {
+    while (!work.empty()) {
+      const int32_t b = work.back();
+      work.pop_back();
       std::vector<Op>& ops = module_.function(f).blocks[b].ops;
       for (size_t k = 0; k < ops.size(); ++k) {
         const auto* call = std::get_if<CallOp>(&ops[k]);
-        if (call != nullptr && Inlinable(call->callee)) {
-          InlineCall(f, b, k);
+        if (call != nullptr && inline_[call->callee.value]) {
+          after_[b] = InlineCall(f, b, k);
+          after_.resize(module_.function(f).blocks.size());
+          for (size_t i = after_[b].size(); i-- > 0;) work.push_back(after_[b][i]);
           inlined = true;
           break;  // the rest of block b moved to its continuation block
         }
       }
     }
+    if (inlined) LayOut(module_.function(f), original);
     return inlined;
+  }
+
+  // Orders f's blocks as InlineInto scanned them: the original blocks in
+  // order, each followed by the blocks inlined after it (recursively).
+  void LayOut(Function& fn, size_t original) {
+    std::vector<int32_t> order;
+    std::vector<int32_t> stack;
+    for (size_t b = original; b-- > 0;) stack.push_back(static_cast<int32_t>(b));
+    while (!stack.empty()) {
+      const int32_t b = stack.back();
+      stack.pop_back();
+      order.push_back(b);
+      for (size_t i = after_[b].size(); i-- > 0;) stack.push_back(after_[b][i]);
+    }
+    std::vector<int32_t> new_index(fn.blocks.size(), -1);
+    for (size_t i = 0; i < order.size(); ++i) new_index[order[i]] = static_cast<int32_t>(i);
+    std::vector<Block> laid_out;
+    laid_out.reserve(order.size());
+    for (int32_t b : order) {
+      laid_out.push_back(std::move(fn.blocks[b]));
+      laid_out.back().terminator = RemapBlocks(laid_out.back().terminator, new_index);
+    }
+    fn.blocks = std::move(laid_out);
   }
 
   // Merges each block that ends in "goto T" with T when it is T's only
@@ -184,65 +212,58 @@ class Inliner {
     fn.blocks = std::move(kept);
   }
 
-  void InlineCall(FunctionId f, size_t b, size_t k) {
+  // Inlines the call at op k of block b of f; returns the blocks it added
+  // (the callee's, then the continuation), appended to f's blocks.
+  std::vector<int32_t> InlineCall(FunctionId f, size_t b, size_t k) {
     // Copies, not references: the blocks and variables vectors grow below.
     const CallOp call = std::get<CallOp>(module_.function(f).blocks[b].ops[k]);
     const Function callee = module_.function(call.callee);
     callee_ = call.callee;
-    renamed_.assign(module_.variables.size(), VarId());
-    names_.clear();
-    for (const Variable& var : module_.variables) {
-      if (var.function == f) names_.insert(var.name);
-    }
+    renamed_.clear();
 
-    // The callee's blocks go right after the call's block, then the
-    // continuation, so that the function reads in the order it runs; the
-    // blocks after them move down.
     std::vector<Block>& blocks = module_.function(f).blocks;
     const int32_t count = static_cast<int32_t>(callee.blocks.size());
-    const int32_t site_index = static_cast<int32_t>(b);
-    std::vector<int32_t> moved(blocks.size());
-    for (size_t i = 0; i < blocks.size(); ++i) {
-      moved[i] = static_cast<int32_t>(i) + (static_cast<int32_t>(i) > site_index ? count + 1 : 0);
-    }
-    for (Block& block : blocks) block.terminator = RemapBlocks(block.terminator, moved);
-    const BlockId first(site_index + 1);
-    const BlockId after(site_index + 1 + count);
+    const BlockId first(static_cast<int32_t>(blocks.size()));
+    const BlockId after(first.value + count);
     // "g" for the first copy of g in f, then "g#2", "g#3"...: labels stay
     // distinct.
     const int copy = ++copies_[{f.value, call.callee.value}];
     const std::string prefix =
         copy == 1 ? callee.name : absl::StrCat(callee.name, "#", copy);
 
-    Block& site = blocks[b];
     Block continuation;
-    continuation.label = absl::StrCat(site.label, ".ret");
-    continuation.loc = site.loc;
-    for (size_t j = 0; j < call.results.size(); ++j) {
-      continuation.ops.push_back(MakeCopy(call.results[j], Rename(callee.results[j], f), call.loc));
-    }
-    std::move(site.ops.begin() + static_cast<std::ptrdiff_t>(k) + 1, site.ops.end(),
-              std::back_inserter(continuation.ops));
-    continuation.terminator = std::move(site.terminator);
+    {
+      Block& site = blocks[b];
+      continuation.label = absl::StrCat(site.label, ".ret");
+      continuation.loc = site.loc;
+      for (size_t j = 0; j < call.results.size(); ++j) {
+        continuation.ops.push_back(
+            MakeCopy(call.results[j], Rename(callee.results[j], f), call.loc));
+      }
+      std::move(site.ops.begin() + static_cast<std::ptrdiff_t>(k) + 1, site.ops.end(),
+                std::back_inserter(continuation.ops));
+      continuation.terminator = std::move(site.terminator);
 
-    site.ops.resize(k);
-    for (size_t i = 0; i < call.args.size(); ++i) {
-      site.ops.push_back(MakeCopy(Rename(callee.params[i], f), call.args[i], call.loc));
+      site.ops.resize(k);
+      for (size_t i = 0; i < call.args.size(); ++i) {
+        site.ops.push_back(MakeCopy(Rename(callee.params[i], f), call.args[i], call.loc));
+      }
+      site.terminator = Goto{first};
+      site.loc = call.loc;
     }
-    site.terminator = Goto{first};
-    site.loc = call.loc;
 
     std::vector<int32_t> cloned_index(callee.blocks.size());
+    std::vector<int32_t> added;
     for (size_t i = 0; i < cloned_index.size(); ++i) {
       cloned_index[i] = first.value + static_cast<int32_t>(i);
+      added.push_back(cloned_index[i]);
     }
-    std::vector<Block> inserted;
+    added.push_back(after.value);
     for (const Block& block : callee.blocks) {
-      inserted.push_back(Clone(block, f, cloned_index, after, prefix));
+      blocks.push_back(Clone(block, f, cloned_index, after, prefix));
     }
-    inserted.push_back(std::move(continuation));
-    blocks.insert(blocks.begin() + site_index + 1, std::make_move_iterator(inserted.begin()),
-                  std::make_move_iterator(inserted.end()));
+    blocks.push_back(std::move(continuation));
+    return added;
   }
 
   // The variable of `f` standing for the callee's variable `v` at this call
@@ -251,7 +272,7 @@ class Inliner {
     // The entry's uniform inputs are program-wide: every function reads the
     // same variable (ir/ir.h).
     if (module_.var(v).function != callee_) return v;
-    VarId& to = renamed_.at(v.value);
+    VarId& to = renamed_[v.value];
     if (to.valid()) return to;
     Variable var = module_.var(v);
     const std::string& callee_name = module_.function(var.function).name;
@@ -289,11 +310,14 @@ class Inliner {
 
   Program& program_;
   Module& module_;
-  std::vector<bool> candidate_;    // per function: inlinable if small or called once
-  std::vector<int> call_sites_;    // per function: calls to it before inlining
-  FunctionId callee_;              // of the call being inlined
-  std::vector<VarId> renamed_;     // per variable: its copy at this call site
-  std::set<std::string> names_;    // variable names taken in the caller
+  std::vector<bool> inline_;  // per function: every call to it is inlined
+  FunctionId callee_;         // of the call being inlined
+  // The callee's variables: their copies at this call site.
+  absl::flat_hash_map<int32_t, VarId> renamed_;
+  absl::flat_hash_set<std::string> names_;  // variable names taken in the caller
+  // Per block of the function being inlined into: the blocks InlineCall
+  // added after it (laid out right after it).
+  std::vector<std::vector<int32_t>> after_;
   std::map<std::pair<int32_t, int32_t>, int> copies_;  // (caller, callee): bodies inlined
 };
 

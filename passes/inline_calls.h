@@ -13,9 +13,9 @@ namespace autobatch {
 // entry would change which of its paths must assign the results), is not a
 // gradient stub (it has no body until differentiate writes one), and either
 // has one call site in the functions the entry reaches or has at most
-// kInlineMaxOps ops as it is at that point, its own calls already inlined
-// (so a chain of small functions calling each other twice grows by a bounded
-// factor, not exponentially).
+// kInlineMaxOps ops with its own inlined calls counted in (so a chain of
+// small functions calling each other twice grows by a bounded factor, not
+// exponentially).
 inline constexpr int kInlineMaxOps = 32;
 
 // Each such "results = call g(args)" in block B of f becomes:
@@ -31,9 +31,12 @@ inline constexpr int kInlineMaxOps = 32;
 // The blocks after B move down. Then a block that ends in a jump to a block
 // with no other predecessor (not the entry) absorbs it, e.g. B and g's entry,
 // or g's only returning block and B.ret: fewer blocks, fewer VM steps.
-// Callees are inlined before their callers
-// (post-order of the call graph), so a chain of small functions collapses
-// into one. Ops keep their source locations; the copies carry the call's.
+// Which callees are inlined is decided callees first (post-order of the
+// call graph); the bodies are then inlined top-down, each callee cloned as
+// written and the calls it brings in inlined as the scan reaches them, so a
+// chain of small functions collapses into one in time linear in its length,
+// and inlined names do not nest (a chain f1 -> f2 -> f3 gives f1 variables
+// "f2.x" and "f3.x", not "f2.f3.x"). Ops keep their source locations; the copies carry the call's.
 // Functions no longer reachable from the entry, and variables nothing
 // mentions, are then dropped (as infer_types does).
 //

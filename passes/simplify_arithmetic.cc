@@ -97,9 +97,19 @@ std::vector<bool> CanonicalNans(const Module& module, const Function& function) 
   std::vector<bool> canonical(module.variables.size(), false);
   std::vector<bool> is_param(module.variables.size(), false);
   for (VarId p : function.params) is_param[p.value] = true;
-  for (size_t v = 0; v < module.variables.size(); ++v) {
-    const std::optional<TensorType>& type = module.variables[v].type;
-    canonical[v] = type && !IsFloat(type->dtype);
+  // Only the variables the function names: a module of thousands of
+  // functions would otherwise cost all of its variables per function.
+  auto non_float = [&](VarId v) {
+    const std::optional<TensorType>& type = module.var(v).type;
+    canonical[v.value] = type && !IsFloat(type->dtype);
+  };
+  for (VarId v : function.params) non_float(v);
+  for (VarId v : function.results) non_float(v);
+  for (const Block& block : function.blocks) {
+    for (const Op& op : block.ops) {
+      for (VarId v : OpVariables(op)) non_float(v);
+    }
+    if (const auto* branch = std::get_if<Branch>(&block.terminator)) non_float(branch->cond);
   }
   // Per written variable: is every write proven, given `canonical`?
   auto all_writes_proven = [&](VarId target) {

@@ -2,6 +2,7 @@
 #include "passes/analysis/call_graph.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "support/overloaded.h"
 #include "support/status.h"
@@ -29,6 +30,59 @@ std::vector<std::vector<FunctionId>> Callees(const Module& module) {
     out.erase(std::unique(out.begin(), out.end()), out.end());
   }
   return callees;
+}
+
+std::vector<bool> RecursiveFunctions(const Module& module) {
+  // Tarjan's strongly connected components, iteratively: f is recursive
+  // when its component has more than one function or f calls itself.
+  const std::vector<std::vector<FunctionId>> callees = Callees(module);
+  const size_t n = module.functions.size();
+  constexpr int kUnvisited = -1;
+  std::vector<int> index(n, kUnvisited), low(n, 0);
+  std::vector<bool> on_stack(n, false), recursive(n, false);
+  std::vector<int32_t> stack;
+  int next_index = 0;
+  for (size_t root = 0; root < n; ++root) {
+    if (index[root] != kUnvisited) continue;
+    // (function, index of its next callee to visit)
+    std::vector<std::pair<int32_t, size_t>> work = {{static_cast<int32_t>(root), 0}};
+    index[root] = low[root] = next_index++;
+    stack.push_back(static_cast<int32_t>(root));
+    on_stack[root] = true;
+    while (!work.empty()) {
+      auto& [f, next] = work.back();
+      if (next < callees[f].size()) {
+        const int32_t g = callees[f][next++].value;
+        if (g == f) recursive[f] = true;
+        if (index[g] == kUnvisited) {
+          index[g] = low[g] = next_index++;
+          stack.push_back(g);
+          on_stack[g] = true;
+          work.push_back({g, 0});
+        } else if (on_stack[g]) {
+          low[f] = std::min(low[f], index[g]);
+        }
+        continue;
+      }
+      const int32_t done = f;
+      work.pop_back();
+      if (!work.empty()) low[work.back().first] = std::min(low[work.back().first], low[done]);
+      if (low[done] != index[done]) continue;
+      // `done` roots a component: pop it.
+      std::vector<int32_t> component;
+      int32_t g;
+      do {
+        g = stack.back();
+        stack.pop_back();
+        on_stack[g] = false;
+        component.push_back(g);
+      } while (g != done);
+      if (component.size() > 1) {
+        for (int32_t h : component) recursive[h] = true;
+      }
+    }
+  }
+  return recursive;
 }
 
 std::vector<bool> ReachableFunctions(const Module& module, FunctionId entry) {

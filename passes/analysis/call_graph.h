@@ -19,6 +19,11 @@ std::vector<std::vector<FunctionId>> Callees(const Module& module);
 // reachable[f]: f is `entry` or can be called, transitively, from it.
 std::vector<bool> ReachableFunctions(const Module& module, FunctionId entry);
 
+// recursive[f]: f can reach itself through calls (directly or through
+// others). Linear in the call graph's size (strongly connected components),
+// so a chain of thousands of calls costs no more than its length.
+std::vector<bool> RecursiveFunctions(const Module& module);
+
 // call_may_write[g]: every variable that a call to g may write before it
 // returns, in the activation-local semantics of ir/ir.h:
 //   call_may_write[g] = writes(g) + call_may_write[h] for every callee h of g,

@@ -29,18 +29,25 @@ std::vector<VarSet> AssignedOnEveryPath(const Module& module, const Function& fu
   const std::vector<bool> reachable = ReachableBlocks(function);
   // Must-defined sets; `out` of unreachable blocks stays "everything" so
   // they do not weaken their successors.
-  VarSet everything(num_vars);
-  for (size_t v = 0; v < num_vars; ++v) everything.insert(VarId(static_cast<int32_t>(v)));
+  const VarSet everything = VarSet::All(num_vars);
   std::vector<VarSet> in(n, everything), out(n, everything);
   VarSet params(num_vars, function.params);
   // Another function's uniform variable read here is an input of the entry
-  // (verifier R2), written before anything runs.
-  for (size_t v = 0; v < num_vars; ++v) {
-    const Variable& var = module.variables[v];
+  // (verifier R2), written before anything runs. (Only the variables the
+  // function names: a module of thousands of functions must not cost all of
+  // its variables per function.)
+  auto other_uniform = [&](VarId v) {
+    const Variable& var = module.var(v);
     if (var.uniform && module.functions.size() > static_cast<size_t>(var.function.value) &&
         &module.functions[var.function.value] != &function) {
-      params.insert(VarId(static_cast<int32_t>(v)));
+      params.insert(v);
     }
+  };
+  for (const Block& block : function.blocks) {
+    for (const Op& op : block.ops) {
+      for (VarId v : OpReads(op)) other_uniform(v);
+    }
+    if (const auto* branch = std::get_if<Branch>(&block.terminator)) other_uniform(branch->cond);
   }
 
   auto block_in = [&](size_t b) {

@@ -28,9 +28,9 @@ absl::Status CheckDefinedBeforeUse(const Program& program);
 
 // The analysis behind it: for each block of `function`, the variables
 // assigned on every path from the function's start to the block's entry
-// (its params, and other functions' uniform variables, i.e. the entry's
-// uniform inputs, count as assigned at the start; pops do not assign). For
-// an unreachable block, every variable.
+// (its params, and the other functions' uniform variables it reads, i.e.
+// the entry's uniform inputs, count as assigned at the start; pops do not
+// assign). For an unreachable block, every variable.
 std::vector<VarSet> AssignedOnEveryPath(const Module& module, const Function& function);
 
 }  // namespace autobatch

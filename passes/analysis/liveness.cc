@@ -13,6 +13,13 @@ VarSet::VarSet(size_t num_vars, std::span<const VarId> vars) : VarSet(num_vars) 
   insert_all(vars);
 }
 
+VarSet VarSet::All(size_t num_vars) {
+  VarSet all(num_vars);
+  for (uint64_t& word : all.words_) word = ~uint64_t{0};
+  if (num_vars % 64 != 0) all.words_.back() = (uint64_t{1} << (num_vars % 64)) - 1;
+  return all;
+}
+
 void VarSet::insert(VarId v) {
   AB_CHECK(v.valid());
   const size_t w = static_cast<size_t>(v.value) / 64;

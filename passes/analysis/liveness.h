@@ -34,6 +34,8 @@ class VarSet {
   VarSet() = default;
   explicit VarSet(size_t num_vars) : words_((num_vars + 63) / 64, 0) {}
   VarSet(size_t num_vars, std::span<const VarId> vars);
+  // Every variable below num_vars.
+  static VarSet All(size_t num_vars);
 
   bool contains(VarId v) const {
     const size_t w = static_cast<size_t>(v.value) / 64;

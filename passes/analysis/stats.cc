@@ -65,25 +65,6 @@ std::string BlockName(const Program& program, FunctionId f, BlockId b) {
 // A table column's width for `text` (names are cut, so it fits an int).
 int Width(std::string_view text) { return static_cast<int>(text.size()); }
 
-// recursive[f]: f can reach itself through calls.
-std::vector<bool> RecursiveFunctions(const Module& module) {
-  const std::vector<std::vector<FunctionId>> callees = Callees(module);
-  std::vector<bool> recursive(module.functions.size(), false);
-  for (size_t f = 0; f < module.functions.size(); ++f) {
-    std::vector<bool> seen(module.functions.size(), false);
-    std::vector<FunctionId> work = callees[f];
-    while (!work.empty() && !recursive[f]) {
-      const FunctionId g = work.back();
-      work.pop_back();
-      if (seen[g.value]) continue;
-      seen[g.value] = true;
-      recursive[f] = g.value == static_cast<int32_t>(f);
-      work.insert(work.end(), callees[g.value].begin(), callees[g.value].end());
-    }
-  }
-  return recursive;
-}
-
 std::optional<MemoryEstimate> EstimateMemory(const Program& program, std::string& note) {
   const Module& module = program.module;
   int64_t untyped = 0;
