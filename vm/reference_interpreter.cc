@@ -353,6 +353,17 @@ class LaneRun {
       if (!written_in_place_[k]) a.values[slot] = std::move(fresh_[k]);
       a.defined[slot] = 1;
     }
+    if (budget_.timed()) {
+      // A block of heavy ops reads the clock between them (Budget).
+      int64_t bytes = 0;
+      for (const TensorType& t : in_types_) bytes += t.NumElements() * DTypeSize(t.dtype);
+      for (const TensorType& t : *out_types) bytes += t.NumElements() * DTypeSize(t.dtype);
+      const Budget::Outcome outcome = budget_.ChargeOp(prim, bytes);
+      if (outcome != Budget::Outcome::kWithin) [[unlikely]] {
+        return budget_.ExhaustedAt(outcome,
+                                   Where(module_, a.function, a.block, kBlockItself));
+      }
+    }
     ++a.op;
     return absl::OkStatus();
   }

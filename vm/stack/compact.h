@@ -17,6 +17,7 @@
 #include "vm/options.h"
 #include "vm/profile.h"
 #include "vm/stack/block_plan.h"
+#include "vm/run_support.h"
 #include "vm/stack/fused_calls.h"
 #include "vm/stack/storage.h"
 
@@ -24,12 +25,15 @@ namespace autobatch {
 
 class CompactExecutor {
  public:
+  // `budget` is charged for each op run (Budget::ChargeOp), so that a
+  // deadline binds inside a heavy block.
   CompactExecutor(const BlockPlan& plan, StackStorage& storage, FusedCalls& fused,
-                  Backend& backend, const KernelRegistry* kernels, const CallOptions& options,
-                  Profile& profile)
+                  Budget& budget, Backend& backend, const KernelRegistry* kernels,
+                  const CallOptions& options, Profile& profile)
       : plan_(plan),
         storage_(storage),
         fused_(fused),
+        budget_(budget),
         backend_(backend),
         kernels_(kernels),
         options_(options),
@@ -54,7 +58,7 @@ class CompactExecutor {
   absl::Status RunTile(const Block& block, const Function& fn, int32_t gid,
                        const LaneSet& lanes, bool first_tile);
   absl::Status RunFused(const Block& block, const Function& fn, const FusedSegment& seg,
-                        const LaneSet& lanes, bool first_tile);
+                        const LaneSet& lanes, int64_t lane_bytes, bool first_tile);
   absl::Status RunStorageCopy(const PrimOp& op, const Function& fn, const LaneSet& lanes,
                               bool first_tile);
   void RunStorageSelect(const PrimOp& op, const LaneSet& lanes, bool first_tile);
@@ -80,6 +84,7 @@ class CompactExecutor {
   const BlockPlan& plan_;
   StackStorage& storage_;
   FusedCalls& fused_;
+  Budget& budget_;
   Backend& backend_;
   const KernelRegistry* kernels_;
   const CallOptions& options_;

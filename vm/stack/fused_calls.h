@@ -7,12 +7,21 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "ir/ir.h"
 #include "vm/fused_blocks.h"
 #include "vm/profile.h"
+#include "vm/run_support.h"
 #include "vm/stack/block_plan.h"
 
 namespace autobatch {
+
+// The Budget work (vm/run_support.h) of a call of `seg` for `n` lanes of a
+// block touching `lane_bytes` per lane: a segment is a run of ops, each
+// charged as if it touched all of them (an upper bound).
+inline int64_t FusedSegmentWork(const FusedSegment& seg, int64_t n, int64_t lane_bytes) {
+  return (seg.end_op - seg.first_op) * (Budget::kOpWork + n * lane_bytes);
+}
 
 class FusedCalls {
  public:
@@ -29,9 +38,14 @@ class FusedCalls {
   void AddOutput(std::byte* data, const int64_t* lanes);
   // Calls `seg` of `block` for `n` lanes on the arguments added, counting
   // each of its primitives in `profile` (the segment's time goes to its
-  // first op, which is one; `new_execution` as RunCountedOp's).
-  void Call(const Block& block, const FusedSegment& seg, int64_t n, bool new_execution,
-            Profile& profile) const;
+  // first op, which is one; `new_execution` as RunCountedOp's). The lanes go
+  // in chunks of about Budget::kClockWork of work each (FusedSegmentWork,
+  // for a block touching `lane_bytes` per lane), each charged to `budget`,
+  // so that a deadline binds inside a long segment: OK, or DeadlineExceeded
+  // with the lanes after the chunk not run. Lanes are independent in a
+  // segment (codegen/codegen.h), so chunks give the bits of one call.
+  absl::Status Call(const Block& block, const FusedSegment& seg, int64_t n, int64_t lane_bytes,
+                    bool new_execution, Profile& profile, Budget& budget) const;
 
  private:
   std::vector<std::vector<const FusedSegment*>> at_;  // per global block
@@ -39,6 +53,9 @@ class FusedCalls {
   std::vector<const int64_t*> in_lanes_;
   std::vector<std::byte*> out_;
   std::vector<const int64_t*> out_lanes_;
+  // The lanes of the chunk being run: in_lanes_ and out_lanes_ advanced.
+  mutable std::vector<const int64_t*> chunk_in_lanes_;
+  mutable std::vector<const int64_t*> chunk_out_lanes_;
 };
 
 }  // namespace autobatch
