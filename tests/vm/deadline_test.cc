@@ -3,6 +3,8 @@
 // executor.
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,16 +67,39 @@ struct Executor {
 
 class HeavyBlockTest : public ::testing::TestWithParam<Executor> {};
 
-// A loop whose one block is kOps lgamma ops on values of kElements doubles:
-// a block takes about kOps times one op (milliseconds), so reading the clock
-// every 64 blocks stopped it many seconds late. lgamma, not a cheaper op:
-// the stack VM allocates (and zeroes) every variable before the first
-// block, at a cost per byte that a cheap op would match, so a block heavy
-// through its ops rather than its bytes keeps that setup short.
-constexpr int kOps = 40;
-constexpr int64_t kElements = int64_t{1} << 16;
+// Runs `spin` (inputs n and x0; it loops while n > 0) with a 0.2 s timeout
+// and expects DeadlineExceeded soon after. Lane 0 never stops, lane 1 leaves
+// the loop at once, so the batched VMs run the loop's block for one lane of
+// two (compact, unless the executor forces dense).
+void ExpectStopsSoonAfterTheDeadline(BatchFunction& spin, const Executor& executor) {
+  CallOptions options = executor.options;
+  options.max_steps = 0;
+  options.timeout_seconds = 0.2;
+  const std::vector<Tensor> inputs = {*Tensor::FromVector(std::vector<int64_t>{1, 0}),
+                                      *Tensor::FromVector(std::vector<double>{0.1, 0.2})};
+  const Clock::time_point start = Clock::now();
+  absl::StatusOr<std::vector<Tensor>> out = spin.Run(inputs, options);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded) << out.status();
+  // Compilation, setup, the deadline and one op, with a wide margin for a
+  // loaded machine: not a timing test, but well below the seconds that
+  // reading the clock every 64 blocks took (4-12 s for the elementwise
+  // chain, and longer for the matvec chain, measured on the build machine).
+  EXPECT_LT(seconds, 2.0) << executor.name;
+  std::printf("%s: stopped %.3f s after the call began (timeout 0.2 s)\n",
+              executor.name.c_str(), seconds);
+}
 
-TEST_P(HeavyBlockTest, StopsSoonAfterTheDeadline) {
+// A loop whose one block is kOps lgamma ops on values of kElements doubles:
+// a block takes about kOps times one op (milliseconds), and the clock reads
+// come from the bytes the ops touch. lgamma, not a cheaper op: the stack VM
+// allocates (and zeroes) every variable before the first block, at a cost
+// per byte that a cheap op would match, so a block heavy through its ops
+// rather than its bytes keeps that setup short.
+TEST_P(HeavyBlockTest, ElementwiseChainStopsSoonAfterTheDeadline) {
+  constexpr int kOps = 40;
+  constexpr int64_t kElements = int64_t{1} << 17;
   Context ctx;
   BatchFunction spin = ctx.Batch("spin")([](Builder& b, Value n, Value x0) {
     Var x = b.Local("x", broadcast(x0, {kElements}));
@@ -83,25 +108,28 @@ TEST_P(HeavyBlockTest, StopsSoonAfterTheDeadline) {
     });
     return x;
   });
-  CallOptions options = GetParam().options;
-  options.max_steps = 0;
-  options.timeout_seconds = 0.2;
-  // Lane 0 never stops; lanes 1 and 2 leave the loop at once, so that the
-  // batched VMs run the block for one lane of three (compact, unless the
-  // executor forces dense).
-  const std::vector<Tensor> inputs = {*Tensor::FromVector(std::vector<int64_t>{1, 0, 0}),
-                                      *Tensor::FromVector(std::vector<double>{0.1, 0.2, 0.3})};
-  const Clock::time_point start = Clock::now();
-  absl::StatusOr<std::vector<Tensor>> out = spin.Run(inputs, options);
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded) << out.status();
-  // The bound is the deadline plus one op plus compilation with a wide
-  // margin for a loaded machine: not a timing test, but well below the
-  // seconds that reading the clock every 64 blocks took.
-  EXPECT_LT(seconds, 2.0) << GetParam().name;
-  std::printf("%s: stopped %.3f s after the call began (timeout 0.2 s)\n",
-              GetParam().name.c_str(), seconds);
+  ExpectStopsSoonAfterTheDeadline(spin, GetParam());
+}
+
+// A loop whose one block is kOps products of a kSize x kSize matrix with a
+// small vector: heavy through its kernels, light in bytes, so the clock
+// reads come from the expensive ops.
+TEST_P(HeavyBlockTest, MatvecChainStopsSoonAfterTheDeadline) {
+  constexpr int kOps = 100;
+  constexpr int64_t kSize = 1024;
+  auto matrix = std::make_shared<DenseMatrix>();
+  matrix->rows = kSize;
+  matrix->cols = kSize;
+  matrix->data.assign(static_cast<size_t>(kSize * kSize), 1.0 / kSize);
+  Context ctx;
+  BatchFunction spin = ctx.Batch("spin")([matrix](Builder& b, Value n, Value x0) {
+    Var x = b.Local("x", broadcast(x0, {kSize}));
+    b.While([&] { return n > 0; }).Do([&] {
+      for (int i = 0; i < kOps; ++i) x = matvec(matrix, x);
+    });
+    return x;
+  });
+  ExpectStopsSoonAfterTheDeadline(spin, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(
