@@ -1,18 +1,21 @@
-// Deadlines (CallOptions::timeout_seconds): the Budget's clock readings, and
-// a loop whose one block is heavy stopping soon after the deadline on every
-// executor.
+// Deadlines (CallOptions::timeout_seconds): the Budget's clock readings, fused
+// segments run in chunks, and a loop whose one block is heavy stopping soon
+// after the deadline on every executor.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "frontend/context.h"
 #include "frontend/run.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vm/profile.h"
 #include "vm/run_support.h"
+#include "vm/stack/fused_calls.h"
 
 namespace autobatch {
 namespace {
@@ -21,6 +24,12 @@ using Clock = std::chrono::steady_clock;
 
 // A deadline already passed: any reading of the clock finds it.
 Budget PassedDeadline() { return Budget(/*max_steps=*/0, Clock::now() - std::chrono::seconds(1)); }
+
+PrimOp OpOf(Primitive prim) {
+  PrimOp op;
+  op.prim = prim;
+  return op;
+}
 
 TEST(BudgetTest, SmallBlocksReadTheClockEvery64Steps) {
   Budget budget = PassedDeadline();
@@ -32,8 +41,7 @@ TEST(BudgetTest, SmallBlocksReadTheClockEvery64Steps) {
 
 TEST(BudgetTest, AnOpTouchingManyBytesReadsTheClock) {
   Budget budget = PassedDeadline();
-  PrimOp tanh_op;
-  tanh_op.prim = Primitive::kTanh;
+  const PrimOp tanh_op = OpOf(Primitive::kTanh);
   // Small ops add up to a reading after kClockWork / kOpWork of them.
   for (int i = 1; i < Budget::kClockWork / Budget::kOpWork; ++i) {
     ASSERT_EQ(budget.ChargeOp(tanh_op, /*bytes=*/0), Budget::Outcome::kWithin) << "op " << i;
@@ -45,19 +53,72 @@ TEST(BudgetTest, AnOpTouchingManyBytesReadsTheClock) {
 
 TEST(BudgetTest, AnExpensiveOpReadsTheClock) {
   Budget budget = PassedDeadline();
-  PrimOp matvec;
-  matvec.prim = Primitive::kMatVec;
+  const PrimOp matvec = OpOf(Primitive::kMatVec);
   EXPECT_EQ(budget.ChargeOp(matvec, /*bytes=*/0), Budget::Outcome::kOutOfTime);
 }
 
 TEST(BudgetTest, WithoutADeadlineWorkNeverRunsOut) {
   Budget budget(/*max_steps=*/0, std::nullopt);
-  PrimOp matvec;
-  matvec.prim = Primitive::kMatVec;
+  const PrimOp matvec = OpOf(Primitive::kMatVec);
   for (int i = 0; i < 1000; ++i) {
     ASSERT_EQ(budget.Step(), Budget::Outcome::kWithin);
     ASSERT_EQ(budget.ChargeOp(matvec, Budget::kClockWork), Budget::Outcome::kWithin);
   }
+}
+
+// The stack VM's fused segments run in chunks of lanes when there is a
+// deadline, with a clock reading after each chunk (FusedCalls::Call).
+std::vector<std::pair<int64_t, int64_t>>* chunks = nullptr;  // (first lane, lanes)
+void RecordChunk(const FusedArgs& args) { chunks->push_back({args.input_lanes[0][0], args.n}); }
+
+class FusedChunksTest : public ::testing::Test {
+ protected:
+  FusedChunksTest() {
+    chunks = &calls_;
+    block_.ops = {OpOf(Primitive::kAdd), OpOf(Primitive::kMul)};
+    segment_.end_op = 2;
+    segment_.run = &RecordChunk;
+    profile_.builtins.resize(static_cast<size_t>(Primitive::kUserKernel) + 1);
+    fused_.ClearArgs();
+    fused_.AddInput(nullptr, lanes_.data());
+    fused_.AddOutput(nullptr, lanes_.data());
+  }
+  ~FusedChunksTest() override { chunks = nullptr; }
+
+  // Calls the segment for the four lanes, each touching a megabyte.
+  absl::Status Call(Budget& budget) {
+    return fused_.Call(block_, segment_, static_cast<int64_t>(lanes_.size()),
+                       /*lane_bytes=*/Budget::kClockWork, /*new_execution=*/true, profile_,
+                       budget);
+  }
+
+  std::vector<std::pair<int64_t, int64_t>> calls_;
+  const std::vector<int64_t> lanes_ = {10, 11, 12, 13};
+  Block block_;
+  FusedSegment segment_;
+  Profile profile_;
+  FusedCalls fused_;
+};
+
+TEST_F(FusedChunksTest, WithoutADeadlineASegmentRunsInOneCall) {
+  Budget budget(/*max_steps=*/0, std::nullopt);
+  ASSERT_TRUE(Call(budget).ok());
+  EXPECT_THAT(calls_, ::testing::ElementsAre(std::pair<int64_t, int64_t>{10, 4}));
+}
+
+TEST_F(FusedChunksTest, WithADeadlineAHeavySegmentRunsInChunks) {
+  Budget budget(/*max_steps=*/0, Clock::now() + std::chrono::hours(1));
+  ASSERT_TRUE(Call(budget).ok());
+  EXPECT_THAT(calls_, ::testing::ElementsAre(std::pair<int64_t, int64_t>{10, 1},
+                                             std::pair<int64_t, int64_t>{11, 1},
+                                             std::pair<int64_t, int64_t>{12, 1},
+                                             std::pair<int64_t, int64_t>{13, 1}));
+}
+
+TEST_F(FusedChunksTest, APassedDeadlineStopsASegmentAfterItsFirstChunk) {
+  Budget budget = PassedDeadline();
+  EXPECT_EQ(Call(budget).code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(calls_, ::testing::ElementsAre(std::pair<int64_t, int64_t>{10, 1}));
 }
 
 struct Executor {
