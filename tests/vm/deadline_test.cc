@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,8 +14,10 @@
 #include "frontend/run.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "passes/pipeline.h"
 #include "vm/profile.h"
 #include "vm/run_support.h"
+#include "vm/stack/block_plan.h"
 #include "vm/stack/fused_calls.h"
 
 namespace autobatch {
@@ -73,25 +76,47 @@ void RecordChunk(const FusedArgs& args) { chunks->push_back({args.input_lanes[0]
 
 class FusedChunksTest : public ::testing::Test {
  protected:
-  FusedChunksTest() {
+  void SetUp() override {
     chunks = &calls_;
+    // A lowered program for the plan, with a variable of a megabyte a lane
+    // for the segment to read.
+    BatchFunction wide = ctx_.Batch("wide")([](Builder&, Value x) {
+      return broadcast(x, {Budget::kClockWork / 8});
+    });
+    absl::StatusOr<Program> lowered =
+        LowerProgram(*ctx_.Program(wide), {TensorType{DType::kF64, {}}});
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    program_ = *std::move(lowered);
+    absl::StatusOr<BlockPlan> plan = BlockPlan::Build(program_);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    plan_.emplace(*std::move(plan));
+    for (size_t v = 0; v < program_.module.variables.size(); ++v) {
+      if (plan_->var(VarId(static_cast<int32_t>(v))).lane_bytes == Budget::kClockWork) {
+        wide_var_[0] = static_cast<int32_t>(v);
+      }
+    }
+    ASSERT_GE(wide_var_[0], 0);
     block_.ops = {OpOf(Primitive::kAdd), OpOf(Primitive::kMul)};
     segment_.end_op = 2;
+    segment_.inputs = wide_var_;
     segment_.run = &RecordChunk;
     profile_.builtins.resize(static_cast<size_t>(Primitive::kUserKernel) + 1);
+    fused_.Reset(*plan_, /*fused=*/nullptr);
     fused_.ClearArgs();
     fused_.AddInput(nullptr, lanes_.data());
-    fused_.AddOutput(nullptr, lanes_.data());
   }
-  ~FusedChunksTest() override { chunks = nullptr; }
+  void TearDown() override { chunks = nullptr; }
 
-  // Calls the segment for the four lanes, each touching a megabyte.
+  // Calls the segment, two ops reading a megabyte a lane, for four lanes.
   absl::Status Call(Budget& budget) {
     return fused_.Call(block_, segment_, static_cast<int64_t>(lanes_.size()),
-                       /*lane_bytes=*/Budget::kClockWork, /*new_execution=*/true, profile_,
-                       budget);
+                       /*new_execution=*/true, profile_, budget);
   }
 
+  Context ctx_;
+  Program program_;
+  std::optional<BlockPlan> plan_;
+  int32_t wide_var_[1] = {-1};
   std::vector<std::pair<int64_t, int64_t>> calls_;
   const std::vector<int64_t> lanes_ = {10, 11, 12, 13};
   Block block_;

@@ -87,8 +87,7 @@ absl::Status CompactExecutor::RunTile(const Block& block, const Function& fn, in
   const std::vector<StoragePeephole>& peepholes = plan_.block(gid).peepholes;
   for (size_t i = 0; i < block.ops.size(); ++i) {
     if (!fused.empty() && fused[i] != nullptr) {
-      AB_RETURN_IF_ERROR(RunFused(block, fn, *fused[i], lanes, plan_.block(gid).lane_bytes,
-                                  first_tile));
+      AB_RETURN_IF_ERROR(RunFused(block, fn, *fused[i], lanes, first_tile));
       i = static_cast<size_t>(fused[i]->end_op) - 1;
       continue;
     }
@@ -164,7 +163,7 @@ absl::Status CompactExecutor::RunTile(const Block& block, const Function& fn, in
 // their copies. Then the segment's pops.
 absl::Status CompactExecutor::RunFused(const Block& block, const Function& fn,
                                        const FusedSegment& seg, const LaneSet& lanes,
-                                       int64_t lane_bytes, bool first_tile) {
+                                       bool first_tile) {
   const int64_t n = lanes.size();
   const int64_t* copy_lanes = storage_.Iota(storage_.batch()).data();
   const int64_t* storage_lanes = lanes.indices().data();
@@ -191,7 +190,7 @@ absl::Status CompactExecutor::RunFused(const Block& block, const Function& fn,
       args.AddOutput(storage_.Contiguous(var)->bytes(), storage_lanes);
     }
   }
-  AB_RETURN_IF_ERROR(args.Call(block, seg, n, lane_bytes, first_tile, profile_, budget_));
+  AB_RETURN_IF_ERROR(args.Call(block, seg, n, first_tile, profile_, budget_));
   for (int32_t i = seg.first_op; i < seg.end_op; ++i) {
     if (const auto* pop = std::get_if<PopOp>(&block.ops[i])) {
       AB_RETURN_IF_ERROR(RunPop(*pop, fn, lanes));

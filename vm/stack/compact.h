@@ -58,7 +58,7 @@ class CompactExecutor {
   absl::Status RunTile(const Block& block, const Function& fn, int32_t gid,
                        const LaneSet& lanes, bool first_tile);
   absl::Status RunFused(const Block& block, const Function& fn, const FusedSegment& seg,
-                        const LaneSet& lanes, int64_t lane_bytes, bool first_tile);
+                        const LaneSet& lanes, bool first_tile);
   absl::Status RunStorageCopy(const PrimOp& op, const Function& fn, const LaneSet& lanes,
                               bool first_tile);
   void RunStorageSelect(const PrimOp& op, const LaneSet& lanes, bool first_tile);

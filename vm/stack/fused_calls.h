@@ -16,9 +16,9 @@
 
 namespace autobatch {
 
-// The Budget work (vm/run_support.h) of a call of `seg` for `n` lanes of a
-// block touching `lane_bytes` per lane: a segment is a run of ops, each
-// charged as if it touched all of them (an upper bound).
+// The Budget work (vm/run_support.h) of a call of `seg` for `n` lanes whose
+// inputs and outputs are `lane_bytes` per lane: each op of the segment
+// charged as if it touched all of them.
 inline int64_t FusedSegmentWork(const FusedSegment& seg, int64_t n, int64_t lane_bytes) {
   return (seg.end_op - seg.first_op) * (Budget::kOpWork + n * lane_bytes);
 }
@@ -38,16 +38,20 @@ class FusedCalls {
   void AddOutput(std::byte* data, const int64_t* lanes);
   // Calls `seg` of `block` for `n` lanes on the arguments added, counting
   // each of its primitives in `profile` (the segment's time goes to its
-  // first op, which is one; `new_execution` as RunCountedOp's). The lanes go
-  // in chunks of about Budget::kClockWork of work each (FusedSegmentWork,
-  // for a block touching `lane_bytes` per lane), each charged to `budget`,
-  // so that a deadline binds inside a long segment: OK, or DeadlineExceeded
-  // with the lanes after the chunk not run. Lanes are independent in a
-  // segment (codegen/codegen.h), so chunks give the bits of one call.
-  absl::Status Call(const Block& block, const FusedSegment& seg, int64_t n, int64_t lane_bytes,
-                    bool new_execution, Profile& profile, Budget& budget) const;
+  // first op, which is one; `new_execution` as RunCountedOp's). With a
+  // deadline, the lanes go in chunks of about Budget::kClockWork of work
+  // each (FusedSegmentWork), each charged to `budget`, so that a deadline
+  // binds inside a long segment: OK, or DeadlineExceeded with the lanes
+  // after the chunk not run. Lanes are independent in a segment
+  // (codegen/codegen.h), so chunks give the bits of one call.
+  absl::Status Call(const Block& block, const FusedSegment& seg, int64_t n, bool new_execution,
+                    Profile& profile, Budget& budget) const;
 
  private:
+  // Bytes per lane of the segment's inputs and outputs.
+  int64_t SegmentLaneBytes(const FusedSegment& seg) const;
+
+  const BlockPlan* plan_ = nullptr;
   std::vector<std::vector<const FusedSegment*>> at_;  // per global block
   std::vector<const std::byte*> in_;
   std::vector<const int64_t*> in_lanes_;

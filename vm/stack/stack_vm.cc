@@ -169,7 +169,7 @@ class StackVm {
     if (time_fused) ops_start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < block.ops.size(); ++i) {
       if (use_fused && fused[i] != nullptr) {
-        AB_RETURN_IF_ERROR(RunFusedDense(block, fn, *fused[i], plan_.block(gid).lane_bytes));
+        AB_RETURN_IF_ERROR(RunFusedDense(block, fn, *fused[i]));
         i = static_cast<size_t>(fused[i]->end_op) - 1;
         continue;
       }
@@ -226,16 +226,15 @@ class StackVm {
   // A fused segment in a dense block: every variable in its storage (a
   // frame stack through its top buffer, as RunDense does); then the
   // segment's pops.
-  absl::Status RunFusedDense(const Block& block, const Function& fn, const FusedSegment& seg,
-                             int64_t lane_bytes) {
+  absl::Status RunFusedDense(const Block& block, const Function& fn, const FusedSegment& seg) {
     const int64_t* storage_lanes = lanes_.indices().data();
     fused_.ClearArgs();
     for (int32_t v : seg.inputs) {
       fused_.AddInput(storage_.DenseRead(VarId(v), lanes_)->bytes(), storage_lanes);
     }
     for (int32_t v : seg.outputs) fused_.AddOutput(storage_.DenseWrite(VarId(v))->bytes(), storage_lanes);
-    AB_RETURN_IF_ERROR(fused_.Call(block, seg, lanes_.size(), lane_bytes,
-                                   /*new_execution=*/true, profile_, budget_));
+    AB_RETURN_IF_ERROR(
+        fused_.Call(block, seg, lanes_.size(), /*new_execution=*/true, profile_, budget_));
     for (int32_t v : seg.outputs) storage_.CommitDense(VarId(v), lanes_);
     for (int32_t i = seg.first_op; i < seg.end_op; ++i) {
       if (const auto* pop = std::get_if<PopOp>(&block.ops[i])) {
