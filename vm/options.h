@@ -96,9 +96,11 @@ struct CallOptions {
   // (Budget, vm/run_support.h), and the stack VM runs a fused segment in
   // chunks of lanes with a reading after each. One op is never interrupted:
   // a user kernel or a built-in over a huge value delays the stop by its
-  // length. Measured by tests/vm/deadline_test.cc: a loop whose one block
-  // is 40 ops on 8 MiB values stops within ~50 ms of a 0.2 s deadline on
-  // every executor (reading the clock every 64 blocks took 13-30 s).
+  // length. Measured by tests/vm/deadline_test.cc (docs/BENCHMARKS.md, "The
+  // cost of a deadline"): a loop whose one block is 40 lgamma ops on 1 MiB
+  // values, given 0.2 s, stops 0.20-0.27 s after the call began on every
+  // executor (reading the clock every 64 blocks: 3.5-12 s), at no cost
+  // measurable on vm_bench.
   double timeout_seconds = 0;
   // A block runs COMPACT (gather the active lanes, run, scatter back) when
   // fewer than dense_fraction * batch lanes are active, else DENSE (run all

@@ -16,8 +16,8 @@
 #include "ir/ir.h"
 #include "vm/options.h"
 #include "vm/profile.h"
-#include "vm/stack/block_plan.h"
 #include "vm/run_support.h"
+#include "vm/stack/block_plan.h"
 #include "vm/stack/fused_calls.h"
 #include "vm/stack/storage.h"
 

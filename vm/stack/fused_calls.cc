@@ -58,13 +58,12 @@ absl::Status FusedCalls::Call(const Block& block, const FusedSegment& seg, int64
     }
   }
   int64_t chunk = n;
+  const int64_t lane_bytes = budget.timed() ? SegmentLaneBytes(seg) : 0;
   if (budget.timed()) {
     // The lanes whose work (FusedSegmentWork less the per-call charge) is a
     // clock reading's worth.
-    const int64_t lane_work =
-        std::max<int64_t>(FusedSegmentWork(seg, 1, SegmentLaneBytes(seg)) -
-                              FusedSegmentWork(seg, 0, 0),
-                          1);
+    const int64_t lane_work = std::max<int64_t>(
+        FusedSegmentWork(seg, 1, lane_bytes) - FusedSegmentWork(seg, 0, 0), 1);
     chunk = std::max<int64_t>(Budget::kClockWork / lane_work, 1);
   }
   absl::Status status;
@@ -75,7 +74,7 @@ absl::Status FusedCalls::Call(const Block& block, const FusedSegment& seg, int64
       for (size_t k = 0; k < out_lanes_.size(); ++k) chunk_out_lanes_[k] = out_lanes_[k] + begin;
       seg.run(FusedArgs{in_.data(), chunk_in_lanes_.data(), out_.data(),
                         chunk_out_lanes_.data(), size});
-      status = budget.TickWork(FusedSegmentWork(seg, size, SegmentLaneBytes(seg)));
+      status = budget.TickWork(FusedSegmentWork(seg, size, lane_bytes));
     }
   });
   return status;
