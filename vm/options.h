@@ -98,7 +98,7 @@ struct CallOptions {
   // a user kernel or a built-in over a huge value delays the stop by its
   // length. Measured by tests/vm/deadline_test.cc (docs/BENCHMARKS.md, "The
   // cost of a deadline"): a loop whose one block is 40 lgamma ops on 1 MiB
-  // values, given 0.2 s, stops 0.20-0.27 s after the call began on every
+  // values, given 0.2 s, stops 0.20-0.33 s after the call began on every
   // executor (reading the clock every 64 blocks: 3.5-12 s), at no cost
   // measurable on vm_bench.
   double timeout_seconds = 0;
