@@ -4,12 +4,17 @@
 // C++ for one example and looped over the batch — side by side in one run.
 //
 // Usage: vm_bench [--json FILE] [--quick] [--peanuts-only | --fibonacci-only]
+//                 [--timeout S]
+// --timeout gives every batched and dry run that wall-clock budget
+// (CallOptions::timeout_seconds), to measure what checking the deadline
+// costs: compare with the default 0 (no deadline).
 // Prints one row per (workload, batch, executor): seconds, ratio to native,
 // batch utilization, VM overhead (time outside primitive kernels) and the
 // per-block dispatch cost. Figures and the command go to docs/BENCHMARKS.md.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -62,12 +67,16 @@ void Print(const Row& r) {
   rows.push_back(r);
 }
 
+// CallOptions::timeout_seconds of every run (--timeout).
+double timeout_seconds = 0;
+
 // Best of `reps` runs of a batched executor; also a profiled run (timing on)
 // for the overhead split.
 Row TimeVm(const std::string& workload, const std::string& name,
            const Program& program, const std::vector<Tensor>& inputs,
            const KernelRegistry& kernels, CallOptions options, double native,
            int reps) {
+  options.timeout_seconds = timeout_seconds;
   double best = 1e300;
   Profile profile;
   for (int r = 0; r < reps; ++r) {
@@ -265,6 +274,9 @@ int Main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--peanuts-only")) peanuts_only = true;
     else if (!std::strcmp(argv[i], "--fibonacci-only")) fibonacci_only = true;
+    else if (!std::strcmp(argv[i], "--timeout") && i + 1 < argc) {
+      timeout_seconds = std::atof(argv[++i]);
+    }
   }
   std::vector<int64_t> batches = quick ? std::vector<int64_t>{1, 64}
                                        : std::vector<int64_t>{1, 64, 1024};

@@ -305,8 +305,10 @@ class LaneRun {
     Activation& a = stack_.back();
     in_types_.clear();
     in_views_.clear();
+    int64_t bytes = 0;  // of the operands, for the budget
     for (VarId in : prim.inputs) {
       AB_ASSIGN_OR_RETURN(const Tensor* value, Read(a, in, a.op));
+      bytes += value->lane_bytes();
       in_types_.push_back(value->type());
       in_views_.push_back(ConstLanesView{value->type(), value->bytes()});
     }
@@ -352,6 +354,12 @@ class LaneRun {
       const int32_t slot = slot_[prim.outputs[k].value];
       if (!written_in_place_[k]) a.values[slot] = std::move(fresh_[k]);
       a.defined[slot] = 1;
+      bytes += a.values[slot].lane_bytes();
+    }
+    // A block of heavy ops reads the clock between them (Budget).
+    const Budget::Outcome outcome = budget_.ChargeOp(prim, bytes);
+    if (outcome != Budget::Outcome::kWithin) [[unlikely]] {
+      return budget_.ExhaustedAt(outcome, Where(module_, a.function, a.block, kBlockItself));
     }
     ++a.op;
     return absl::OkStatus();

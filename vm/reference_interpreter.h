@@ -57,8 +57,9 @@ struct ReferenceOptions {
   // Maximum number of blocks executed (entering a block counts one); <= 0:
   // no limit. Makes `While(true)` an error instead of a hang.
   int64_t max_steps = 100'000'000;
-  // Wall-clock deadline, checked every Budget::kClockInterval blocks (the
-  // step and time budget every executor shares, vm/run_support.h).
+  // Wall-clock deadline, checked after blocks and ops as their work adds up
+  // (the step and time budget every executor shares, Budget in
+  // vm/run_support.h).
   std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
   // The largest value (bytes, one lane) an op may produce; larger is
   // ResourceExhausted naming the variable (CallOptions::max_value_bytes).

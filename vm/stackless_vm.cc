@@ -163,8 +163,11 @@ class StacklessVm {
                 std::vector<Tensor*> outs;
                 for (VarId v : o.inputs) ins.push_back(&Input(f, a, v));
                 for (VarId v : o.outputs) outs.push_back(&Var(a, v));
-                return RunCountedOp(backend_, o, ins, outs, lanes, mode,
-                                    kernels_, profile_, fn);
+                AB_RETURN_IF_ERROR(RunCountedOp(backend_, o, ins, outs, lanes, mode,
+                                                kernels_, profile_, fn));
+                // A block of heavy ops reads the clock between them (Budget).
+                return budget_.TickOp(o, ins, outs,
+                                      mode == ExecMode::kDense ? batch_ : lanes.size());
               },
               [&](const CallOp& o) { return RunCall(o, fn, a, depth); },
               [&](const PopOp& o) {

@@ -804,12 +804,15 @@ std::string StepBudgetError(const Executor& x) {
          "loop that never ends";
 }
 
-// A regex: the reference interpreter says how many blocks ran.
+// A regex: the reference interpreter says how many blocks ran, and the
+// block it was in, the loop's test or its body (the clock is read after ops
+// as well as on entering a block, Budget in vm/run_support.h).
 std::string TimeBudgetError(const Executor& x) {
   if (x.options.dry_run) {
-    return R"(lane 0: deadline exceeded after \d+ blocks, at function 'spin', block \^1 )"
-           R"(\(loop0\); raise the time budget \(CallOptions::timeout_seconds, --timeout\) if )"
-           R"(the program is just long, or look for a loop that never ends)";
+    return R"(lane 0: deadline exceeded after \d+ blocks, at function 'spin', )"
+           R"((block \^1 \(loop0\)|block \^2 \(body0\)); raise the time budget )"
+           R"(\(CallOptions::timeout_seconds, --timeout\) if the program is just long, or )"
+           R"(look for a loop that never ends)";
   }
   return Quote(
       "time budget exhausted: the program ran longer than 0.2 s; raise "

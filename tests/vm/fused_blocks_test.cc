@@ -72,6 +72,9 @@ std::vector<std::pair<std::string, CallOptions>> Variants() {
                     .tile_bytes = 1}});
     out.push_back({b + "/frames",
                    {.vm = Vm::kStack, .backend = b, .frame_stack_min_lane_bytes = 1}});
+    // A deadline runs the segments in chunks of lanes (FusedCalls::Call).
+    out.push_back({b + "/deadline",
+                   {.vm = Vm::kStack, .backend = b, .timeout_seconds = 1e6}});
   }
   return out;
 }

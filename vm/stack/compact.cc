@@ -102,6 +102,8 @@ absl::Status CompactExecutor::RunTile(const Block& block, const Function& fn, in
       if (peepholes[i] == StoragePeephole::kCopy &&
           copy_epoch_[prim->inputs[0].value] != epoch_ && !storage_.constant(prim->inputs[0])) {
         AB_RETURN_IF_ERROR(RunStorageCopy(*prim, fn, lanes, first_tile));
+        AB_RETURN_IF_ERROR(budget_.TickWork(
+            Budget::kOpWork + 2 * lanes.size() * plan_.var(prim->outputs[0]).lane_bytes));
         continue;
       }
       // A select updates its output in storage when neither the output nor
@@ -114,6 +116,8 @@ absl::Status CompactExecutor::RunTile(const Block& block, const Function& fn, in
         const VarId other = prim->inputs[1] == out ? prim->inputs[2] : prim->inputs[1];
         if (dirty_epoch_[out.value] != epoch_ && dirty_epoch_[other.value] != epoch_) {
           RunStorageSelect(*prim, lanes, first_tile);
+          AB_RETURN_IF_ERROR(budget_.TickWork(
+              Budget::kOpWork + 2 * lanes.size() * plan_.var(prim->outputs[0]).lane_bytes));
           continue;
         }
       }
@@ -127,6 +131,8 @@ absl::Status CompactExecutor::RunTile(const Block& block, const Function& fn, in
       AB_RETURN_IF_ERROR(RunCountedOp(backend_, *prim, in_ptrs_, out_ptrs_, copy_lanes_,
                                       ExecMode::kDense, kernels_, profile_, fn,
                                       /*active=*/-1, first_tile));
+      // A block of heavy ops reads the clock between them (Budget).
+      AB_RETURN_IF_ERROR(budget_.TickOp(*prim, in_ptrs_, out_ptrs_, n));
     } else if (const auto* pop = std::get_if<PopOp>(&op)) {
       AB_RETURN_IF_ERROR(RunPop(*pop, fn, lanes));
     } else if (const auto* push = std::get_if<TapePushOp>(&op)) {
@@ -184,7 +190,7 @@ absl::Status CompactExecutor::RunFused(const Block& block, const Function& fn,
       args.AddOutput(storage_.Contiguous(var)->bytes(), storage_lanes);
     }
   }
-  args.Call(block, seg, n, first_tile, profile_);
+  AB_RETURN_IF_ERROR(args.Call(block, seg, n, first_tile, profile_, budget_));
   for (int32_t i = seg.first_op; i < seg.end_op; ++i) {
     if (const auto* pop = std::get_if<PopOp>(&block.ops[i])) {
       AB_RETURN_IF_ERROR(RunPop(*pop, fn, lanes));

@@ -16,6 +16,7 @@
 #include "ir/ir.h"
 #include "vm/options.h"
 #include "vm/profile.h"
+#include "vm/run_support.h"
 #include "vm/stack/block_plan.h"
 #include "vm/stack/fused_calls.h"
 #include "vm/stack/storage.h"
@@ -24,12 +25,15 @@ namespace autobatch {
 
 class CompactExecutor {
  public:
+  // `budget` is charged for each op run (Budget::ChargeOp), so that a
+  // deadline binds inside a heavy block.
   CompactExecutor(const BlockPlan& plan, StackStorage& storage, FusedCalls& fused,
-                  Backend& backend, const KernelRegistry* kernels, const CallOptions& options,
-                  Profile& profile)
+                  Budget& budget, Backend& backend, const KernelRegistry* kernels,
+                  const CallOptions& options, Profile& profile)
       : plan_(plan),
         storage_(storage),
         fused_(fused),
+        budget_(budget),
         backend_(backend),
         kernels_(kernels),
         options_(options),
@@ -80,6 +84,7 @@ class CompactExecutor {
   const BlockPlan& plan_;
   StackStorage& storage_;
   FusedCalls& fused_;
+  Budget& budget_;
   Backend& backend_;
   const KernelRegistry* kernels_;
   const CallOptions& options_;

@@ -44,7 +44,7 @@ class StackVm {
         budget_(options),
         scheduler_(plan, options.block_policy),
         storage_(plan, backend, options),
-        compact_(plan, storage_, fused_, backend, kernels, options, profile) {}
+        compact_(plan, storage_, fused_, budget_, backend, kernels, options, profile) {}
 
   absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs) {
     AB_RETURN_IF_ERROR(CheckInputs(program_, inputs));
@@ -219,7 +219,8 @@ class StackVm {
                                     outputs_local ? storage_.all_lanes() : lanes_,
                                     ExecMode::kDense, kernels_, profile_, fn, lanes_.size()));
     for (VarId v : op.outputs) storage_.CommitDense(v, lanes_);
-    return absl::OkStatus();
+    // A block of heavy ops reads the clock between them (Budget).
+    return budget_.TickOp(op, in_ptrs_, out_ptrs_, batch_);
   }
 
   // A fused segment in a dense block: every variable in its storage (a
@@ -232,7 +233,8 @@ class StackVm {
       fused_.AddInput(storage_.DenseRead(VarId(v), lanes_)->bytes(), storage_lanes);
     }
     for (int32_t v : seg.outputs) fused_.AddOutput(storage_.DenseWrite(VarId(v))->bytes(), storage_lanes);
-    fused_.Call(block, seg, lanes_.size(), /*new_execution=*/true, profile_);
+    AB_RETURN_IF_ERROR(
+        fused_.Call(block, seg, lanes_.size(), /*new_execution=*/true, profile_, budget_));
     for (int32_t v : seg.outputs) storage_.CommitDense(VarId(v), lanes_);
     for (int32_t i = seg.first_op; i < seg.end_op; ++i) {
       if (const auto* pop = std::get_if<PopOp>(&block.ops[i])) {
