@@ -396,11 +396,13 @@ TEST(CliTest, DirectoriesGivenAsFilesAreNamedAsSuch) {
 
 // `compile --symbol` refuses the identifiers no C++ function can be named
 // (EmitFusedBlocks would write source that does not compile): keywords,
-// main, the namespaces the file uses, reserved names. A name that merely
-// contains a keyword is fine.
+// main, the namespaces the file uses, the types and macros of its headers
+// (int64_t, size_t, INT64_MAX), the JIT's own names, reserved names. A name
+// that merely contains a keyword is fine.
 TEST(CliTest, CompileRejectsSymbolsNoFunctionCanHave) {
   for (const char* symbol : {"int", "class", "return", "co_await", "and", "char8_t", "main",
-                             "std", "NULL", "__blocks", "_Blocks"}) {
+                             "std", "NULL", "__blocks", "_Blocks", "int64_t", "size_t",
+                             "uint64_t", "INT64_MAX", "autobatch_jit_entry"}) {
     const Result r = RunCli(std::string("compile collatz --symbol ") + symbol);
     EXPECT_EQ(r.exit_code, 1) << symbol << "\n" << r.out;
     EXPECT_THAT(r.out, HasSubstr(std::string("--symbol '") + symbol + "' ")) << symbol;
