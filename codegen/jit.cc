@@ -489,10 +489,11 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
     fs::permissions(tmp, fs::perms::owner_all, error);  // whatever the umask
     fs::rename(tmp, library, error);
     if (error) {
+      const std::string reason = error.message();  // before the removals reset `error`
       remove_temporaries();
       return Unavailable(absl::StrCat("cannot move ", tmp.string(), " to ", library.string(),
-                                      " in the cache directory ", dir.string(), " (",
-                                      error.message(), ")"));
+                                      " in the cache directory ", dir.string(), " (", reason,
+                                      ")"));
     }
     if (absl::Status written = WriteFileAtomically(sum.string(), Checksum(*bytes),
                                                    "the JIT cache's checksum");
