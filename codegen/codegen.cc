@@ -522,7 +522,89 @@ bool IsIdentifier(std::string_view s) {
   });
 }
 
+// The C++20 keywords and alternative tokens: identifiers, but no function
+// can be named so.
+constexpr std::string_view kCppKeywords[] = {
+    "alignas",      "alignof",     "and",          "and_eq",        "asm",
+    "auto",         "bitand",      "bitor",        "bool",          "break",
+    "case",         "catch",       "char",         "char8_t",       "char16_t",
+    "char32_t",     "class",       "compl",        "concept",       "const",
+    "consteval",    "constexpr",   "constinit",    "const_cast",    "continue",
+    "co_await",     "co_return",   "co_yield",     "decltype",      "default",
+    "delete",       "do",          "double",       "dynamic_cast",  "else",
+    "enum",         "explicit",    "export",       "extern",        "false",
+    "float",        "for",         "friend",       "goto",          "if",
+    "inline",       "int",         "long",         "mutable",       "namespace",
+    "new",          "noexcept",    "not",          "not_eq",        "nullptr",
+    "operator",     "or",          "or_eq",        "private",       "protected",
+    "public",       "register",    "reinterpret_cast", "requires",  "return",
+    "short",        "signed",      "sizeof",       "static",        "static_assert",
+    "static_cast",  "struct",      "switch",       "template",      "this",
+    "thread_local", "throw",       "true",         "try",           "typedef",
+    "typeid",       "typename",    "union",        "unsigned",      "using",
+    "virtual",      "void",        "volatile",     "wchar_t",       "while",
+    "xor",          "xor_eq",
+};
+
+// Macros the generated file's headers (<cmath>, <cstdint>, <cstddef>) define
+// for names a user might pick; INT64_MAX and the like are caught by prefix.
+constexpr std::string_view kLibraryMacros[] = {
+    "NULL", "NAN", "INFINITY", "HUGE_VAL", "HUGE_VALF", "HUGE_VALL", "EOF",
+    "offsetof", "assert", "errno", "math_errhandling",
+};
+constexpr std::string_view kLibraryMacroPrefixes[] = {
+    "INT", "UINT", "SIZE_", "PTRDIFF_", "SIG_ATOMIC_", "WCHAR_", "WINT_", "FP_", "MATH_",
+};
+
 }  // namespace
+
+absl::Status CheckFusedBlocksSymbol(std::string_view name) {
+  const std::string symbol(name);
+  auto bad = [&symbol](std::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", symbol, "' ", std::string(why),
+        ", so the generated C++ would not compile: choose another name (e.g. ", symbol,
+        "Blocks)"));
+  };
+  if (!IsIdentifier(name)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", symbol, "' is not a C++ identifier: name the generated function "
+        "with letters, digits and underscores, not starting with a digit"));
+  }
+  if (std::find(std::begin(kCppKeywords), std::end(kCppKeywords), name) !=
+      std::end(kCppKeywords)) {
+    return bad("is a C++ keyword");
+  }
+  if (name == "main") return bad("is the name of the program's entry point");
+  if (name == "std" || name == "autobatch" || name == "absl") {
+    return bad("is a namespace the generated file uses");
+  }
+  if (name.ends_with("_t")) {
+    return bad("ends in _t, like the types of <cstdint> and <cstddef> (int64_t, size_t), a "
+               "suffix POSIX reserves for types");
+  }
+  const bool all_caps = std::none_of(name.begin(), name.end(), [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) != 0;
+  });
+  const bool macro =
+      std::find(std::begin(kLibraryMacros), std::end(kLibraryMacros), name) !=
+          std::end(kLibraryMacros) ||
+      (all_caps && std::any_of(std::begin(kLibraryMacroPrefixes), std::end(kLibraryMacroPrefixes),
+                               [name](std::string_view p) { return name.starts_with(p); }));
+  if (macro) return bad("is (or may be) a macro of the C++ library");
+  if (name.starts_with("autobatch_") || name == "jit_host") {
+    return bad("is reserved for the names autobatch generates (autobatch_..., jit_host)");
+  }
+  const bool reserved =
+      name.find("__") != std::string_view::npos ||
+      (name.size() >= 2 && name[0] == '_' &&
+       std::isupper(static_cast<unsigned char>(name[1])) != 0);
+  if (reserved) {
+    return bad("is reserved for the C++ implementation (it has two underscores in a row, or "
+               "starts with an underscore and a capital letter)");
+  }
+  return absl::OkStatus();
+}
 
 std::vector<SegmentPlan> PlanFusedSegments(const Program& program) {
   std::string constants;
@@ -539,11 +621,7 @@ absl::StatusOr<std::string> EmitFusedBlocks(const Program& program,
         "fused blocks are generated from a lowered program; this one is at stage '",
         std::string(StageName(program.stage)), "': run LowerProgram (passes/pipeline.h) first"));
   }
-  if (!IsIdentifier(symbol)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", symbol, "' is not a C++ identifier: name the generated function "
-        "with letters, digits and underscores, not starting with a digit"));
-  }
+  AB_RETURN_IF_ERROR(CheckFusedBlocksSymbol(symbol));
   const Module& module = program.module;
   const std::vector<SegmentPlan> plans = PlanFusedSegments(program);
   std::string constants;

@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ir/ir.h"
 
@@ -74,9 +75,18 @@ struct SegmentPlan {
 // op order.
 std::vector<SegmentPlan> PlanFusedSegments(const Program& program);
 
-// C++ source defining `const autobatch::FusedProgram& <symbol>()` (a valid
-// C++ identifier, declared in the global namespace) for `program`.
-// InvalidArgument for a program that is not lowered or a bad symbol.
+// InvalidArgument unless `symbol` can name the generated function: a C++
+// identifier that is not a keyword, `main`, a namespace the file uses (std,
+// autobatch, absl), a type or macro of the headers it includes (names ending
+// in _t such as int64_t and size_t; NULL, NAN, INT64_MAX, ...), a name the
+// JIT generates (autobatch_..., jit_host) or one reserved for the C++
+// implementation (__x, _X). The message names the symbol and why.
+absl::Status CheckFusedBlocksSymbol(std::string_view symbol);
+
+// C++ source defining `const autobatch::FusedProgram& <symbol>()` (declared
+// in the global namespace) for `program`.
+// InvalidArgument for a program that is not lowered or a symbol that
+// CheckFusedBlocksSymbol refuses.
 absl::StatusOr<std::string> EmitFusedBlocks(const Program& program, std::string_view symbol);
 
 }  // namespace autobatch

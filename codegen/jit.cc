@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <random>
@@ -26,6 +28,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "backends/random.h"
+#include "support/output_file.h"
 #include "support/status.h"
 #include "codegen/codegen.h"
 
@@ -37,7 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped when the prelude or the library's entry point changes.
-constexpr int kJitFormat = 2;
+constexpr int kJitFormat = 3;
 constexpr char kEntry[] = "autobatch_jit_entry";
 constexpr char kHint[] = "; run without fused blocks (omit --fused / CallOptions::jit_fused_blocks)";
 
@@ -91,6 +94,36 @@ absl::Status CheckPrivate(const fs::path& path) {
         "JIT fused blocks: ", path.string(),
         " is writable by other users or not owned by this one, so its code is not run; use a "
         "private cache directory (AUTOBATCH_CACHE_DIR or JitOptions::cache_dir)", kHint));
+  }
+  return absl::OkStatus();
+}
+
+// A symbolic link anywhere in the cache directory's path is refused, however
+// the path is spelled: lstat() of "link/" or "link/." follows the link, so
+// each component is checked on its own ("link/sub/.." is caught at "link").
+// Links that root owns (/var/run -> /run) are system layout that only root
+// can change, and are allowed unless this process is root.
+absl::Status RefuseSymlinkedPath(const std::string& dir) {
+  std::error_code error;
+  const fs::path absolute = fs::absolute(dir, error);
+  if (error) {
+    return absl::UnavailableError(absl::StrCat("JIT fused blocks: cannot resolve the cache "
+                                               "directory ", dir, " (", error.message(), ")",
+                                               kHint));
+  }
+  fs::path prefix;
+  for (const fs::path& part : absolute) {
+    if (part.empty() || part == ".") continue;
+    prefix /= part;
+    if (prefix == absolute.root_path()) continue;
+    struct stat st {};
+    if (lstat(prefix.c_str(), &st) != 0) break;  // created later, as a directory
+    if (S_ISLNK(st.st_mode) && (st.st_uid != 0 || geteuid() == 0)) {
+      return absl::UnavailableError(absl::StrCat(
+          "JIT fused blocks: the cache directory ", dir, " goes through ", prefix.string(),
+          ", which is a symbolic link, so its code is not run; name the directory it points to "
+          "(AUTOBATCH_CACHE_DIR or JitOptions::cache_dir)", kHint));
+    }
   }
   return absl::OkStatus();
 }
@@ -170,7 +203,7 @@ double Pow(double a, double b) { return jit_host->pow(a, b); }
 std::string Epilogue() {
   return absl::StrCat("extern \"C\" const autobatch::FusedProgram* ", kEntry,
                       "(const autobatch::JitHost* host) {\n  jit_host = host;\n"
-                      "  return &autobatch_jit_blocks();\n}\n");
+                      "  return &JitBlocks();\n}\n");
 }
 
 const JitHost& Host() {
@@ -199,12 +232,45 @@ absl::StatusOr<std::string> ReadFile(const fs::path& path) {
   return text.str();
 }
 
-absl::Status WriteFile(const fs::path& path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) return Unavailable(absl::StrCat("cannot write ", path.string()));
+// Why a write into the cache directory failed, in words that name the
+// directory and what to do, for the errno of the failed call.
+absl::Status CacheWriteError(const fs::path& dir, const fs::path& file, int error) {
+  if (error == ENOSPC || error == EDQUOT || error == EFBIG) {
+    return Unavailable(absl::StrCat(
+        "the cache directory ", dir.string(), " is full: cannot write ", file.string(), " (",
+        std::strerror(error), "); free space there (or raise the file size limit, ulimit -f), "
+        "or set AUTOBATCH_CACHE_DIR to a directory on another disk"));
+  }
+  return Unavailable(absl::StrCat("cannot write ", file.string(), " in the cache directory ",
+                                  dir.string(), " (", std::strerror(error),
+                                  "): make it writable, or set AUTOBATCH_CACHE_DIR to another "
+                                  "directory"));
+}
+
+// Writes a new file, every call checked; on failure the file is removed.
+absl::Status WriteFile(const fs::path& dir, const fs::path& path, std::string_view text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return CacheWriteError(dir, path, errno);
+  int error = 0;
+  for (size_t done = 0; done < text.size() && error == 0;) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno != EINTR) error = errno;
+    if (n > 0) done += static_cast<size_t>(n);
+  }
+  if (close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) {
+    unlink(path.c_str());
+    return CacheWriteError(dir, path, error);
+  }
   return absl::OkStatus();
+}
+
+// What a compiler's output says when the disk, not the code, made it fail.
+const char* DiskErrorIn(std::string_view output) {
+  for (const char* reason : {"No space left on device", "Disk quota exceeded", "File too large"}) {
+    if (output.find(reason) != std::string_view::npos) return reason;
+  }
+  return nullptr;
 }
 
 // Runs argv (no shell) with stdout and stderr to `log`; its exit status, or
@@ -234,6 +300,9 @@ absl::Status RunCompiler(const std::vector<std::string>& argv, const fs::path& l
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return absl::OkStatus();
   std::string output = ReadFile(log).value_or("");
+  if (const char* reason = DiskErrorIn(output); reason != nullptr) {
+    return absl::ResourceExhaustedError(reason);  // JitFusedBlocks names the directory
+  }
   if (output.size() > 2000) output = absl::StrCat(output.substr(0, 2000), "\n[...]");
   return Unavailable(absl::StrCat(
       "the C++ compiler failed (",
@@ -260,6 +329,51 @@ absl::StatusOr<const FusedProgram*> Load(const fs::path& library) {
   }
   return entry(&Host());
 }
+
+// The record that vouches for a cached library: its size and the FNV-1a
+// hash of its bytes. It is written (atomically) after the library is renamed
+// into place, under the program's lock, so a library that a crash, a full
+// disk or a copy cut short (a valid ELF header, then nothing: dlopen maps
+// past the end and the first call dies of SIGBUS) never matches it.
+std::string Checksum(std::string_view bytes) {
+  return absl::StrFormat("%d %016x\n", bytes.size(), Fnv1a64(bytes));
+}
+
+bool Verified(const fs::path& library, const fs::path& sum) {
+  absl::StatusOr<std::string> bytes = ReadFile(library);
+  absl::StatusOr<std::string> expected = ReadFile(sum);
+  return bytes.ok() && expected.ok() && Checksum(*bytes) == *expected;
+}
+
+// An exclusive flock(2) on a program's lock file in the cache directory, held
+// from the check of the cache to the rename of a new library and its
+// checksum: processes that compile one program at once wait for the first,
+// then load its library (the in-process mutex alone cannot see them).
+class CacheLock {
+ public:
+  static absl::StatusOr<CacheLock> Acquire(const fs::path& dir, const fs::path& path) {
+    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return CacheWriteError(dir, path, errno);
+    while (flock(fd, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        const int error = errno;
+        close(fd);
+        return Unavailable(absl::StrCat("cannot lock ", path.string(), " (",
+                                        std::strerror(error), ")"));
+      }
+    }
+    return CacheLock(fd);
+  }
+  CacheLock(CacheLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  CacheLock& operator=(CacheLock&&) = delete;
+  ~CacheLock() {
+    if (fd_ >= 0) close(fd_);  // releases the lock; the file stays (see OutputDirectoryLock)
+  }
+
+ private:
+  explicit CacheLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
 
 struct Loaded {
   std::mutex mutex;
@@ -296,7 +410,7 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
     return it->second;
   }
 
-  AB_ASSIGN_OR_RETURN(std::string blocks, EmitFusedBlocks(program, "autobatch_jit_blocks"));
+  AB_ASSIGN_OR_RETURN(std::string blocks, EmitFusedBlocks(program, "JitBlocks"));
   const std::string source = absl::StrCat(Prelude(), blocks, "\n", Epilogue());
 
   uint64_t key = Fnv1a64(absl::StrCat("autobatch jit ", kJitFormat, "\n", compiler, "\n",
@@ -310,6 +424,8 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
 
   const std::string stem = absl::StrFormat("fused_%016x", key);
   const fs::path library = dir / absl::StrCat(stem, ".so");
+  const fs::path sum = dir / absl::StrCat(stem, ".sum");
+  AB_RETURN_IF_ERROR(RefuseSymlinkedPath(dir.string()));
   std::error_code error;
   if (fs::create_directories(dir, error) && !error) {
     fs::permissions(dir, fs::perms::owner_all, error);  // new: private to this user
@@ -319,22 +435,44 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
                                     error.message(),
                                     "): set JitOptions::cache_dir or AUTOBATCH_CACHE_DIR"));
   }
+  AB_RETURN_IF_ERROR(RefuseSymlinkedPath(dir.string()));
   AB_RETURN_IF_ERROR(CheckPrivate(dir));
+  AB_ASSIGN_OR_RETURN(CacheLock cache_lock,
+                      CacheLock::Acquire(dir, dir / absl::StrCat(stem, ".lock")));
   absl::StatusOr<const FusedProgram*> fused = absl::NotFoundError("");
   if (fs::exists(library, error)) {
     AB_RETURN_IF_ERROR(CheckPrivate(library));
-    fused = Load(library);
+    if (Verified(library, sum)) {
+      fused = Load(library);
+    } else {
+      // Never dlopen()ed: a truncated library would crash the process.
+      std::cerr << "autobatch: JIT cache: " << library.string()
+                << " does not match its checksum (" << sum.string()
+                << "; cut short or changed), so it is compiled again\n";
+      fs::remove(library, error);
+    }
   }
   if (!fused.ok()) {  // not cached, or a cached file that does not load
     const std::string unique = UniqueSuffix();
     const fs::path src = dir / absl::StrCat(stem, unique, ".cc");
     const fs::path tmp = dir / absl::StrCat(stem, unique, ".so");
     const fs::path log = dir / absl::StrCat(stem, unique, ".log");
-    AB_RETURN_IF_ERROR(WriteFile(src, source));
+    auto remove_temporaries = [&] {
+      for (const fs::path& file : {src, tmp, log}) fs::remove(file, error);
+    };
+    AB_RETURN_IF_ERROR(WriteFile(dir, src, source));
     std::vector<std::string> argv = {compiler};
     argv.insert(argv.end(), flags.begin(), flags.end());
     argv.insert(argv.end(), {"-o", tmp.string(), src.string()});
     const absl::Status compiled = RunCompiler(argv, log);
+    if (absl::IsResourceExhausted(compiled)) {
+      remove_temporaries();  // they take space where there is none
+      return Unavailable(absl::StrCat(
+          "the cache directory ", dir.string(), " is full, or a file size limit was reached: the "
+          "C++ compiler failed with '", compiled.message(), "' (", absl::StrJoin(argv, " "),
+          "); free space there (or in $TMPDIR, where the compiler writes its own temporary "
+          "files, or raise ulimit -f), or set AUTOBATCH_CACHE_DIR to a directory on another disk"));
+    }
     if (!compiled.ok()) {
       fs::remove(tmp, error);
       // The source and the log stay for the user to look at.
@@ -343,11 +481,26 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
     }
     fs::remove(src, error);
     fs::remove(log, error);
+    absl::StatusOr<std::string> bytes = ReadFile(tmp);
+    if (!bytes.ok()) {
+      remove_temporaries();
+      return bytes.status();
+    }
     fs::permissions(tmp, fs::perms::owner_all, error);  // whatever the umask
     fs::rename(tmp, library, error);
     if (error) {
+      const std::string reason = error.message();  // before the removals reset `error`
+      remove_temporaries();
       return Unavailable(absl::StrCat("cannot move ", tmp.string(), " to ", library.string(),
-                                      " (", error.message(), ")"));
+                                      " in the cache directory ", dir.string(), " (", reason,
+                                      ")"));
+    }
+    if (absl::Status written = WriteFileAtomically(sum.string(), Checksum(*bytes),
+                                                   "the JIT cache's checksum");
+        !written.ok()) {
+      fs::remove(library, error);  // unvouched for: it would be compiled again anyway
+      return Unavailable(absl::StrCat("in the cache directory ", dir.string(), ": ",
+                                      written.message()));
     }
     fused = Load(library);
   }

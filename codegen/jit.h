@@ -16,13 +16,25 @@
 //      taken when this library was built, which the compiler also reads:
 //      the generated code sees the structs and element semantics of the
 //      binary that loads it, whatever the source tree holds by then);
-//   3. if absent, runs `compiler flags... -shared -o ...` (no shell), writes
+//   3. takes an exclusive flock(2) on <key>.lock in the cache directory, so
+//      that processes compiling one program at once compile it once: the
+//      others wait, then load the first one's library;
+//   4. loads <key>.so only if it matches <key>.sum (its size and the FNV-1a
+//      hash of its bytes, written atomically after the library is renamed
+//      into place): a library cut short after its ELF header would
+//      otherwise be mapped past its end and crash the process (SIGBUS). A
+//      library that does not match is removed and compiled again, once,
+//      with a note on stderr;
+//   5. if absent, runs `compiler flags... -shared -o ...` (no shell), writes
 //      the library under a temporary name of its own (process id and 64
 //      random bits) and renames it into place, so processes sharing the
 //      directory, from any host, never load half a file;
-//   4. dlopen()s it (never closed: the FusedProgram lives as long as the
+//   6. dlopen()s it (never closed: the FusedProgram lives as long as the
 //      process) and checks its fingerprint against the program.
-// A cached library that fails to load is compiled again once.
+// A cached library that fails to load is compiled again once. When the disk
+// is full (or a file size limit is reached), the error names the cache
+// directory and the temporary files are removed; after any other compiler
+// failure the source and the compiler's output stay, and the error names them.
 //
 // The flags are the build's: -std=c++20 -O3 (GCC 12 vectorizes the
 // generated loops only at -O3) -ffp-contract=off, and -march=native unless
@@ -48,8 +60,11 @@ struct JitOptions {
   // Where compiled libraries are kept (created if missing, mode 0700). Empty:
   // the environment's AUTOBATCH_CACHE_DIR, else $XDG_CACHE_HOME/autobatch,
   // else $HOME/.cache/autobatch, else /tmp/autobatch-cache-<uid>. The
-  // directory and its libraries must belong to this user, be writable by
-  // no one else and not be symbolic links: their code runs in this process.
+  // directory and its libraries must belong to this user and be writable by
+  // no one else, and no component of the directory's path may be a
+  // symbolic link ("link/", "link/." and "link/x/.." are refused too; links
+  // that root owns are allowed unless the process is root): their code runs
+  // in this process.
   std::string cache_dir = {};
   // The C++ compiler. Empty: the environment's AUTOBATCH_JIT_CXX, else the
   // one the project was built with.
@@ -60,11 +75,13 @@ struct JitOptions {
 
 // The fused blocks of `program` (stage kLowered), compiled and loaded as
 // described above; the same pointer for the same program for the life of
-// the process. Thread-safe (one compilation at a time per process).
+// the process. Thread-safe (one compilation at a time per process) and safe
+// across processes sharing the cache (step 3).
 // Errors: InvalidArgument for a program that is not lowered; Unavailable
 // when the compiler cannot be run or fails (with the command and the start
-// of its output), the cache directory cannot be written or is not private
-// (see JitOptions::cache_dir), or the library does not load; each says how to run without JIT (omit --fused).
+// of its output), the cache directory is full, cannot be written or is not
+// private (see JitOptions::cache_dir; the message names the directory), or
+// the library does not load; each says how to run without JIT (omit --fused).
 absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
                                                    const JitOptions& options = {});
 

@@ -117,62 +117,6 @@ CLI::Validator TimeoutSeconds() {
 // arithmetic (depth x batch) could overflow, and no run has the memory.
 constexpr int64_t kMaxStackDepth = 1'000'000'000;
 
-// The C++20 keywords and alternative tokens: identifiers to EmitFusedBlocks,
-// but no function can be named so.
-constexpr std::string_view kCppKeywords[] = {
-    "alignas",      "alignof",     "and",          "and_eq",        "asm",
-    "auto",         "bitand",      "bitor",        "bool",          "break",
-    "case",         "catch",       "char",         "char8_t",       "char16_t",
-    "char32_t",     "class",       "compl",        "concept",       "const",
-    "consteval",    "constexpr",   "constinit",    "const_cast",    "continue",
-    "co_await",     "co_return",   "co_yield",     "decltype",      "default",
-    "delete",       "do",          "double",       "dynamic_cast",  "else",
-    "enum",         "explicit",    "export",       "extern",        "false",
-    "float",        "for",         "friend",       "goto",          "if",
-    "inline",       "int",         "long",         "mutable",       "namespace",
-    "new",          "noexcept",    "not",          "not_eq",        "nullptr",
-    "operator",     "or",          "or_eq",        "private",       "protected",
-    "public",       "register",    "reinterpret_cast", "requires",  "return",
-    "short",        "signed",      "sizeof",       "static",        "static_assert",
-    "static_cast",  "struct",      "switch",       "template",      "this",
-    "thread_local", "throw",       "true",         "try",           "typedef",
-    "typeid",       "typename",    "union",        "unsigned",      "using",
-    "virtual",      "void",        "volatile",     "wchar_t",       "while",
-    "xor",          "xor_eq",
-};
-
-// Names the generated file cannot give its global function although they
-// are identifiers (EmitFusedBlocks checks that): keywords, `main`, the
-// namespaces and the NULL macro the file sees, and the names reserved for
-// the implementation.
-absl::Status CheckSymbol(const std::string& symbol) {
-  auto bad = [&symbol](std::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--symbol '", symbol, "' ", std::string(why),
-        ", so the generated C++ would not compile: choose another name (e.g. ", symbol,
-        "Blocks)"));
-  };
-  const std::string_view name = symbol;
-  if (std::find(std::begin(kCppKeywords), std::end(kCppKeywords), name) !=
-      std::end(kCppKeywords)) {
-    return bad("is a C++ keyword");
-  }
-  if (name == "main") return bad("is the name of the program's entry point");
-  if (name == "std" || name == "autobatch" || name == "absl") {
-    return bad("is a namespace the generated file uses");
-  }
-  if (name == "NULL") return bad("is a macro of the C++ library");
-  const bool reserved =
-      name.find("__") != std::string_view::npos ||
-      (name.size() >= 2 && name[0] == '_' &&
-       std::isupper(static_cast<unsigned char>(name[1])) != 0);
-  if (reserved) {
-    return bad("is reserved for the C++ implementation (it has two underscores in a row, or "
-               "starts with an underscore and a capital letter)");
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::vector<TensorType>> ParseTypes(const std::string& text) {
   std::vector<TensorType> types;
   // Split on commas outside brackets: "f64[2,3],i64".
@@ -275,7 +219,9 @@ struct CompileArgs {
 
 // Writes the fused blocks (codegen/codegen.h) of the program as C++ source.
 int RunCompile(const CompileArgs& args) {
-  if (absl::Status s = CheckSymbol(args.symbol); !s.ok()) return Fail(s);
+  if (absl::Status s = CheckFusedBlocksSymbol(args.symbol); !s.ok()) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat("--symbol ", s.message())));
+  }
   if (!args.output.empty() && IsDirectory(args.output)) {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
         "-o/--output: '", args.output, "' is a directory; give the path of the C++ file to "

@@ -3,13 +3,17 @@
 // when corrupt, and written atomically; every failure is a clear error.
 #include "codegen/jit.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <fstream>
 #include <string>
@@ -51,6 +55,16 @@ std::vector<std::string> Files(const std::string& dir) {
   return names;
 }
 
+// The compiled libraries in `dir` (beside them: each one's checksum and its
+// program's lock file).
+std::vector<std::string> Libraries(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const std::string& f : Files(dir)) {
+    if (f.ends_with(".so")) names.push_back(f);
+  }
+  return names;
+}
+
 const testing::FusedTestProgram& Program(const std::string& name) {
   static const auto* programs =
       new std::vector<testing::FusedTestProgram>(testing::FusedTestPrograms());
@@ -85,11 +99,12 @@ TEST(JitTest, CompiledBlocksGiveTheInterpretersBits) {
       }
     }
   }
-  // One library per program, and nothing else left behind.
+  // One library per program with its checksum and lock file, and nothing
+  // else left behind.
   std::vector<std::string> files = Files(dir);
-  ASSERT_EQ(files.size(), 4u) << ::testing::PrintToString(files);
+  ASSERT_EQ(files.size(), 12u) << ::testing::PrintToString(files);
   for (const std::string& f : files) {
-    EXPECT_THAT(f, ::testing::MatchesRegex("fused_[0-9a-f]{16}\\.so"));
+    EXPECT_THAT(f, ::testing::MatchesRegex("fused_[0-9a-f]{16}\\.(so|sum|lock)"));
   }
 }
 
@@ -148,7 +163,7 @@ TEST(JitTest, CallOptionsCompileTheSamplersBlocks) {
   unsetenv("AUTOBATCH_CACHE_DIR");
   ASSERT_TRUE(got.ok()) << got.status();
   testing::ExpectSameDraws(*got, *expected);
-  EXPECT_EQ(Files(dir).size(), 1u) << ::testing::PrintToString(Files(dir));
+  EXPECT_EQ(Libraries(dir).size(), 1u) << ::testing::PrintToString(Files(dir));
   // The loaded library is reused: the same blocks, without the directory.
   absl::StatusOr<const FusedProgram*> again =
       JitFusedBlocks(*nuts.lowered, {.cache_dir = dir});
@@ -168,30 +183,53 @@ TEST(JitTest, UsesTheCacheAndRepairsACorruptEntry) {
   const testing::FusedTestProgram& p = Program("collatz");
   const std::string first = FreshDir("first");
   ASSERT_TRUE(JitFusedBlocks(p.lowered, {.cache_dir = first}).ok());
-  std::vector<std::string> files = Files(first);
+  std::vector<std::string> files = Libraries(first);
   ASSERT_EQ(files.size(), 1u);
   const std::string library = files[0];
+  const std::string sum = library.substr(0, library.size() - 3) + ".sum";
 
   const std::string cached = FreshDir("cached");
   fs::copy_file(fs::path(first) / library, fs::path(cached) / library);
+  fs::copy_file(fs::path(first) / sum, fs::path(cached) / sum);
   const ino_t inode = Inode(fs::path(cached) / library);
   absl::StatusOr<const FusedProgram*> fused = JitFusedBlocks(p.lowered, {.cache_dir = cached});
   ASSERT_TRUE(fused.ok()) << fused.status();
-  EXPECT_EQ(Files(cached), std::vector<std::string>{library});
+  EXPECT_EQ(Libraries(cached), std::vector<std::string>{library});
   EXPECT_EQ(Inode(fs::path(cached) / library), inode);  // a compiled one is renamed in
 
-  const std::string corrupt = FreshDir("corrupt");
-  std::ofstream(fs::path(corrupt) / library) << "not a shared library";
-  fused = JitFusedBlocks(p.lowered, {.cache_dir = corrupt});
-  ASSERT_TRUE(fused.ok()) << fused.status();
-  EXPECT_GT(fs::file_size(fs::path(corrupt) / library), 1000u);
-  const std::vector<Tensor> inputs = p.inputs(64, 9);
-  absl::StatusOr<std::vector<Tensor>> expected =
-      RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack});
-  absl::StatusOr<std::vector<Tensor>> got =
-      RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack, .fused_blocks = *fused});
-  ASSERT_TRUE(expected.ok() && got.ok());
-  EXPECT_TRUE(testing::BitIdentical(*got, *expected));
+  // Not a library at all; a library cut short after its ELF header (dlopen
+  // maps past its end and the first call dies of SIGBUS); a library with no
+  // checksum: each is compiled again, and the new one runs.
+  const std::string whole = (fs::path(first) / library).string();
+  const std::vector<std::pair<std::string, std::function<void(const fs::path&)>>> damages = {
+      {"garbage", [&](const fs::path& dir) {
+         std::ofstream(dir / library) << "not a shared library";
+         fs::copy_file(fs::path(first) / sum, dir / sum);
+       }},
+      {"truncated", [&](const fs::path& dir) {
+         fs::copy_file(whole, dir / library);
+         fs::copy_file(fs::path(first) / sum, dir / sum);
+         fs::resize_file(dir / library, 4096);
+       }},
+      {"unvouched", [&](const fs::path& dir) { fs::copy_file(whole, dir / library); }},
+  };
+  for (const auto& [name, damage] : damages) {
+    SCOPED_TRACE(name);
+    const std::string corrupt = FreshDir("corrupt_" + name);
+    damage(corrupt);
+    const ino_t damaged = Inode(fs::path(corrupt) / library);
+    fused = JitFusedBlocks(p.lowered, {.cache_dir = corrupt});
+    ASSERT_TRUE(fused.ok()) << fused.status();
+    EXPECT_EQ(fs::file_size(fs::path(corrupt) / library), fs::file_size(whole));
+    EXPECT_NE(Inode(fs::path(corrupt) / library), damaged);
+    const std::vector<Tensor> inputs = p.inputs(64, 9);
+    absl::StatusOr<std::vector<Tensor>> expected =
+        RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack});
+    absl::StatusOr<std::vector<Tensor>> got =
+        RunProgram(p.lowered, inputs, nullptr, {.vm = Vm::kStack, .fused_blocks = *fused});
+    ASSERT_TRUE(expected.ok() && got.ok());
+    EXPECT_TRUE(testing::BitIdentical(*got, *expected));
+  }
 }
 
 // Threads whose first calls ask for the same program's blocks at once: one
@@ -228,7 +266,123 @@ TEST(JitTest, ConcurrentFirstCallsShareOneLibrary) {
     ASSERT_TRUE(blocks[t].ok()) << blocks[t].status();
     EXPECT_EQ(*blocks[t], *blocks[0]);
   }
-  EXPECT_EQ(Files(dir).size(), 1u) << ::testing::PrintToString(Files(dir));
+  EXPECT_EQ(Libraries(dir).size(), 1u) << ::testing::PrintToString(Files(dir));
+}
+
+// Runs in a child process (below): compiles collatz's blocks into
+// $AUTOBATCH_JIT_TEST_DIR with $AUTOBATCH_JIT_TEST_CXX, under a file size
+// limit of $AUTOBATCH_JIT_TEST_FSIZE bytes if set (writes past it fail with
+// EFBIG, as on a full disk), and writes "ok" or the error to
+// $AUTOBATCH_JIT_TEST_OUT. Disabled: only the tests below run it.
+TEST(JitTest, DISABLED_ChildProcess) {
+  const char* dir = std::getenv("AUTOBATCH_JIT_TEST_DIR");
+  const char* out = std::getenv("AUTOBATCH_JIT_TEST_OUT");
+  ASSERT_TRUE(dir != nullptr && out != nullptr);
+  if (const char* fsize = std::getenv("AUTOBATCH_JIT_TEST_FSIZE"); fsize != nullptr) {
+    std::signal(SIGXFSZ, SIG_IGN);  // inherited by the compiler: EFBIG, not a signal
+    const rlimit limit = {static_cast<rlim_t>(std::atoll(fsize)),
+                          static_cast<rlim_t>(std::atoll(fsize))};
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  }
+  const char* cxx = std::getenv("AUTOBATCH_JIT_TEST_CXX");
+  absl::StatusOr<const FusedProgram*> fused = JitFusedBlocks(
+      Program("collatz").lowered, {.cache_dir = dir, .compiler = cxx != nullptr ? cxx : ""});
+  std::ofstream(out) << (fused.ok() ? std::string("ok") : fused.status().ToString());
+}
+
+// Starts this test binary running DISABLED_ChildProcess with `env` added.
+pid_t StartChild(const std::vector<std::string>& env) {
+  std::vector<std::string> args = {"/proc/self/exe", "--gtest_also_run_disabled_tests",
+                                   "--gtest_filter=JitTest.DISABLED_ChildProcess"};
+  std::vector<std::string> environment = env;
+  for (char** e = environ; *e != nullptr; ++e) environment.push_back(*e);
+  std::vector<char*> argv, envp;
+  for (std::string& a : args) argv.push_back(a.data());
+  for (std::string& e : environment) envp.push_back(e.data());
+  argv.push_back(nullptr);
+  envp.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execve(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+std::string WaitForChild(pid_t pid, const std::string& out) {
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  std::ifstream in(out);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Processes that compile one program at once: the first compiles, the others
+// wait on the program's lock file and load its library (the compiler, a
+// wrapper that counts its runs and takes its time, runs once).
+TEST(JitTest, ConcurrentProcessesCompileOnce) {
+  const std::string work = FreshDir("processes");
+  const std::string dir = work + "/cache";
+  const std::string count = work + "/count";
+  const std::string wrapper = work + "/cxx.sh";
+  std::ofstream(wrapper) << "#!/bin/sh\necho run >> '" << count << "'\nsleep 2\nexec '"
+                         << AUTOBATCH_TEST_CXX << "' \"$@\"\n";
+  fs::permissions(wrapper, fs::perms::owner_all);
+  std::vector<std::pair<pid_t, std::string>> children;
+  for (int i = 0; i < 3; ++i) {
+    const std::string out = work + "/out" + std::to_string(i);
+    children.emplace_back(StartChild({"AUTOBATCH_JIT_TEST_DIR=" + dir,
+                                      "AUTOBATCH_JIT_TEST_OUT=" + out,
+                                      "AUTOBATCH_JIT_TEST_CXX=" + wrapper}),
+                          out);
+  }
+  for (const auto& [pid, out] : children) EXPECT_EQ(WaitForChild(pid, out), "ok");
+  std::ifstream in(count);
+  const std::string runs(std::istreambuf_iterator<char>(in), {});
+  EXPECT_EQ(runs, "run\n");
+  EXPECT_EQ(Libraries(dir).size(), 1u) << ::testing::PrintToString(Files(dir));
+  for (const std::string& f : Files(dir)) {
+    EXPECT_THAT(f, ::testing::MatchesRegex("fused_[0-9a-f]{16}\\.(so|sum|lock)"));
+  }
+}
+
+// A full disk (here a file size limit: writes fail with EFBIG, as with
+// ENOSPC) is named as such, with the cache directory, not left as the
+// linker's "collect2: ld returned 1", and no temporary file stays.
+TEST(JitTest, AFullCacheDirectoryIsNamedAndLeavesNoTemporaries) {
+  // The source is about 6 KB and the library 16 KB: at 2000 bytes our write
+  // of the source fails, at 10000 the compiler's.
+  for (const char* limit : {"2000", "10000"}) {
+    SCOPED_TRACE(limit);
+    const std::string work = FreshDir(std::string("full_") + limit);
+    const std::string dir = work + "/cache";
+    const std::string out = work + "/out";
+    const std::string message =
+        WaitForChild(StartChild({"AUTOBATCH_JIT_TEST_DIR=" + dir, "AUTOBATCH_JIT_TEST_OUT=" + out,
+                                 std::string("AUTOBATCH_JIT_TEST_FSIZE=") + limit}),
+                     out);
+    EXPECT_THAT(message, HasSubstr("the cache directory " + dir + " is full"));
+    EXPECT_THAT(message, HasSubstr("File too large"));
+    EXPECT_THAT(message, HasSubstr("omit --fused"));
+    for (const std::string& f : Files(dir)) {
+      EXPECT_THAT(f, ::testing::MatchesRegex("fused_[0-9a-f]{16}\\.lock"));
+    }
+  }
+}
+
+// Names the generated library defines or its headers declare cannot name the
+// blocks: the source would not compile.
+TEST(JitTest, GeneratedSymbolsThatCollideAreRefused) {
+  const autobatch::Program& lowered = Program("collatz").lowered;
+  for (const char* symbol : {"int64_t", "size_t", "uint64_t", "ptrdiff_t", "INT64_MAX", "NAN",
+                             "std", "autobatch", "autobatch_jit_entry", "jit_host", "int"}) {
+    absl::StatusOr<std::string> source = EmitFusedBlocks(lowered, symbol);
+    ASSERT_FALSE(source.ok()) << symbol;
+    EXPECT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(source.status().message(), HasSubstr(std::string("'") + symbol + "' "));
+    EXPECT_THAT(source.status().message(), HasSubstr("choose another name"));
+  }
+  EXPECT_TRUE(EmitFusedBlocks(lowered, "int64_blocks").ok());
 }
 
 TEST(JitTest, AMissingCompilerIsAClearError) {
@@ -300,14 +454,14 @@ TEST(JitTest, RefusesACacheOthersCanWrite) {
   const std::string made = FreshDir("made") + "/sub";
   ASSERT_TRUE(JitFusedBlocks(p.lowered, {.cache_dir = made}).ok());
   EXPECT_EQ(fs::status(made).permissions(), fs::perms::owner_all);
-  const std::string library = made + "/" + Files(made).at(0);
+  const std::string library = made + "/" + Libraries(made).at(0);
   EXPECT_EQ(fs::status(library).permissions() & (fs::perms::group_write | fs::perms::others_write),
             fs::perms::none);
 
   // A library that others may write, in a private directory, is not loaded.
   const std::string tampered = FreshDir("tampered");
-  fs::copy_file(library, tampered + "/" + Files(made).at(0));
-  fs::permissions(tampered + "/" + Files(made).at(0), fs::perms::group_write,
+  fs::copy_file(library, tampered + "/" + Libraries(made).at(0));
+  fs::permissions(tampered + "/" + Libraries(made).at(0), fs::perms::group_write,
                   fs::perm_options::add);
   fused = JitFusedBlocks(p.lowered, {.cache_dir = tampered});
   ASSERT_FALSE(fused.ok());
@@ -320,9 +474,21 @@ TEST(JitTest, RefusesACacheOthersCanWrite) {
   fused = JitFusedBlocks(p.lowered, {.cache_dir = link});
   ASSERT_FALSE(fused.ok());
   EXPECT_EQ(fused.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(fused.status().message(), HasSubstr(link + " is a symbolic link"));
+  EXPECT_THAT(fused.status().message(),
+              HasSubstr("goes through " + link + ", which is a symbolic link"));
+  // However the path is spelled: lstat() of "link/" or "link/." follows it.
+  for (const std::string& spelling : {link + "/", link + "/.", link + "//", link + "/./",
+                                      link + "/sub/..", link + "/sub"}) {
+    SCOPED_TRACE(spelling);
+    fused = JitFusedBlocks(p.lowered, {.cache_dir = spelling});
+    ASSERT_FALSE(fused.ok());
+    EXPECT_EQ(fused.status().code(), absl::StatusCode::kUnavailable);
+    EXPECT_THAT(fused.status().message(), HasSubstr("goes through " + link + ", which is a "
+                                                    "symbolic link"));
+  }
+  EXPECT_FALSE(fs::exists(made + "/sub"));  // nothing created through the link
   const std::string linked = FreshDir("linked");
-  fs::create_symlink(library, linked + "/" + Files(made).at(0));
+  fs::create_symlink(library, linked + "/" + Libraries(made).at(0));
   fused = JitFusedBlocks(p.lowered, {.cache_dir = linked});
   ASSERT_FALSE(fused.ok());
   EXPECT_THAT(fused.status().message(), HasSubstr("is a symbolic link"));

@@ -2,6 +2,7 @@
 // (non-zero exit, a message, never a signal) on bad input; `opt` running any
 // list of passes.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdlib>
@@ -130,6 +131,51 @@ TEST(CliTest, DumpedJsonRunsLikeTheSample) {
   EXPECT_EQ(stackless.exit_code, 1);
   EXPECT_THAT(stackless.out, HasSubstr("--fused runs fused blocks on the stack VM; with --vm "
                                        "stackless drop --fused (or use --vm stack)"));
+}
+
+// `run --fused` with a cached library cut short (a valid ELF header, then
+// nothing: loading it died of SIGBUS on every run) compiles it again and
+// says so; a cache directory named through a symbolic link is refused,
+// however the path is spelled (codegen/jit.h).
+TEST(CliTest, FusedRunRepairsItsCacheAndRefusesALinkedOne) {
+  namespace fs = std::filesystem;
+  const fs::path root =
+      fs::path(::testing::TempDir()) / ("autobatch_cli_jit_repair_" + std::to_string(getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  const std::string cache = (root / "cache").string();
+  const std::string inputs = WriteFile("repair_inputs.json", R"({"inputs": [[1, 6, 27, 97]]})");
+  const std::string run = "run collatz --inputs " + inputs + " --vm stack --fused";
+  ASSERT_EQ(setenv("AUTOBATCH_CACHE_DIR", cache.c_str(), 1), 0);
+  Result compiled = RunCli(run);
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.out;
+  fs::path library;
+  for (const auto& entry : fs::directory_iterator(cache)) {
+    if (entry.path().extension() == ".so") library = entry.path();
+  }
+  ASSERT_FALSE(library.empty());
+  const uintmax_t size = fs::file_size(library);
+  fs::resize_file(library, 4096);
+  Result repaired = RunCli(run);
+  EXPECT_EQ(repaired.exit_code, 0) << repaired.out;
+  EXPECT_THAT(repaired.out, HasSubstr("does not match its checksum"));
+  EXPECT_THAT(repaired.out, HasSubstr("so it is compiled again"));
+  const size_t json = repaired.out.find("{\n");  // after the note on stderr
+  ASSERT_NE(json, std::string::npos) << repaired.out;
+  EXPECT_EQ(nlohmann::json::parse(repaired.out.substr(json))["outputs"][0]["values"],
+            nlohmann::json({0, 8, 111, 118}));
+  EXPECT_EQ(fs::file_size(library), size);
+
+  const std::string link = (root / "link").string();
+  fs::create_directory_symlink(cache, link);
+  for (const std::string& spelling : {link, link + "/", link + "/."}) {
+    ASSERT_EQ(setenv("AUTOBATCH_CACHE_DIR", spelling.c_str(), 1), 0);
+    Result refused = RunCli(run);
+    EXPECT_EQ(refused.exit_code, 1) << spelling << "\n" << refused.out;
+    EXPECT_THAT(refused.out, HasSubstr("goes through " + link + ", which is a symbolic link"))
+        << spelling;
+  }
+  unsetenv("AUTOBATCH_CACHE_DIR");
 }
 
 // `ir --stage typed --json` writes an allocated program, which every VM
@@ -396,11 +442,13 @@ TEST(CliTest, DirectoriesGivenAsFilesAreNamedAsSuch) {
 
 // `compile --symbol` refuses the identifiers no C++ function can be named
 // (EmitFusedBlocks would write source that does not compile): keywords,
-// main, the namespaces the file uses, reserved names. A name that merely
-// contains a keyword is fine.
+// main, the namespaces the file uses, the types and macros of its headers
+// (int64_t, size_t, INT64_MAX), the JIT's own names, reserved names. A name
+// that merely contains a keyword is fine.
 TEST(CliTest, CompileRejectsSymbolsNoFunctionCanHave) {
   for (const char* symbol : {"int", "class", "return", "co_await", "and", "char8_t", "main",
-                             "std", "NULL", "__blocks", "_Blocks"}) {
+                             "std", "NULL", "__blocks", "_Blocks", "int64_t", "size_t",
+                             "uint64_t", "INT64_MAX", "autobatch_jit_entry"}) {
     const Result r = RunCli(std::string("compile collatz --symbol ") + symbol);
     EXPECT_EQ(r.exit_code, 1) << symbol << "\n" << r.out;
     EXPECT_THAT(r.out, HasSubstr(std::string("--symbol '") + symbol + "' ")) << symbol;
