@@ -2,6 +2,7 @@
 #ifndef AUTOBATCH_VM_RUN_SUPPORT_H_
 #define AUTOBATCH_VM_RUN_SUPPORT_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -36,27 +37,30 @@ class Budget {
   static_assert((kClockInterval & (kClockInterval - 1)) == 0, "a power of two");
 
   // What Step found.
-  enum class Outcome : uint8_t { kWithin, kOutOfSteps, kOutOfTime };
+  enum class Outcome : uint8_t { kWithin, kOutOfSteps, kOutOfTime, kCancelled };
 
   // max_steps <= 0: no step limit; no deadline: no time limit.
   Budget(int64_t max_steps, std::optional<std::chrono::steady_clock::time_point> deadline);
-  // CallOptions::max_steps, and CallOptions::timeout_seconds from now (<= 0:
-  // no time limit).
+  // CallOptions::max_steps, CallOptions::timeout_seconds from now (<= 0:
+  // no time limit) and CallOptions::cancel (read with the clock).
   explicit Budget(const CallOptions& options);
 
   // Counts one step; whether a budget has run out.
   Outcome Step() {
     ++steps_;
     if (max_steps_ > 0 && steps_ > max_steps_) [[unlikely]] return Outcome::kOutOfSteps;
-    if (deadline_ && (steps_ & (kClockInterval - 1)) == 0 &&
-        std::chrono::steady_clock::now() > *deadline_) [[unlikely]] {
-      return Outcome::kOutOfTime;
+    if ((steps_ & (kClockInterval - 1)) == 0) [[unlikely]] {
+      if (deadline_ && std::chrono::steady_clock::now() > *deadline_) return Outcome::kOutOfTime;
+      if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) {
+        return Outcome::kCancelled;
+      }
     }
     return Outcome::kWithin;
   }
 
   // Step for the batched VMs: OK, or ResourceExhausted (steps) or
-  // DeadlineExceeded (time) saying which CallOptions to raise.
+  // DeadlineExceeded (time) saying which CallOptions to raise, or Cancelled
+  // (CallOptions::cancel).
   absl::Status Tick() {
     const Outcome outcome = Step();
     if (outcome == Outcome::kWithin) [[likely]] return absl::OkStatus();
@@ -77,6 +81,7 @@ class Budget {
   int64_t steps_ = 0;
   int64_t max_steps_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
+  const std::atomic<bool>* cancel_ = nullptr;
   double timeout_seconds_ = 0;  // for the message; 0 when given a deadline
 };
 
