@@ -258,7 +258,8 @@ int PrintSamplerIr(const mcmc::Model& model, const mcmc::SampleOptions& options,
 
 CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   CLI::App* cmd = app.add_subcommand(
-      "sample", "run MCMC chains of a known target in one batch; print the summary");
+      "sample", "run MCMC chains of a known target in one batch; print the summary (SIGINT or "
+      "SIGTERM stop sampling and keep the draws so far: outputs written, exit 130/143)");
   std::string targets;
   for (const std::string& name : mcmc::TargetNames()) {
     absl::StrAppend(&targets, targets.empty() ? "" : ", ", name);
