@@ -4,6 +4,7 @@
 // chunking and shard count, Stan's CSV names, model files, and mistakes as
 // clear errors.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -134,6 +135,32 @@ TEST(GeneratedQuantitiesTest, TheSameValuesAtEveryChunkingAndShardCount) {
                     .ok());
     for (int64_t j = 0; j < g; ++j) EXPECT_TRUE(SameBits(one[j], all[l * g + j])) << l << ", " << j;
   }
+}
+
+// An interrupted run keeps its draws' generated quantities: they are
+// computed after the flag is set (their calls ignore it), the same values
+// as an uninterrupted run's first draws.
+TEST(GeneratedQuantitiesTest, AnInterruptedRunKeepsThem) {
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram(/*generated_quantities=*/true);
+  SampleOptions options = SmallRun();
+  options.num_chunks = 4;  // 30 draws each
+  options.progress_interval_seconds = 0;
+  std::atomic<bool> cancel{false};
+  options.cancel = &cancel;
+  options.progress = [&](const SampleProgress& p) {
+    if (p.phase == SamplePhase::kSampling) cancel.store(true);
+  };
+  absl::StatusOr<SampleResult> interrupted = Sample(*model, options);
+  ASSERT_TRUE(interrupted.ok()) << interrupted.status();
+  ASSERT_TRUE(interrupted->interrupted);
+  ASSERT_EQ(interrupted->num_draws(), 30);
+  SampleOptions reference_options = SmallRun();
+  reference_options.num_samples = 30;
+  absl::StatusOr<SampleResult> reference = Sample(*model, reference_options);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  ExpectSameColumns(*interrupted, *reference,
+                    static_cast<Eigen::Index>(reference->column_names.size()),
+                    "interrupted vs 30 draws");
 }
 
 TEST(GeneratedQuantitiesTest, TheCsvHasStansNamesAfterTheParameters) {
