@@ -257,7 +257,8 @@ absl::Status Runner::Prepare() {
 absl::Status Runner::Warmup() {
   const Clock::time_point t = Clock::now();
   absl::Status status = Prepare();
-  if (status.ok()) status = Cancelled() ? InterruptedInWarmup(0) : adapts_ ? AdaptiveWarmup() : BurnIn();
+  if (status.ok() && Cancelled()) status = InterruptedInWarmup(0);
+  if (status.ok()) status = adapts_ ? AdaptiveWarmup() : BurnIn();
   result_.warmup_seconds = SecondsSince(t);
   result_.warmup_leapfrogs_taken = warmup_.taken;
   result_.warmup_leapfrogs_computed = warmup_.computed;
@@ -276,7 +277,9 @@ absl::Status Runner::BurnIn() {
   for (const int64_t size : ChunkSizes(options_.num_warmup, options_.num_chunks)) {
     if (Cancelled()) return InterruptedInWarmup(done);
     AB_ASSIGN_OR_RETURN(const BatchedRunResult run, Run(sampler_, size, SamplePhase::kWarmup, done, warmup_));
-    if (run.cancelled) return InterruptedInWarmup(done + run.chains.front().stats.size());
+    if (run.cancelled) {
+      return InterruptedInWarmup(done + static_cast<int64_t>(run.chains.front().stats.size()));
+    }
     for (size_t k = 0; k < chains_.size(); ++k) {
       result_.chains[k].warmup_divergences += run.divergences[k];
     }
@@ -330,7 +333,9 @@ absl::Status Runner::AdaptiveWarmup() {
   AB_ASSIGN_OR_RETURN(const BatchedRunResult run,
                       Run(*warmup_sampler_, options_.num_warmup, SamplePhase::kWarmup,
                           /*done=*/0, warmup_));
-  if (run.cancelled) return InterruptedInWarmup(run.chains.front().stats.size());
+  if (run.cancelled) {
+    return InterruptedInWarmup(static_cast<int64_t>(run.chains.front().stats.size()));
+  }
   for (size_t k = 0; k < m; ++k) {
     const WarmupAdapter::Chain& adapted = adapter.chains()[k];
     result_.chains[k].warmup_divergences += run.divergences[k];

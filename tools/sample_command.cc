@@ -418,7 +418,9 @@ int RunSampleCommand(const SampleArgs& args) {
   }
   const int caught = interrupt_signal;
   if (!result.ok()) {
-    if (caught != 0 && result.status().code() == absl::StatusCode::kCancelled) {
+    // Cancelled, or another error the signal caused (a terminal's Ctrl-C
+    // also reaches a JIT compiler running in the same process group).
+    if (caught != 0) {
       std::fprintf(stderr, "autobatch sample: %s: %s; no output written\n", SignalName(caught),
                    std::string(result.status().message()).c_str());
       return InterruptedStatus(caught);

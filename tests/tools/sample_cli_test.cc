@@ -277,6 +277,33 @@ TEST(SampleCliTest, InterruptedRunWritesTheDrawsSoFar) {
   }
 }
 
+// Interrupted during warmup there are no draws: nothing is written, the
+// message says so, and the exit status is still the signal's.
+TEST(SampleCliTest, InterruptedWarmupWritesNothing) {
+  const std::string dir = TempDir("sample_cli_interrupt_warmup");
+  // The printer's first line comes early in the long warmup.
+  Background run = StartCli({"sample", "--target", "iid_gaussian", "--target-params",
+                             "dimension=2", "--chains", "2", "--warmup", "100000", "--samples",
+                             "100", "--output-dir", dir + "/out", "--summary-json",
+                             dir + "/s.json"},
+                            dir);
+  ASSERT_GT(run.pid, 0);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (ReadFile(run.err).find("warmup") == std::string::npos &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(kill(run.pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(run.pid, &status, 0), run.pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 143);
+  EXPECT_THAT(ReadFile(run.err), HasSubstr("SIGTERM: Sample: interrupted during warmup"));
+  EXPECT_THAT(ReadFile(run.err), HasSubstr("no output written"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out/output_1.csv"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/s.json"));
+}
+
 // --print-ir prints the sampling program at each stage and samples nothing:
 // the untyped program has calls and no types, the lowered one is
 // what the stack VM runs (push_goto / indirect_goto, storage classes), and
