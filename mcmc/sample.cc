@@ -118,9 +118,10 @@ class Runner {
         result_(result),
         start_(Clock::now()) {}
 
-  // Compiles every program the run needs (the warmup sampler's, the
-  // sampler's and, with call.jit_fused_blocks, their fused blocks) before the
-  // first iteration: a compile failure must not throw finished warmup away.
+  // Compiles every program the run needs (the generated quantities', the
+  // warmup sampler's, the sampler's and, with call.jit_fused_blocks, their
+  // fused blocks) before the first iteration: a compile failure must not
+  // throw finished warmup away.
   absl::Status Prepare();
   absl::Status Warmup();
   absl::Status Sampling();
@@ -234,6 +235,11 @@ absl::StatusOr<BatchedRunResult> Runner::Run(BatchedSampler& sampler, int64_t dr
 }
 
 absl::Status Runner::Prepare() {
+  if (!model_.generated_names().empty()) {
+    CallOptions generate_call = options_.call;
+    generate_call.cancel = nullptr;
+    AB_RETURN_IF_ERROR(model_.PrepareGenerate(generate_call));
+  }
   const AdaptationOptions& a = options_.adaptation;
   adapts_ = a.engaged && (a.adapt_step_size || a.adapt_metric) &&
             options_.algorithm != Algorithm::kRwmh;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -161,6 +162,29 @@ TEST(GeneratedQuantitiesTest, AnInterruptedRunKeepsThem) {
   ExpectSameColumns(*interrupted, *reference,
                     static_cast<Eigen::Index>(reference->column_names.size()),
                     "interrupted vs 30 draws");
+}
+
+// With fused blocks, the generated quantities' program is compiled before
+// warmup too (Model::PrepareGenerate): a compiler that cannot run fails the
+// run before its first report, naming the generated quantities (it used to
+// fail after sampling's first call).
+TEST(GeneratedQuantitiesTest, FusedCodeIsCompiledBeforeWarmup) {
+  const std::string cache = ::testing::TempDir() + "gq_fused_cache";
+  std::filesystem::remove_all(cache);
+  ASSERT_EQ(setenv("AUTOBATCH_JIT_CXX", "/nonexistent/c++", 1), 0);
+  ASSERT_EQ(setenv("AUTOBATCH_CACHE_DIR", cache.c_str(), 1), 0);
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram(/*generated_quantities=*/true);
+  SampleOptions options = SmallRun();
+  options.call.jit_fused_blocks = true;
+  int reports = 0;
+  options.progress = [&](const SampleProgress&) { ++reports; };
+  absl::StatusOr<SampleResult> result = Sample(*model, options);
+  unsetenv("AUTOBATCH_JIT_CXX");
+  unsetenv("AUTOBATCH_CACHE_DIR");
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("generated quantities: "));
+  EXPECT_THAT(result.status().message(), HasSubstr("cannot run the C++ compiler"));
+  EXPECT_EQ(reports, 0);
 }
 
 TEST(GeneratedQuantitiesTest, TheCsvHasStansNamesAfterTheParameters) {
