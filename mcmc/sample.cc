@@ -118,10 +118,15 @@ class Runner {
         result_(result),
         start_(Clock::now()) {}
 
+  // Compiles every program the run needs (the generated quantities', the
+  // warmup sampler's, the sampler's and, with call.jit_fused_blocks, their
+  // fused blocks) before the first iteration: a compile failure must not
+  // throw finished warmup away.
+  absl::Status Prepare();
   absl::Status Warmup();
   absl::Status Sampling();
   void ReportDone() {
-    Report(SamplePhase::kDone, options_.num_samples, sampling_.utilization());
+    Report(SamplePhase::kDone, result_.num_draws(), sampling_.utilization());
   }
   std::vector<BatchedChain>& chains() { return chains_; }
 
@@ -136,6 +141,16 @@ class Runner {
   absl::Status BurnIn();
   absl::Status Generate(const BatchedRunResult& run, int64_t done, int64_t size);
   void Report(SamplePhase phase, int64_t iteration, double utilization);
+  bool Cancelled() const {
+    return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed);
+  }
+  // The Cancelled error of a run interrupted in warmup after `done` of its
+  // iterations: nothing to keep.
+  absl::Status InterruptedInWarmup(int64_t done) const {
+    return absl::CancelledError(absl::StrCat(
+        "Sample: interrupted during warmup (", done, " of ", options_.num_warmup,
+        " iterations done); there are no draws yet, so nothing was kept"));
+  }
 
   const Model& model_;
   const SampleOptions& options_;
@@ -145,6 +160,14 @@ class Runner {
   Clock::time_point start_;
   PhaseCounts warmup_, sampling_;
   int64_t heuristic_trials_ = 0;
+  // Whether warmup adapts, and what (set by Prepare).
+  bool adapts_ = false;
+  bool adapt_step_ = false;
+  bool adapt_metric_ = false;
+  // The adaptive warmup's adapter and sampler (Prepare; null without
+  // adaptation). The adapter outlives the sampler, which calls its kernel.
+  std::unique_ptr<WarmupAdapter> adapter_;
+  std::unique_ptr<BatchedSampler> warmup_sampler_;
 };
 
 void Runner::Report(SamplePhase phase, int64_t iteration, double utilization) {
@@ -194,6 +217,14 @@ absl::StatusOr<BatchedRunResult> Runner::Run(BatchedSampler& sampler, int64_t dr
   }
   AB_ASSIGN_OR_RETURN(BatchedRunResult run, std::move(result));
   ++result_.vm_calls;
+  if (run.cancelled) {
+    // Stopped mid-transition: no state to continue from, no utilization.
+    for (size_t k = 0; k < chains_.size(); ++k) {
+      counts.divergences += run.divergences[k];
+      counts.taken += run.leapfrogs[k];
+    }
+    return run;
+  }
   counts.Add(run.utilization);
   for (size_t k = 0; k < chains_.size(); ++k) {
     chains_[k].state = run.chains[k].final_state;
@@ -203,12 +234,37 @@ absl::StatusOr<BatchedRunResult> Runner::Run(BatchedSampler& sampler, int64_t dr
   return run;
 }
 
+absl::Status Runner::Prepare() {
+  if (!model_.generated_names().empty()) {
+    CallOptions generate_call = options_.call;
+    generate_call.cancel = nullptr;
+    AB_RETURN_IF_ERROR(model_.PrepareGenerate(generate_call));
+  }
+  const AdaptationOptions& a = options_.adaptation;
+  adapts_ = a.engaged && (a.adapt_step_size || a.adapt_metric) &&
+            options_.algorithm != Algorithm::kRwmh;
+  if (adapts_) {
+    AB_ASSIGN_OR_RETURN(WindowSchedule schedule,
+                        WindowSchedule::Create({options_.num_warmup, a.init_buffer,
+                                                a.term_buffer, a.window}));
+    adapt_step_ = a.adapt_step_size;
+    adapt_metric_ = a.adapt_metric && schedule.adapts_metric();
+    adapter_ = std::make_unique<WarmupAdapter>(
+        model_, WarmupAdapter::Settings{std::move(schedule), adapt_step_, adapt_metric_,
+                                        a.heuristic});
+    AB_ASSIGN_OR_RETURN(warmup_sampler_,
+                        BatchedSampler::Create(model_, options_.algorithm, options_.sampler,
+                                               adapter_.get()));
+    AB_RETURN_IF_ERROR(warmup_sampler_->Prepare(options_.call));
+  }
+  return sampler_.Prepare(options_.call);
+}
+
 absl::Status Runner::Warmup() {
   const Clock::time_point t = Clock::now();
-  const AdaptationOptions& a = options_.adaptation;
-  const bool adapts = a.engaged && (a.adapt_step_size || a.adapt_metric) &&
-                      options_.algorithm != Algorithm::kRwmh;
-  const absl::Status status = adapts ? AdaptiveWarmup() : BurnIn();
+  absl::Status status = Prepare();
+  if (status.ok() && Cancelled()) status = InterruptedInWarmup(0);
+  if (status.ok()) status = adapts_ ? AdaptiveWarmup() : BurnIn();
   result_.warmup_seconds = SecondsSince(t);
   result_.warmup_leapfrogs_taken = warmup_.taken;
   result_.warmup_leapfrogs_computed = warmup_.computed;
@@ -225,7 +281,11 @@ absl::Status Runner::BurnIn() {
   }
   int64_t done = 0;
   for (const int64_t size : ChunkSizes(options_.num_warmup, options_.num_chunks)) {
+    if (Cancelled()) return InterruptedInWarmup(done);
     AB_ASSIGN_OR_RETURN(const BatchedRunResult run, Run(sampler_, size, SamplePhase::kWarmup, done, warmup_));
+    if (run.cancelled) {
+      return InterruptedInWarmup(done + static_cast<int64_t>(run.chains.front().stats.size()));
+    }
     for (size_t k = 0; k < chains_.size(); ++k) {
       result_.chains[k].warmup_divergences += run.divergences[k];
     }
@@ -243,11 +303,8 @@ absl::Status Runner::AdaptiveWarmup() {
   const AdaptationOptions& a = options_.adaptation;
   const int64_t d = model_.dimension();
   const DualAveragingOptions da_options{a.delta, a.gamma, a.kappa, a.t0};
-  AB_ASSIGN_OR_RETURN(WindowSchedule schedule,
-                      WindowSchedule::Create({options_.num_warmup, a.init_buffer,
-                                              a.term_buffer, a.window}));
-  const bool adapt_step = a.adapt_step_size;
-  const bool adapt_metric = a.adapt_metric && schedule.adapts_metric();
+  const bool adapt_step = adapt_step_;
+  const bool adapt_metric = adapt_metric_;
   const size_t m = chains_.size();
 
   std::vector<DualAveraging> da(m, DualAveraging{da_options});
@@ -265,7 +322,8 @@ absl::Status Runner::AdaptiveWarmup() {
     }
   }
 
-  WarmupAdapter adapter(model_, {std::move(schedule), adapt_step, adapt_metric, a.heuristic});
+  if (Cancelled()) return InterruptedInWarmup(0);
+  WarmupAdapter& adapter = *adapter_;
   std::vector<WarmupAdapter::Chain> adapting(m);
   for (size_t k = 0; k < m; ++k) {
     BatchedChain& c = chains_[k];
@@ -278,12 +336,12 @@ absl::Status Runner::AdaptiveWarmup() {
     adapting[k].inv_metric = c.inv_metric;
   }
   adapter.Reset(std::move(adapting));
-  AB_ASSIGN_OR_RETURN(std::unique_ptr<BatchedSampler> warmup_sampler,
-                      BatchedSampler::Create(model_, options_.algorithm, options_.sampler,
-                                             &adapter));
   AB_ASSIGN_OR_RETURN(const BatchedRunResult run,
-                      Run(*warmup_sampler, options_.num_warmup, SamplePhase::kWarmup,
+                      Run(*warmup_sampler_, options_.num_warmup, SamplePhase::kWarmup,
                           /*done=*/0, warmup_));
+  if (run.cancelled) {
+    return InterruptedInWarmup(static_cast<int64_t>(run.chains.front().stats.size()));
+  }
   for (size_t k = 0; k < m; ++k) {
     const WarmupAdapter::Chain& adapted = adapter.chains()[k];
     result_.chains[k].warmup_divergences += run.divergences[k];
@@ -321,8 +379,17 @@ absl::Status Runner::Sampling() {
   std::vector<double> constrained(static_cast<size_t>(constrained_size));
 
   int64_t done = 0;
-  for (const int64_t size : ChunkSizes(options_.num_samples, options_.num_chunks)) {
+  for (int64_t size : ChunkSizes(options_.num_samples, options_.num_chunks)) {
+    if (Cancelled()) {
+      result_.interrupted = true;
+      break;
+    }
     AB_ASSIGN_OR_RETURN(const BatchedRunResult run, Run(sampler_, size, SamplePhase::kSampling, done, sampling_));
+    if (run.cancelled) {
+      // Every chain keeps as many draws as the slowest completed.
+      result_.interrupted = true;
+      size = static_cast<int64_t>(run.chains.front().stats.size());
+    }
     for (size_t k = 0; k < chains_.size(); ++k) {
       const ScalarChainResult& chain = run.chains[k];
       ChainSummary& summary = result_.chains[k];
@@ -344,9 +411,18 @@ absl::Status Runner::Sampling() {
         }
       }
     }
-    if (generated > 0) AB_RETURN_IF_ERROR(Generate(run, done, size));
+    if (generated > 0 && size > 0) AB_RETURN_IF_ERROR(Generate(run, done, size));
     done += size;
     Report(SamplePhase::kSampling, done, sampling_.utilization());
+    if (run.cancelled) break;
+  }
+  if (result_.interrupted) {
+    if (done == 0) {
+      return absl::CancelledError(
+          "Sample: interrupted at the start of sampling, before every chain had completed a "
+          "draw; there are no draws to keep");
+    }
+    for (auto& draws : result_.draws) draws.conservativeResize(done, cols);
   }
   result_.sampling_seconds = SecondsSince(t);
   result_.sampling_leapfrogs_taken = sampling_.taken;
@@ -370,6 +446,10 @@ absl::Status Runner::Generate(const BatchedRunResult& run, int64_t done, int64_t
   std::vector<double> constrained(static_cast<size_t>(batch * c));
   std::vector<uint64_t> keys(static_cast<size_t>(batch)), counters(static_cast<size_t>(batch));
   std::vector<double> out(static_cast<size_t>(batch * g));
+  // The draws of an interrupted call are kept with their generated
+  // quantities, so these calls ignore the (already set) interrupt flag.
+  CallOptions generate_call = options_.call;
+  generate_call.cancel = nullptr;
   for (int64_t first = 0; first < total; first += batch) {
     const int64_t lanes = std::min(batch, total - first);
     for (int64_t l = 0; l < lanes; ++l) {
@@ -385,7 +465,7 @@ absl::Status Runner::Generate(const BatchedRunResult& run, int64_t done, int64_t
     AB_RETURN_IF_ERROR(model_.GenerateBatch(
         {.lanes = lanes, .q = q.data(), .constrained = constrained.data(),
          .rng_keys = keys.data(), .rng_counters = counters.data()},
-        out.data(), options_.call));
+        out.data(), generate_call));
     for (int64_t l = 0; l < lanes; ++l) {
       const size_t k = static_cast<size_t>((first + l) / size);
       const int64_t n = (first + l) % size;
@@ -407,6 +487,13 @@ bool HasChainDiagnostics(std::string_view name, const Eigen::MatrixXd& column) {
     if ((column.col(k).array() != column(0, k)).any()) return true;
   }
   return false;  // every chain constant (possibly at different values)
+}
+
+// "Sampling interrupted by <cause> after N of M draws" (per chain).
+std::string InterruptedNote(const SampleResult& r) {
+  return absl::StrCat("Sampling interrupted by ",
+                      r.interrupted_by.empty() ? "SampleOptions::cancel" : r.interrupted_by,
+                      " after ", r.num_draws(), " of ", r.options.num_samples, " draws");
 }
 
 nlohmann::json Number(double v) {
@@ -531,10 +618,15 @@ absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& opt
   AB_ASSIGN_OR_RETURN(std::unique_ptr<BatchedSampler> sampler,
                       BatchedSampler::Create(model, options.algorithm, options.sampler));
 
+  options.call.cancel = options.cancel;
+
   SampleResult result;
   result.model_name = model.name();
   result.options = options;
   result.options.progress = nullptr;
+  // The flag need not outlive Sample().
+  result.options.cancel = nullptr;
+  result.options.call.cancel = nullptr;
   for (const std::string_view name : kDrawStatNames) result.column_names.emplace_back(name);
   for (std::string& name : OutputColumnNames(model)) result.column_names.push_back(std::move(name));
   result.draws.resize(ids.size());
@@ -546,6 +638,7 @@ absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& opt
   AB_RETURN_IF_ERROR(runner.Sampling());
   result.gradient_evaluations =
       result.warmup_gradient_evaluations + result.sampling_gradient_evaluations;
+  if (result.interrupted) result.interrupted_by = "SampleOptions::cancel";
 
   const Eigen::Index energy = result.ColumnIndex("energy__");
   const Eigen::VectorXd ebfmi = Ebfmi(result.Column(energy));
@@ -652,6 +745,7 @@ StanCsv MakeChainCsv(const SampleResult& result, size_t chain) {
   csv.adaptation = adaptation;
   csv.timing = StanTiming{result.warmup_seconds, result.sampling_seconds,
                           result.warmup_seconds + result.sampling_seconds};
+  if (result.interrupted) csv.notes.push_back(InterruptedNote(result));
   return csv;
 }
 
@@ -849,8 +943,12 @@ std::string Cell(double v, const char* format) {
 
 std::string FormatSummary(const SampleResult& r) {
   const SampleOptions& o = r.options;
-  std::string out = absl::StrFormat(
-      "Model %s: %s, %d chains, %d warmup + %d sampling iterations each, seed %d\n\n",
+  std::string out;
+  if (r.interrupted) {
+    absl::StrAppend(&out, InterruptedNote(r), ": the summary covers those draws\n");
+  }
+  absl::StrAppendFormat(
+      &out, "Model %s: %s, %d chains, %d warmup + %d sampling iterations each, seed %d\n\n",
       r.model_name, std::string(AlgorithmName(o.algorithm)), o.num_chains, o.num_warmup,
       o.num_samples, o.seed);
   size_t name_width = 4;
@@ -973,6 +1071,8 @@ nlohmann::json SummaryJson(const SampleResult& r) {
   j["vm_calls"] = r.vm_calls;
   j["ess_bulk_lp_per_second"] = Number(f.ess_per_second);
   j["ess_bulk_lp_per_gradient"] = Number(f.ess_per_gradient);
+  j["num_draws"] = r.num_draws();
+  j["interrupted"] = r.interrupted ? json(r.interrupted_by) : json(false);
   return j;
 }
 

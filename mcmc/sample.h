@@ -34,6 +34,7 @@
 #define AUTOBATCH_MCMC_SAMPLE_H_
 
 #include <Eigen/Core>
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -102,6 +103,15 @@ struct SampleOptions {
   // about this often, from a helper thread (Sample()'s own thread waits in
   // the VM meanwhile, so calls never overlap). <= 0: only between VM calls.
   double progress_interval_seconds = 0.25;
+  // Optional: a flag that interrupts the run when it becomes true (a SIGINT
+  // handler's, say: a relaxed store is async-signal-safe). Read relaxed,
+  // never written; must outlive Sample(). The VM calls check it every few
+  // dozen block executions (CallOptions::cancel), Sample() between calls.
+  // Set during sampling: Sample() stops and returns the draws so far,
+  // SampleResult::interrupted, the same number for every chain (the fewest
+  // any chain completed). Set before or during warmup, or before any chain
+  // completed a draw: Cancelled, saying so (there are no draws to keep).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Per-chain outcome.
@@ -153,7 +163,15 @@ struct SampleResult {
   double warmup_seconds = 0;
   double sampling_seconds = 0;
   int64_t vm_calls = 0;
+  // Sampling was interrupted (SampleOptions::cancel): every chain has
+  // num_draws() < options.num_samples rows; summary, E-BFMI and counts are of
+  // those. `interrupted_by` names the cause in the CSV files' note and the
+  // summary ("SampleOptions::cancel" unless the caller names it, e.g. "SIGINT").
+  bool interrupted = false;
+  std::string interrupted_by;
 
+  // Draws per chain (rows of each draws matrix).
+  int64_t num_draws() const { return draws.empty() ? 0 : draws[0].rows(); }
   Eigen::Index ColumnIndex(std::string_view name) const;  // -1 if absent
   // Column `col` of every chain: num_samples x num_chains.
   Eigen::MatrixXd Column(Eigen::Index col) const;
@@ -209,7 +227,10 @@ absl::Status CheckSampleMemory(const Model& model, const SampleOptions& options)
 // LoadAdaptation; initialization errors prefixed with the chain id;
 // FailedPrecondition naming the chain and the warmup iteration when its
 // adaptation fails (step-size heuristic, non-finite metric or step size);
-// the VM's errors (e.g. CallOptions::max_steps) otherwise.
+// Cancelled when interrupted before there are draws (SampleOptions::cancel);
+// the JIT's errors with call.jit_fused_blocks, before warmup (every program
+// the run needs is compiled before its first iteration); the VM's errors
+// (e.g. CallOptions::max_steps) otherwise.
 absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& options);
 
 // ---------------------------------------------------------------------------
@@ -221,7 +242,9 @@ absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& opt
 // (result.column_names), the adaptation block (step size and inverse
 // metric; present also without adaptation, as the values used), the draws
 // and the elapsed-time block (the run's warmup and sampling wall time —
-// chains run together, so every chain reports the same times).
+// chains run together, so every chain reports the same times). An
+// interrupted run's file ends with the note "Sampling interrupted by <cause>
+// after N of M draws" (a comment, so Stan CSV readers still load the draws).
 // Requires chain < result.chains.size() (checked).
 StanCsv MakeChainCsv(const SampleResult& result, size_t chain);
 
@@ -266,7 +289,8 @@ absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(
 // lines for divergences (warmup and sampling, chains affected), max tree
 // depth hits, chains with E-BFMI below 0.3, gradient evaluations, ESS per
 // second (bulk ESS of lp__ / sampling wall time) and per sampling gradient
-// evaluation, and batch utilization.
+// evaluation, and batch utilization. An interrupted run's summary starts with
+// a line saying so and how many draws it covers.
 std::string FormatSummary(const SampleResult& result);
 
 // The same as JSON:
@@ -280,7 +304,8 @@ std::string FormatSummary(const SampleResult& result);
 //    "sampling_gradient_evaluations", "leapfrogs_taken", "leapfrogs_computed"
 //    ({"warmup", "sampling"} each), "utilization" ({"warmup", "sampling"}),
 //    "warmup_seconds", "sampling_seconds", "ess_bulk_lp_per_second",
-//    "ess_bulk_lp_per_gradient"}
+//    "ess_bulk_lp_per_gradient", "num_draws" (per chain), "interrupted"
+//    (false, or the cause, e.g. "SIGINT")}
 // Non-finite numbers are the strings "nan", "inf", "-inf".
 nlohmann::json SummaryJson(const SampleResult& result);
 

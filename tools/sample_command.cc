@@ -2,9 +2,11 @@
 // and its outputs.
 #include "tools/sample_command.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -37,6 +39,52 @@ namespace autobatch {
 namespace {
 
 using mcmc::Algorithm;
+
+// Set by the SIGINT/SIGTERM handler, read by Sample() (SampleOptions::
+// cancel): a lock-free atomic store and a sig_atomic_t are all a handler may
+// touch.
+std::atomic<bool> interrupt_requested{false};
+volatile sig_atomic_t interrupt_signal = 0;
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void OnInterrupt(int signo) {
+  interrupt_signal = signo;
+  interrupt_requested.store(true, std::memory_order_relaxed);
+}
+
+// SIGINT and SIGTERM (what mpirun forwards before its SIGKILL) stop the run
+// at its next safe point instead of killing it, for as long as this lives.
+// SA_RESETHAND: a second signal kills the process the default way (the
+// output files are written whole or not at all, so it leaves no torn file).
+class InterruptHandlers {
+ public:
+  InterruptHandlers() {
+    interrupt_requested.store(false, std::memory_order_relaxed);
+    interrupt_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = OnInterrupt;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~InterruptHandlers() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  InterruptHandlers(const InterruptHandlers&) = delete;
+  InterruptHandlers& operator=(const InterruptHandlers&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+// The shell's exit status of a process killed by signal `signo`: 128 + its
+// number (130 for SIGINT, 143 for SIGTERM).
+int InterruptedStatus(int signo) { return 128 + signo; }
+
+const char* SignalName(int signo) { return signo == SIGTERM ? "SIGTERM" : "SIGINT"; }
 
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "autobatch sample: error: %s\n", std::string(status.message()).c_str());
@@ -210,7 +258,8 @@ int PrintSamplerIr(const mcmc::Model& model, const mcmc::SampleOptions& options,
 
 CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   CLI::App* cmd = app.add_subcommand(
-      "sample", "run MCMC chains of a known target in one batch; print the summary");
+      "sample", "run MCMC chains of a known target in one batch; print the summary (SIGINT or "
+      "SIGTERM stop sampling and keep the draws so far: outputs written, exit 130/143)");
   std::string targets;
   for (const std::string& name : mcmc::TargetNames()) {
     absl::StrAppend(&targets, targets.empty() ? "" : ", ", name);
@@ -361,29 +410,56 @@ int RunSampleCommand(const SampleArgs& args) {
 
   mcmc::ProgressPrinter printer(stderr, isatty(fileno(stderr)) != 0);
   if (!args.no_progress) options->progress = printer.AsCallback();
-  absl::StatusOr<mcmc::SampleResult> result = mcmc::Sample(**target, *options);
-  if (!result.ok()) return Fail(result.status());
+  absl::StatusOr<mcmc::SampleResult> result;
+  {
+    const InterruptHandlers handlers;
+    options->cancel = &interrupt_requested;
+    result = mcmc::Sample(**target, *options);
+  }
+  const int caught = interrupt_signal;
+  if (!result.ok()) {
+    // Cancelled, or another error the signal caused (a terminal's Ctrl-C
+    // also reaches a JIT compiler running in the same process group).
+    if (caught != 0) {
+      std::fprintf(stderr, "autobatch sample: %s: %s; no output written\n", SignalName(caught),
+                   std::string(result.status().message()).c_str());
+      return InterruptedStatus(caught);
+    }
+    return Fail(result.status());
+  }
 
   // An output that fails anyway (a full disk) does not stop the others: each
   // failure is reported, the summary still printed, and the exit status 1.
   int status = 0;
+  if (result->interrupted) {
+    result->interrupted_by = SignalName(caught);
+    std::fprintf(stderr,
+                 "autobatch sample: %s: sampling stopped after %lld of %lld draws per chain; "
+                 "writing the outputs of those draws\n",
+                 SignalName(caught), static_cast<long long>(result->num_draws()),
+                 static_cast<long long>(options->num_samples));
+    // Like a shell's status for a process the signal ended (130, 143), so a
+    // script or mpirun sees that the run did not complete.
+    status = InterruptedStatus(caught);
+  }
   if (!args.output_dir.empty()) {
     absl::StatusOr<std::vector<std::string>> paths =
         mcmc::WriteChainCsvFiles(*result, args.output_dir, static_cast<int>(*sig_figs));
-    if (!paths.ok()) status = Fail(paths.status());
+    if (!paths.ok()) status = std::max(status, Fail(paths.status()));
   }
   if (!args.summary_json.empty()) {
     absl::Status written = WriteFileAtomically(
         args.summary_json, mcmc::SummaryJson(*result).dump(2) + "\n", "--summary-json");
-    if (!written.ok()) status = Fail(written);
+    if (!written.ok()) status = std::max(status, Fail(written));
   }
   if (!args.save_adaptation.empty()) {
     const mcmc::ChainSummary& chain0 = result->chains.front();
     absl::Status saved =
         mcmc::SaveAdaptation(args.save_adaptation, {chain0.step_size, chain0.inv_metric});
     if (!saved.ok()) {
-      status = Fail(
-          absl::Status(saved.code(), absl::StrCat("--save-adaptation: ", saved.message())));
+      status = std::max(status, Fail(absl::Status(
+                                    saved.code(),
+                                    absl::StrCat("--save-adaptation: ", saved.message()))));
     }
   }
   WriteStdout(mcmc::FormatSummary(*result));  // checked at exit (CloseStdout)

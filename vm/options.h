@@ -2,6 +2,7 @@
 #ifndef AUTOBATCH_VM_OPTIONS_H_
 #define AUTOBATCH_VM_OPTIONS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -102,6 +103,12 @@ struct CallOptions {
   // executor (reading the clock every 64 blocks: 3.5-12 s), at no cost
   // measurable on vm_bench.
   double timeout_seconds = 0;
+  // Optional: when it becomes true the batched VMs stop within
+  // Budget::kClockInterval block executions and the call is Cancelled (e.g.
+  // set by a SIGINT handler: a relaxed atomic store is async-signal-safe).
+  // Read relaxed, never written; must outlive the call. The reference
+  // interpreter (dry_run) ignores it.
+  const std::atomic<bool>* cancel = nullptr;
   // A block runs COMPACT (gather the active lanes, run, scatter back) when
   // fewer than dense_fraction * batch lanes are active, else DENSE (run all
   // lanes, keep the active results). Measured by bench/dense_compact_bench

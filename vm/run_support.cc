@@ -13,6 +13,7 @@ Budget::Budget(int64_t max_steps,
     : max_steps_(max_steps), deadline_(deadline) {}
 
 Budget::Budget(const CallOptions& options) : Budget(options.max_steps, std::nullopt) {
+  cancel_ = options.cancel;
   if (options.timeout_seconds > 0) {
     timeout_seconds_ = options.timeout_seconds;
     deadline_ = std::chrono::steady_clock::now() +
@@ -23,6 +24,10 @@ Budget::Budget(const CallOptions& options) : Budget(options.max_steps, std::null
 
 absl::Status Budget::Exhausted(Outcome outcome) const {
   AB_CHECK(outcome != Outcome::kWithin, "Budget::Exhausted: the budget lasts");
+  if (outcome == Outcome::kCancelled) {
+    return absl::CancelledError(absl::StrCat("the call was cancelled (CallOptions::cancel) after ",
+                                             steps_, " block executions"));
+  }
   if (outcome == Outcome::kOutOfSteps) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "step budget exhausted: the program ran more than ", max_steps_,
@@ -37,6 +42,10 @@ absl::Status Budget::Exhausted(Outcome outcome) const {
 
 absl::Status Budget::ExhaustedAt(Outcome outcome, std::string_view at) const {
   AB_CHECK(outcome != Outcome::kWithin, "Budget::ExhaustedAt: the budget lasts");
+  if (outcome == Outcome::kCancelled) {
+    return absl::CancelledError(absl::StrCat("the call was cancelled (CallOptions::cancel) after ",
+                                             steps_, " blocks, at ", std::string(at)));
+  }
   if (outcome == Outcome::kOutOfSteps) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "step budget exhausted: ", max_steps_, " blocks executed, at ", std::string(at),

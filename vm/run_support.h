@@ -2,6 +2,7 @@
 #ifndef AUTOBATCH_VM_RUN_SUPPORT_H_
 #define AUTOBATCH_VM_RUN_SUPPORT_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -52,20 +53,29 @@ class Budget {
   static constexpr int64_t kClockWork = int64_t{1} << 20;
   static constexpr int64_t kBlockWork = kClockWork / 64;
   static constexpr int64_t kOpWork = kClockWork / 256;
+  // Steps between two readings of CallOptions::cancel.
+  static constexpr int64_t kCancelInterval = 64;
+  static_assert((kCancelInterval & (kCancelInterval - 1)) == 0, "a power of two");
 
   // What Step found.
-  enum class Outcome : uint8_t { kWithin, kOutOfSteps, kOutOfTime };
+  enum class Outcome : uint8_t { kWithin, kOutOfSteps, kOutOfTime, kCancelled };
 
   // max_steps <= 0: no step limit; no deadline: no time limit.
   Budget(int64_t max_steps, std::optional<std::chrono::steady_clock::time_point> deadline);
-  // CallOptions::max_steps, and CallOptions::timeout_seconds from now (<= 0:
-  // no time limit).
+  // CallOptions::max_steps, CallOptions::timeout_seconds from now (<= 0:
+  // no time limit) and CallOptions::cancel (read every kCancelInterval steps).
   explicit Budget(const CallOptions& options);
 
   // Counts one step; whether a budget has run out.
   Outcome Step() {
     ++steps_;
     if (max_steps_ > 0 && steps_ > max_steps_) [[unlikely]] return Outcome::kOutOfSteps;
+    // The cancel flag (CallOptions::cancel), every kCancelInterval steps: a
+    // relaxed load is cheap, but not free on the smallest blocks.
+    if (cancel_ != nullptr && (steps_ & (kCancelInterval - 1)) == 0 &&
+        cancel_->load(std::memory_order_relaxed)) [[unlikely]] {
+      return Outcome::kCancelled;
+    }
     return Charge(kBlockWork);
   }
 
@@ -112,7 +122,8 @@ class Budget {
   }
 
   // Step for the batched VMs: OK, or ResourceExhausted (steps) or
-  // DeadlineExceeded (time) saying which CallOptions to raise.
+  // DeadlineExceeded (time) saying which CallOptions to raise, or Cancelled
+  // (CallOptions::cancel).
   absl::Status Tick() {
     const Outcome outcome = Step();
     if (outcome == Outcome::kWithin) [[likely]] return absl::OkStatus();
@@ -136,6 +147,7 @@ class Budget {
   int64_t max_steps_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   int64_t work_ = 0;  // charged since the clock was last read
+  const std::atomic<bool>* cancel_ = nullptr;
   double timeout_seconds_ = 0;  // for the message; 0 when given a deadline
 };
 

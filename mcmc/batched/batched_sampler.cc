@@ -18,6 +18,7 @@
 #include "mcmc/warmup/initialize.h"
 #include "mcmc/batched/model_kernel.h"
 #include "frontend/run.h"
+#include "codegen/jit.h"
 
 namespace autobatch::mcmc {
 namespace {
@@ -168,6 +169,56 @@ absl::StatusOr<const Program*> BatchedSampler::ExecutableProgram(bool lowered) {
   return lowered ? ctx_.LoweredProgram(entry_, types) : ctx_.CompiledProgram(entry_, types);
 }
 
+absl::Status BatchedSampler::Prepare(const CallOptions& options) {
+  if (options.dry_run || options.vm != Vm::kStack) {
+    return ExecutableProgram(/*lowered=*/false).status();
+  }
+  AB_ASSIGN_OR_RETURN(std::shared_ptr<const BlockPlan> plan,
+                      ctx_.LoweredPlan(entry_, InputTypes()));
+  if (options.jit_fused_blocks && options.fused_blocks == nullptr) {
+    // Loaded once per process: the Run's own JitFusedBlocks finds it.
+    AB_RETURN_IF_ERROR(JitFusedBlocks(plan->program()).status());
+  }
+  return absl::OkStatus();
+}
+
+BatchedRunResult BatchedSampler::CancelledRun(std::span<const BatchedChain> chains,
+                                              Profile profile) const {
+  const int64_t d = dimension_;
+  const int64_t batch = static_cast<int64_t>(chains.size());
+  int64_t kept = std::numeric_limits<int64_t>::max();
+  for (int64_t k = 0; k < batch; ++k) kept = std::min(kept, recorder_.count(k));
+  if (batch == 0) kept = 0;
+  BatchedRunResult result;
+  result.cancelled = true;
+  result.profile = std::move(profile);
+  result.utilization.batch = batch;
+  for (int64_t k = 0; k < batch; ++k) {
+    const BatchedChain& c = chains[static_cast<size_t>(k)];
+    ScalarChainResult chain;
+    chain.chain_id = c.chain_id;
+    chain.dimension = d;
+    chain.draws.resize(static_cast<size_t>(kept * d));
+    chain.stats.resize(static_cast<size_t>(kept));
+    int64_t leapfrogs = 0, divergences = 0;
+    for (int64_t n = 0; n < kept; ++n) {
+      std::span<const double> draw = recorder_.draw(k, n);
+      std::copy(draw.begin(), draw.end(), chain.draws.begin() + n * d);
+      const DrawStats& stats = recorder_.stats(k, n);
+      chain.stats[static_cast<size_t>(n)] = stats;
+      leapfrogs += stats.n_leapfrog;
+      divergences += stats.divergent ? 1 : 0;
+    }
+    // The VM stopped mid-transition: no state to continue from.
+    chain.final_state = c.state;
+    chain.final_rng = c.rng;
+    result.chains.push_back(std::move(chain));
+    result.leapfrogs.push_back(leapfrogs);
+    result.divergences.push_back(divergences);
+  }
+  return result;
+}
+
 absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChain> chains,
                                                      int64_t num_draws,
                                                      const CallOptions& options) {
@@ -266,6 +317,10 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChai
   } else {
     AB_ASSIGN_OR_RETURN(const Program* program, ExecutableProgram(/*lowered=*/false));
     run = RunProgram(*program, std::move(inputs), &ctx_.kernels(), options, &result.profile);
+  }
+  if (!run.ok() && run.status().code() == absl::StatusCode::kCancelled &&
+      options.cancel != nullptr) {
+    return CancelledRun(chains, std::move(result.profile));
   }
   AB_ASSIGN_OR_RETURN(std::vector<Tensor> out, std::move(run));
   if (out.size() != kNumOutputs) {

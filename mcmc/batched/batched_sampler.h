@@ -112,6 +112,13 @@ struct BatchedRunResult {
   // The VM's counters (empty for dry_run).
   Profile profile;
   BatchUtilization utilization;
+  // The call was cancelled (CallOptions::cancel) part way: each chain holds
+  // its first N draws and their stats, N the fewest any chain recorded (so
+  // all chains have as many rows); leapfrogs and divergences count those
+  // draws; final_state and final_rng are the chain's starting ones (the VM
+  // stopped mid-transition, so there is nothing to continue from) and
+  // utilization is not measured.
+  bool cancelled = false;
 };
 
 // A compiled sampler program for one model, algorithm and config (max_depth,
@@ -140,8 +147,17 @@ class BatchedSampler {
   // default, bounds very long runs: raise it or split the run). The program is
   // compiled once per executor and cached (Context::CompiledProgram /
   // LoweredProgram).
+  // When options.cancel becomes true during the call, the result holds the
+  // draws recorded so far, marked BatchedRunResult::cancelled (not an error).
   absl::StatusOr<BatchedRunResult> Run(std::span<const BatchedChain> chains,
                                        int64_t num_draws, const CallOptions& options = {});
+
+  // Compiles now what Run(..., options) would compile on first use: the
+  // executable program, the stack VM's block plan and, with
+  // options.jit_fused_blocks, the JIT's fused blocks (codegen/jit.h), so that
+  // a long run can fail before its work rather than after. Errors: the
+  // pipeline's and the JIT's.
+  absl::Status Prepare(const CallOptions& options);
 
   // Draws recorded so far by the Run in progress (or the last one), over all
   // chains; safe to read from another thread during Run (progress reports).
@@ -160,6 +176,8 @@ class BatchedSampler {
   BatchedSampler(const Model& model, Algorithm algorithm, SamplerConfig config);
   // The types of the entry's inputs (see the `chain` signature above).
   std::vector<TensorType> InputTypes() const;
+  // Run's result when the VM call was cancelled (see BatchedRunResult).
+  BatchedRunResult CancelledRun(std::span<const BatchedChain> chains, Profile profile) const;
 
   const Model& model_;
   Algorithm algorithm_;

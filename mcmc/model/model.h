@@ -81,6 +81,14 @@ class Model {
   };
   virtual absl::Status GenerateBatch(const GeneratedDraws& draws, double* out,
                                      const CallOptions& call) const;
+  // Compiles now what GenerateBatch(..., call) would compile on its first
+  // call (its program and, with call.jit_fused_blocks, the fused blocks):
+  // Sample() calls it before warmup, so that a compile failure costs no
+  // run. Default: nothing to compile.
+  virtual absl::Status PrepareGenerate(const CallOptions& call) const {
+    (void)call;
+    return absl::OkStatus();
+  }
   // Checked by Sample() before any work, so that a mistake in the generated
   // quantities does not cost a run: OK, or what GenerateBatch would fail
   // with whatever the draws.

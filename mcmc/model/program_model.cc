@@ -11,8 +11,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "codegen/jit.h"
 #include "mcmc/model/transforms.h"
 #include "support/status.h"
+#include "vm/stack/block_plan.h"
 
 namespace autobatch::mcmc {
 
@@ -566,6 +568,31 @@ absl::StatusOr<BatchFunction> ProgramModel::GeneratedEntry() const {
 absl::Status ProgramModel::CheckGenerated() const {
   if (generated_.empty()) return absl::OkStatus();
   return GeneratedEntry().status();
+}
+
+absl::Status ProgramModel::PrepareGenerate(const CallOptions& call) const {
+  if (generated_.empty()) return absl::OkStatus();
+  if (!has_data_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("model '", name_, "': no data (call SetData or LoadData first)"));
+  }
+  AB_ASSIGN_OR_RETURN(const BatchFunction entry, GeneratedEntry());
+  std::vector<TensorType> input_types = {Vector(DType::kF64, constrained_size()),
+                                         Scalar(DType::kU64), Scalar(DType::kU64)};
+  for (const TensorType& t : DataTypes()) input_types.push_back(t);
+  // GenerateBatch runs on the stack VM whatever call.vm says.
+  absl::Status status = [&]() -> absl::Status {
+    AB_ASSIGN_OR_RETURN(std::shared_ptr<const BlockPlan> plan,
+                        gq_ctx_->LoweredPlan(entry, input_types));
+    if (call.jit_fused_blocks && call.fused_blocks == nullptr) {
+      // Loaded once per process: GenerateBatch's call finds it.
+      AB_RETURN_IF_ERROR(JitFusedBlocks(plan->program()).status());
+    }
+    return absl::OkStatus();
+  }();
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat("model '", name_, "': generated quantities: ",
+                                                  status.message()));
 }
 
 absl::Status ProgramModel::GenerateBatch(const GeneratedDraws& draws, double* out,

@@ -293,6 +293,7 @@ class ProgramModel final : public Model {
   void Generate(std::span<const double> q, std::span<double> out) const override;
   absl::Status GenerateBatch(const GeneratedDraws& draws, double* out,
                              const CallOptions& call) const override;
+  absl::Status PrepareGenerate(const CallOptions& call) const override;
   absl::Status CheckGenerated() const override;
 
   // Internal: what a log-density body reads while it is being built.

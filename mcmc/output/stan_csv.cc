@@ -210,7 +210,10 @@ class Parser {
          {kWarmupSeconds, kSamplingSeconds, kTotalSeconds}) {
       if (text.ends_with(label)) return TimingLine(text, label);
     }
-    return absl::OkStatus();  // Another comment: nothing we keep.
+    // Notes follow the timing block (StanCsv::notes); any other comment is
+    // nothing we keep.
+    if (csv_.timing.has_value() && !text.empty()) csv_.notes.emplace_back(text);
+    return absl::OkStatus();
   }
 
   absl::Status MetricRow(std::string_view line) {
@@ -330,6 +333,13 @@ absl::Status Validate(const StanCsv& csv, int sig_figs) {
       return absl::InvalidArgumentError(
           absl::StrCat("FormatStanCsv: config line contains a line break: '",
                        line, "'; pass one entry per line"));
+    }
+  }
+  for (const std::string& note : csv.notes) {
+    if (note.find_first_of("\r\n") != std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("FormatStanCsv: note contains a line break: '", note,
+                       "'; pass one entry per line"));
     }
   }
   if (csv.adaptation.has_value()) {
@@ -470,6 +480,11 @@ absl::StatusOr<std::string> FormatStanCsv(const StanCsv& csv, int sig_figs) {
     out += '\n';
   }
   if (csv.timing.has_value()) AppendTiming(out, *csv.timing, sig_figs);
+  for (const std::string& note : csv.notes) {
+    out += "# ";
+    out += note;
+    out += '\n';
+  }
   return out;
 }
 

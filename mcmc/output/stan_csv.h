@@ -74,6 +74,11 @@ struct StanCsv {
   Eigen::MatrixXd draws;
   std::optional<StanAdaptation> adaptation;
   std::optional<StanTiming> timing;
+  // Comment lines after the elapsed-time block, without the leading "# ",
+  // e.g. "Sampling interrupted by SIGINT after 12 of 1000 draws" (a run that
+  // ended early; CmdStan readers skip comments). Read back only after a
+  // timing block.
+  std::vector<std::string> notes;
 };
 
 // CmdStan's default `sig_figs` (its -1 setting means the stream default, 6).
@@ -107,8 +112,8 @@ absl::StatusOr<StanCsv> ReadStanCsv(const std::string& path);
 // CmdStan wrote with its defaults when sig_figs == 6.
 // InvalidArgument if sig_figs is outside [1, kStanCsvMaxSigFigs], the draws'
 // column count differs from the number of names, a column name is empty or
-// contains ',', '#', whitespace or a line break, a config line contains a
-// line break, or the adaptation block is inconsistent (draws_before outside
+// contains ',', '#', whitespace or a line break, a config line or note
+// contains a line break, or the adaptation block is inconsistent (draws_before outside
 // [0, rows], both metrics set, a non-square dense metric).
 absl::StatusOr<std::string> FormatStanCsv(
     const StanCsv& csv, int sig_figs = kStanCsvDefaultSigFigs);

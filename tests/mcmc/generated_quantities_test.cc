@@ -4,7 +4,9 @@
 // chunking and shard count, Stan's CSV names, model files, and mistakes as
 // clear errors.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -134,6 +136,55 @@ TEST(GeneratedQuantitiesTest, TheSameValuesAtEveryChunkingAndShardCount) {
                     .ok());
     for (int64_t j = 0; j < g; ++j) EXPECT_TRUE(SameBits(one[j], all[l * g + j])) << l << ", " << j;
   }
+}
+
+// An interrupted run keeps its draws' generated quantities: they are
+// computed after the flag is set (their calls ignore it), the same values
+// as an uninterrupted run's first draws.
+TEST(GeneratedQuantitiesTest, AnInterruptedRunKeepsThem) {
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram(/*generated_quantities=*/true);
+  SampleOptions options = SmallRun();
+  options.num_chunks = 4;  // 30 draws each
+  options.progress_interval_seconds = 0;
+  std::atomic<bool> cancel{false};
+  options.cancel = &cancel;
+  options.progress = [&](const SampleProgress& p) {
+    if (p.phase == SamplePhase::kSampling) cancel.store(true);
+  };
+  absl::StatusOr<SampleResult> interrupted = Sample(*model, options);
+  ASSERT_TRUE(interrupted.ok()) << interrupted.status();
+  ASSERT_TRUE(interrupted->interrupted);
+  ASSERT_EQ(interrupted->num_draws(), 30);
+  SampleOptions reference_options = SmallRun();
+  reference_options.num_samples = 30;
+  absl::StatusOr<SampleResult> reference = Sample(*model, reference_options);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  ExpectSameColumns(*interrupted, *reference,
+                    static_cast<Eigen::Index>(reference->column_names.size()),
+                    "interrupted vs 30 draws");
+}
+
+// With fused blocks, the generated quantities' program is compiled before
+// warmup too (Model::PrepareGenerate): a compiler that cannot run fails the
+// run before its first report, naming the generated quantities (it used to
+// fail after sampling's first call).
+TEST(GeneratedQuantitiesTest, FusedCodeIsCompiledBeforeWarmup) {
+  const std::string cache = ::testing::TempDir() + "gq_fused_cache";
+  std::filesystem::remove_all(cache);
+  ASSERT_EQ(setenv("AUTOBATCH_JIT_CXX", "/nonexistent/c++", 1), 0);
+  ASSERT_EQ(setenv("AUTOBATCH_CACHE_DIR", cache.c_str(), 1), 0);
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram(/*generated_quantities=*/true);
+  SampleOptions options = SmallRun();
+  options.call.jit_fused_blocks = true;
+  int reports = 0;
+  options.progress = [&](const SampleProgress&) { ++reports; };
+  absl::StatusOr<SampleResult> result = Sample(*model, options);
+  unsetenv("AUTOBATCH_JIT_CXX");
+  unsetenv("AUTOBATCH_CACHE_DIR");
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("generated quantities: "));
+  EXPECT_THAT(result.status().message(), HasSubstr("cannot run the C++ compiler"));
+  EXPECT_EQ(reports, 0);
 }
 
 TEST(GeneratedQuantitiesTest, TheCsvHasStansNamesAfterTheParameters) {

@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -428,6 +429,105 @@ TEST(SampleTest, ProgressIsReportedWhileAVmCallRuns) {
   EXPECT_GT(inside_a_call, 0) << events.size() << " events";
   EXPECT_EQ(events.back().phase, SamplePhase::kDone);
   EXPECT_EQ(events.back().total_iteration, 4000);
+}
+
+// SampleOptions::cancel set at a chunk boundary (the progress report after
+// the first of four sampling calls): Sample() stops there and returns that
+// chunk's draws, the same as a run of that many draws, marked interrupted in
+// the result, the summary, the JSON and each CSV file's closing note.
+TEST(SampleTest, CancelAtAChunkBoundaryKeepsTheDrawsSoFar) {
+  std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 2}});
+  SampleOptions o = Small(3, 200, 400);
+  o.num_chunks = 4;
+  o.progress_interval_seconds = 0;  // reports only between calls
+  std::atomic<bool> cancel{false};
+  o.cancel = &cancel;
+  o.progress = [&](const SampleProgress& p) {
+    if (p.phase == SamplePhase::kSampling) cancel.store(true);
+  };
+  absl::StatusOr<SampleResult> result = Sample(*model, o);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->interrupted);
+  EXPECT_EQ(result->num_draws(), 100);
+  EXPECT_EQ(result->vm_calls, 2);  // warmup and one sampling chunk
+
+  absl::StatusOr<SampleResult> reference = Sample(*model, Small(3, 200, 100));
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  EXPECT_FALSE(reference->interrupted);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(result->draws[k], reference->draws[k]) << "chain " << k;
+  }
+  EXPECT_THAT(FormatSummary(*result),
+              HasSubstr("Sampling interrupted by SampleOptions::cancel after 100 of 400 draws"));
+  EXPECT_EQ(SummaryJson(*result)["interrupted"], "SampleOptions::cancel");
+  EXPECT_EQ(SummaryJson(*result)["num_draws"], 100);
+  EXPECT_EQ(SummaryJson(*reference)["interrupted"], false);
+
+  absl::StatusOr<std::string> text = FormatStanCsv(MakeChainCsv(*result, 1));
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<StanCsv> csv = ParseStanCsv(*text, "chain 1");
+  ASSERT_TRUE(csv.ok()) << csv.status();
+  EXPECT_EQ(csv->draws.rows(), 100);
+  EXPECT_THAT(csv->notes, ::testing::ElementsAre(
+                              "Sampling interrupted by SampleOptions::cancel after 100 of 400 "
+                              "draws"));
+  EXPECT_TRUE(csv->timing.has_value());
+}
+
+// Set while the one sampling call runs (from the progress ticker), the flag
+// stops the VM within a few blocks: every chain keeps as many draws as the
+// slowest had completed, and they are the first draws of an uninterrupted
+// run.
+TEST(SampleTest, CancelDuringAVmCallKeepsTheCompletedDraws) {
+  std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 2}});
+  // Far more draws than run before the first tick: the call is cut short.
+  SampleOptions o = Small(4, 200, 200000);
+  o.progress_interval_seconds = 1e-3;
+  std::atomic<bool> cancel{false};
+  o.cancel = &cancel;
+  o.progress = [&](const SampleProgress& p) {
+    if (p.phase == SamplePhase::kSampling && p.iteration > 0) cancel.store(true);
+  };
+  absl::StatusOr<SampleResult> result = Sample(*model, o);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->interrupted);
+  const int64_t kept = result->num_draws();
+  EXPECT_GT(kept, 0);
+  EXPECT_LT(kept, 200000);
+  EXPECT_EQ(result->vm_calls, 2);
+  for (const Eigen::MatrixXd& draws : result->draws) EXPECT_EQ(draws.rows(), kept);
+
+  absl::StatusOr<SampleResult> reference = Sample(*model, Small(4, 200, kept));
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  for (size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(result->draws[k], reference->draws[k]) << "chain " << k;
+    EXPECT_EQ(result->chains[k].sampling_divergences,
+              reference->chains[k].sampling_divergences);
+  }
+  EXPECT_TRUE(std::isfinite(result->summary[0].mean));  // lp__
+}
+
+// Interrupted before any draw (during the one adaptive warmup call, or
+// before the run): Cancelled, saying that nothing was kept.
+TEST(SampleTest, CancelDuringWarmupIsCancelled) {
+  std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 2}});
+  SampleOptions o = Small(4, 100000, 100);
+  o.progress_interval_seconds = 1e-3;
+  std::atomic<bool> cancel{false};
+  o.cancel = &cancel;
+  o.progress = [&](const SampleProgress& p) {
+    if (p.phase == SamplePhase::kWarmup && p.iteration > 0) cancel.store(true);
+  };
+  absl::StatusOr<SampleResult> result = Sample(*model, o);
+  ASSERT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
+  EXPECT_THAT(result.status().message(), HasSubstr("interrupted during warmup"));
+  EXPECT_THAT(result.status().message(), HasSubstr("of 100000 iterations done"));
+
+  o.progress = nullptr;
+  cancel.store(true);
+  result = Sample(*model, o);
+  ASSERT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
+  EXPECT_THAT(result.status().message(), HasSubstr("(0 of 100000 iterations done)"));
 }
 
 // Sharded calls (CallOptions::shards) run the chains on two threads, the

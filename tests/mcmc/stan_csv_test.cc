@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 
 namespace autobatch::mcmc {
 namespace {
@@ -447,6 +448,34 @@ TEST(FormatStanCsvErrorTest, ColumnsAndNames) {
     EXPECT_THAT(FormatStanCsv(csv).status().message(),
                 HasSubstr("column name '" + bad + "'"));
   }
+}
+
+// Notes (an interrupted run's "Sampling interrupted ..." line) follow the
+// timing block as comments, and read back from there; a comment elsewhere
+// after the header is not a note.
+TEST(FormatStanCsvTest, NotesFollowTheTimingBlockAndReadBack) {
+  StanCsv csv = SmallCsv();
+  csv.timing = StanTiming{.warmup_seconds = 1, .sampling_seconds = 2, .total_seconds = 3};
+  csv.notes = {"Sampling interrupted by SIGINT after 1 of 1000 draws"};
+  absl::StatusOr<std::string> text = FormatStanCsv(csv);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_TRUE(absl::EndsWith(*text,
+                             "#                3 seconds (Total)\n"
+                             "# \n"
+                             "# Sampling interrupted by SIGINT after 1 of 1000 draws\n"))
+      << *text;
+  absl::StatusOr<StanCsv> back = ParseStanCsv(*text, "notes");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->notes, csv.notes);
+  EXPECT_EQ(back->draws, csv.draws);
+
+  // CmdStan's own files have none.
+  absl::StatusOr<StanCsv> bern = ReadStanCsv(BernPath(1));
+  ASSERT_TRUE(bern.ok()) << bern.status();
+  EXPECT_TRUE(bern->notes.empty());
+
+  csv.notes = {"two\nlines"};
+  EXPECT_THAT(FormatStanCsv(csv).status().message(), HasSubstr("note contains a line break"));
 }
 
 TEST(FormatStanCsvErrorTest, ConfigWithLineBreak) {

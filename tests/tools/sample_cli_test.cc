@@ -1,8 +1,14 @@
 // `autobatch sample` run as a user would: summary on stdout, CSV files,
 // summary JSON, adaptation files, and exit status 1 with a message on errors.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -10,10 +16,14 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "mcmc/output/stan_csv.h"
+
+extern char** environ;
 
 namespace autobatch {
 namespace {
@@ -162,6 +172,136 @@ TEST(SampleCliTest, FusedGivesTheSameSummary) {
                               /*prefix_cli=*/false);
   EXPECT_EQ(no_compiler.exit_code, 1);
   EXPECT_THAT(no_compiler.out, HasSubstr("cannot run the C++ compiler '/nonexistent/c++'"));
+}
+
+// With --fused, every program's fused blocks are compiled before warmup: a
+// compiler that works once and then fails (the second of the two programs)
+// fails the run before its first warmup iteration, so no finished warmup is
+// thrown away (before, the sampling program was compiled after warmup).
+TEST(SampleCliTest, FusedCompilesEveryProgramBeforeWarmup) {
+  const std::string dir = TempDir("sample_cli_fused_first");
+  const std::string compiler = dir + "/c++-once";
+  {
+    std::ofstream script(compiler);
+    script << "#!/bin/sh\n"
+           << "if [ -e '" << dir << "/compiled' ]; then\n"
+           << "  echo 'c++-once: refusing a second compile' >&2; exit 1\n"
+           << "fi\n"
+           << "touch '" << dir << "/compiled'\n"
+           << "exec '" << AUTOBATCH_TEST_CXX << "' \"$@\"\n";
+  }
+  ASSERT_EQ(chmod(compiler.c_str(), 0700), 0);
+  Result r = RunCli("AUTOBATCH_JIT_CXX=" + compiler + " AUTOBATCH_CACHE_DIR=" + dir +
+                        "/cache " + std::string(AUTOBATCH_CLI) +
+                        " sample --target iid_gaussian --target-params dimension=2 "
+                        "--algorithm hmc --chains 2 --warmup 300 --samples 100 --fused",
+                    /*prefix_cli=*/false);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("refusing a second compile"));
+  // The progress printer's first line comes with the first warmup report.
+  EXPECT_THAT(r.out, Not(::testing::ContainsRegex("warmup +[0-9]+/")));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/compiled"));
+}
+
+// A running `autobatch sample` (stdout and stderr to files) and its pid.
+struct Background {
+  pid_t pid = -1;
+  std::string out, err;
+};
+
+Background StartCli(const std::vector<std::string>& args, const std::string& dir) {
+  Background b{.pid = -1, .out = dir + "/stdout", .err = dir + "/stderr"};
+  std::vector<std::string> argv = {AUTOBATCH_CLI};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (std::string& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, b.out.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, b.err.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  EXPECT_EQ(posix_spawn(&b.pid, cargv[0], &actions, nullptr, cargv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  return b;
+}
+
+// SIGINT or SIGTERM (mpirun forwards the latter before its SIGKILL) while
+// sampling: the run stops at once, writes every chain's CSV file with the
+// draws so far and a closing note, prints the summary of those draws, and
+// exits 130 / 143 as a shell reports that signal.
+TEST(SampleCliTest, InterruptedRunWritesTheDrawsSoFar) {
+  for (const int signo : {SIGINT, SIGTERM}) {
+    const std::string name = signo == SIGINT ? "SIGINT" : "SIGTERM";
+    SCOPED_TRACE(name);
+    const std::string dir = TempDir("sample_cli_interrupt_" + name);
+    // The non-terminal progress printer first says "sampling" at 10% of the
+    // run, so 90% of it remains when the signal comes, whatever the speed.
+    Background run = StartCli({"sample", "--target", "iid_gaussian", "--target-params",
+                               "dimension=2", "--chains", "2", "--warmup", "100", "--samples",
+                               "100000", "--output-dir", dir + "/out", "--summary-json",
+                               dir + "/s.json"},
+                              dir);
+    ASSERT_GT(run.pid, 0);
+    // Sampling has begun once the progress printer says so; the bound only
+    // guards against a hang.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+    while (ReadFile(run.err).find("sampling") == std::string::npos &&
+           std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_EQ(kill(run.pid, signo), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(run.pid, &status, 0), run.pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+    EXPECT_EQ(WEXITSTATUS(status), 128 + signo);
+    const std::string err = ReadFile(run.err), out = ReadFile(run.out);
+    EXPECT_THAT(err, HasSubstr(name + ": sampling stopped after "));
+    EXPECT_THAT(out, HasSubstr("Sampling interrupted by " + name + " after "));
+    EXPECT_THAT(out, HasSubstr("lp__"));  // the summary table
+
+    const nlohmann::json summary = nlohmann::json::parse(ReadFile(dir + "/s.json"));
+    EXPECT_EQ(summary["interrupted"], name);
+    const int64_t draws = summary["num_draws"];
+    EXPECT_GT(draws, 0);
+    EXPECT_LT(draws, 100000);
+    for (const char* file : {"/out/output_1.csv", "/out/output_2.csv"}) {
+      absl::StatusOr<mcmc::StanCsv> csv = mcmc::ReadStanCsv(dir + file);
+      ASSERT_TRUE(csv.ok()) << csv.status();
+      EXPECT_EQ(csv->draws.rows(), draws);
+      EXPECT_THAT(csv->notes,
+                  ::testing::ElementsAre("Sampling interrupted by " + name + " after " +
+                                         std::to_string(draws) + " of 100000 draws"));
+    }
+  }
+}
+
+// Interrupted during warmup there are no draws: nothing is written, the
+// message says so, and the exit status is still the signal's.
+TEST(SampleCliTest, InterruptedWarmupWritesNothing) {
+  const std::string dir = TempDir("sample_cli_interrupt_warmup");
+  // The printer's first line comes early in the long warmup.
+  Background run = StartCli({"sample", "--target", "iid_gaussian", "--target-params",
+                             "dimension=2", "--chains", "2", "--warmup", "100000", "--samples",
+                             "100", "--output-dir", dir + "/out", "--summary-json",
+                             dir + "/s.json"},
+                            dir);
+  ASSERT_GT(run.pid, 0);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (ReadFile(run.err).find("warmup") == std::string::npos &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(kill(run.pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(run.pid, &status, 0), run.pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 143);
+  EXPECT_THAT(ReadFile(run.err), HasSubstr("SIGTERM: Sample: interrupted during warmup"));
+  EXPECT_THAT(ReadFile(run.err), HasSubstr("no output written"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out/output_1.csv"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/s.json"));
 }
 
 // --print-ir prints the sampling program at each stage and samples nothing:

@@ -1,7 +1,10 @@
 // Batched VMs: budgets, stack limits, batch sizes, input errors, execution
 // modes, scheduling policies and the profiling counters' anchor figures.
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -87,6 +90,30 @@ TEST_P(BothVmsTest, NeverHaltingLoopRunsOutOfTime) {
   absl::StatusOr<std::vector<Tensor>> out = spin.Run({I64({1, 2, 3})}, options);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+// CallOptions::cancel stops a loop that would never halt, from another
+// thread, as a signal handler would: Cancelled, naming the option.
+TEST_P(BothVmsTest, CancelFlagStopsTheCall) {
+  Context ctx;
+  BatchFunction spin = ctx.Batch("spin")([](Builder& b, Value x0) {
+    Var x = b.Local("x", x0);
+    b.While([&] { return x == x; }).Do([&] { x = x + 1; });
+    return x;
+  });
+  std::atomic<bool> cancel{false};
+  CallOptions options = Options();
+  options.max_steps = 0;
+  options.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    cancel.store(true);
+  });
+  absl::StatusOr<std::vector<Tensor>> out = spin.Run({I64({1, 2, 3})}, options);
+  canceller.join();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(out.status().message(), HasSubstr("CallOptions::cancel"));
 }
 
 TEST_P(BothVmsTest, RecursionDeeperThanTheLimitIsAnErrorNamingTheFunction) {
