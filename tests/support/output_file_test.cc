@@ -15,25 +15,15 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/files.h"
 
 namespace autobatch {
 namespace {
 
+using testing::ReadFile;
+using testing::FreshTempDir;
+
 using ::testing::HasSubstr;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string TempDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 // The names in `dir`, sorted.
 std::vector<std::string> Names(const std::string& dir) {
@@ -46,7 +36,7 @@ std::vector<std::string> Names(const std::string& dir) {
 }
 
 TEST(WriteFileAtomicallyTest, WritesAndReplacesLeavingNoTemporaryFile) {
-  const std::string dir = TempDir("output_file_replace");
+  const std::string dir = FreshTempDir("output_file_replace");
   const std::string path = dir + "/out.json";
   ASSERT_TRUE(WriteFileAtomically(path, "first, longer contents\n", "--x").ok());
   EXPECT_EQ(ReadFile(path), "first, longer contents\n");
@@ -57,7 +47,7 @@ TEST(WriteFileAtomicallyTest, WritesAndReplacesLeavingNoTemporaryFile) {
 
 // A link is never followed: its target would be overwritten (it used to be).
 TEST(WriteFileAtomicallyTest, RefusesASymbolicLinkAndLeavesItsTargetUnchanged) {
-  const std::string dir = TempDir("output_file_symlink");
+  const std::string dir = FreshTempDir("output_file_symlink");
   { std::ofstream(dir + "/precious") << "keep me"; }
   std::filesystem::create_symlink(dir + "/precious", dir + "/link");
   const absl::Status s = WriteFileAtomically(dir + "/link", "overwritten", "--summary-json");
@@ -83,7 +73,7 @@ TEST(WriteFileAtomicallyTest, AMissingDirectoryLeavesNothing) {
   const absl::Status s = WriteFileAtomically("/nonexistent-dir/out.csv", "x", "Stan CSV file");
   EXPECT_THAT(s.message(), HasSubstr("cannot write '/nonexistent-dir/out.csv'"));
   EXPECT_THAT(s.message(), HasSubstr("No such file or directory"));
-  const std::string dir = TempDir("output_file_is_dir");
+  const std::string dir = FreshTempDir("output_file_is_dir");
   std::filesystem::create_directories(dir + "/sub");
   EXPECT_THAT(WriteFileAtomically(dir + "/sub", "x", "--o").message(),
               HasSubstr("is a directory"));
@@ -93,7 +83,7 @@ TEST(WriteFileAtomicallyTest, AMissingDirectoryLeavesNothing) {
 // process, at once, naming the directory; after the first is released the
 // directory can be taken again.
 TEST(OutputDirectoryLockTest, ASecondHolderFailsAtOnce) {
-  const std::string dir = TempDir("output_file_lock");
+  const std::string dir = FreshTempDir("output_file_lock");
   {
     absl::StatusOr<OutputDirectoryLock> first = OutputDirectoryLock::Acquire(dir);
     ASSERT_TRUE(first.ok()) << first.status();
@@ -107,11 +97,11 @@ TEST(OutputDirectoryLockTest, ASecondHolderFailsAtOnce) {
   }
   EXPECT_TRUE(OutputDirectoryLock::Acquire(dir).ok());
   // A lock file that is a symbolic link is not followed.
-  const std::string other = TempDir("output_file_lock_link");
+  const std::string other = FreshTempDir("output_file_lock_link");
   std::filesystem::create_symlink(dir + "/" + kOutputLockFileName,
                                   other + "/" + kOutputLockFileName);
   EXPECT_FALSE(OutputDirectoryLock::Acquire(other).ok());
-  EXPECT_THAT(Names(dir), testing::Contains(kOutputLockFileName));
+  EXPECT_THAT(Names(dir), ::testing::Contains(kOutputLockFileName));
 }
 
 }  // namespace

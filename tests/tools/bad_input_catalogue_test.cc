@@ -54,9 +54,12 @@
 #include "mcmc/model/model.h"
 #include "mcmc/sample.h"
 #include "frontend/run.h"
+#include "tests/testing/files.h"
 
 namespace autobatch {
 namespace {
+
+using testing::ReadFile;
 
 using Json = nlohmann::json;
 
@@ -109,13 +112,6 @@ std::string WriteTemp(const std::string& name, const std::string& text) {
   std::ofstream(path) << text;
   return path;
 }
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 Tensor I64(const std::vector<int64_t>& v) { return *Tensor::FromVector(v); }
 Tensor I32(const std::vector<int32_t>& v) { return *Tensor::FromVector(v); }
 Tensor F64(const std::vector<double>& v, std::vector<int64_t> shape = {}) {

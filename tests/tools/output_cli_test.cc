@@ -21,9 +21,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/files.h"
 
 namespace autobatch {
 namespace {
+
+using testing::ReadFile;
+using testing::FreshTempDir;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -32,20 +36,6 @@ struct Result {
   int exit_code = -1;  // -1: killed by a signal
   std::string err;     // stderr (and stdout, unless redirected)
 };
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string TempDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 // Runs `sh -c "<shell_prefix> exec autobatch <args>"` with standard output
 // on `stdout_fd` (-1: closed) and standard error captured. SIGPIPE and
@@ -99,7 +89,7 @@ const std::string kSmallSample =
 // Every command that prints: on a full disk it used to exit 0 with its
 // output cut mid-way. Now: status 1 and the reason.
 TEST(OutputCliTest, StdoutOnAFullDiskFailsWithTheReason) {
-  const std::string dir = TempDir("output_cli_stdout");
+  const std::string dir = FreshTempDir("output_cli_stdout");
   { std::ofstream(dir + "/inputs.json") << R"({"inputs": [[1, 6, 27, 97]]})"; }
   const int full = open("/dev/full", O_WRONLY);
   ASSERT_GE(full, 0);
@@ -151,7 +141,7 @@ TEST(OutputCliTest, OutputFilesOnAFullDiskFailWithTheReason) {
 // An output path that is a symbolic link is refused before sampling, and
 // its target is unchanged (it used to be followed and overwritten).
 TEST(OutputCliTest, SymbolicLinksAreRefusedAndTheirTargetsKept) {
-  const std::string dir = TempDir("output_cli_symlink");
+  const std::string dir = FreshTempDir("output_cli_symlink");
   { std::ofstream(dir + "/precious") << "keep me"; }
   const std::string link = dir + "/link";
   std::filesystem::create_symlink(dir + "/precious", link);
@@ -179,7 +169,7 @@ TEST(OutputCliTest, SymbolicLinksAreRefusedAndTheirTargetsKept) {
 // (flock on <dir>/.autobatch.lock), held here by the test as a running
 // sampler would.
 TEST(OutputCliTest, ASecondRunOnALockedDirectoryFailsAtOnce) {
-  const std::string dir = TempDir("output_cli_lock");
+  const std::string dir = FreshTempDir("output_cli_lock");
   const int fd = open((dir + "/.autobatch.lock").c_str(), O_RDWR | O_CREAT, 0644);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
@@ -205,7 +195,7 @@ TEST(OutputCliTest, ASecondRunOnALockedDirectoryFailsAtOnce) {
 // without a word. They are removed before sampling, and said so; files not
 // named as the writer names them are left alone.
 TEST(OutputCliTest, AnEarlierRunsExtraChainFilesAreRemoved) {
-  const std::string dir = TempDir("output_cli_stale");
+  const std::string dir = FreshTempDir("output_cli_stale");
   Result r = RunCli(kSmallSample + "--chains 4 --output-dir " + dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   { std::ofstream(dir + "/output_9.csv.tmp.12345") << "killed run"; }
@@ -230,7 +220,7 @@ TEST(OutputCliTest, AnEarlierRunsExtraChainFilesAreRemoved) {
 // no chain's file is left (not even the earlier run's), and the summary
 // JSON, small enough to fit, is whole.
 TEST(OutputCliTest, FailedChainFilesAreAllNamedAndNoneLeftBehind) {
-  const std::string dir = TempDir("output_cli_full");
+  const std::string dir = FreshTempDir("output_cli_full");
   const std::string common = "sample --target iid_gaussian --target-params dimension=8 "
                              "--chains 3 --warmup 100 --samples 2000 --no-progress ";
   Result r = RunCli(common + "--output-dir " + dir + "/out");

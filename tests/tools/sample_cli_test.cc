@@ -22,11 +22,15 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "mcmc/output/stan_csv.h"
+#include "tests/testing/files.h"
 
 extern char** environ;
 
 namespace autobatch {
 namespace {
+
+using testing::ReadFile;
+using testing::FreshTempDir;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -50,20 +54,6 @@ Result RunCli(const std::string& args, bool prefix_cli = true) {
   return result;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string TempDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 // A command line that must fail before doing anything: `args` (after the
 // subcommand) and a part of its one error message.
 struct ErrorCase {
@@ -83,7 +73,7 @@ void ExpectErrors(const std::string& prefix, std::span<const ErrorCase> cases) {
 }
 
 TEST(SampleCliTest, RunsAndWritesCsvAndSummaryJson) {
-  const std::string dir = TempDir("sample_cli_run");
+  const std::string dir = FreshTempDir("sample_cli_run");
   Result r = RunCli("sample --target iid_gaussian --target-params dimension=2 --chains 4 "
                     "--warmup 100 --samples 100 --output-dir " + dir + "/out --summary-json " +
                     dir + "/s.json --save-adaptation " + dir + "/adapt.json");
@@ -130,7 +120,7 @@ TEST(SampleCliTest, RunsAndWritesCsvAndSummaryJson) {
 
 // --shards runs the chains on several threads: the same summary numbers.
 TEST(SampleCliTest, ShardsGiveTheSameSummary) {
-  const std::string dir = TempDir("sample_cli_shards");
+  const std::string dir = FreshTempDir("sample_cli_shards");
   nlohmann::json columns[2];
   const char* shards[2] = {"1", "3"};
   for (int i = 0; i < 2; ++i) {
@@ -148,7 +138,7 @@ TEST(SampleCliTest, ShardsGiveTheSameSummary) {
 // libraries in the cache directory) and gives the same draws; without a
 // compiler it fails with the JIT's message.
 TEST(SampleCliTest, FusedGivesTheSameSummary) {
-  const std::string dir = TempDir("sample_cli_fused");
+  const std::string dir = FreshTempDir("sample_cli_fused");
   const std::string common =
       "sample --target eight_schools --chains 5 --warmup 150 --samples 50 --delta 0.9 "
       "--no-progress --summary-json ";
@@ -179,7 +169,7 @@ TEST(SampleCliTest, FusedGivesTheSameSummary) {
 // fails the run before its first warmup iteration, so no finished warmup is
 // thrown away (before, the sampling program was compiled after warmup).
 TEST(SampleCliTest, FusedCompilesEveryProgramBeforeWarmup) {
-  const std::string dir = TempDir("sample_cli_fused_first");
+  const std::string dir = FreshTempDir("sample_cli_fused_first");
   const std::string compiler = dir + "/c++-once";
   {
     std::ofstream script(compiler);
@@ -235,7 +225,7 @@ TEST(SampleCliTest, InterruptedRunWritesTheDrawsSoFar) {
   for (const int signo : {SIGINT, SIGTERM}) {
     const std::string name = signo == SIGINT ? "SIGINT" : "SIGTERM";
     SCOPED_TRACE(name);
-    const std::string dir = TempDir("sample_cli_interrupt_" + name);
+    const std::string dir = FreshTempDir("sample_cli_interrupt_" + name);
     // The non-terminal progress printer first says "sampling" at 10% of the
     // run, so 90% of it remains when the signal comes, whatever the speed.
     Background run = StartCli({"sample", "--target", "iid_gaussian", "--target-params",
@@ -280,7 +270,7 @@ TEST(SampleCliTest, InterruptedRunWritesTheDrawsSoFar) {
 // Interrupted during warmup there are no draws: nothing is written, the
 // message says so, and the exit status is still the signal's.
 TEST(SampleCliTest, InterruptedWarmupWritesNothing) {
-  const std::string dir = TempDir("sample_cli_interrupt_warmup");
+  const std::string dir = FreshTempDir("sample_cli_interrupt_warmup");
   // The printer's first line comes early in the long warmup.
   Background run = StartCli({"sample", "--target", "iid_gaussian", "--target-params",
                              "dimension=2", "--chains", "2", "--warmup", "100000", "--samples",
@@ -342,7 +332,7 @@ TEST(SampleCliTest, PrintIrShowsTheSamplingProgramAtEachStage) {
 // naming it, with nothing sampled or written. (It used to sample, write
 // chains 2-4, then fail, losing the summary and the summary JSON.)
 TEST(SampleCliTest, OutputPathsAreCheckedBeforeSampling) {
-  const std::string dir = TempDir("sample_cli_output_paths");
+  const std::string dir = FreshTempDir("sample_cli_output_paths");
   std::filesystem::create_directories(dir + "/out/output_1.csv");
   std::filesystem::create_directories(dir + "/a_dir");
   const std::string common =
@@ -375,7 +365,7 @@ TEST(SampleCliTest, OutputPathsAreCheckedBeforeSampling) {
 // (it used to die of std::bad_alloc), saying what to lower; no output
 // directory is made.
 TEST(SampleCliTest, RunsTooBigForMemoryAreRefusedBeforeSampling) {
-  const std::string dir = TempDir("sample_cli_memory");
+  const std::string dir = FreshTempDir("sample_cli_memory");
   for (const char* size : {"--samples 100000000 --chains 1", "--samples 2147483647 --chains 1",
                            "--samples 1000 --chains 16777216"}) {
     SCOPED_TRACE(size);
@@ -402,7 +392,7 @@ TEST(SampleCliTest, SamplesAModelWrittenAsAProgram) {
   EXPECT_THAT(r.out, HasSubstr("eta.8"));
   EXPECT_THAT(r.out, HasSubstr("y_rep.8"));  // its generated quantities
   // Saved to a file and sampled from it: the same summary.
-  const std::string dir = TempDir("sample_cli_model_file");
+  const std::string dir = FreshTempDir("sample_cli_model_file");
   Result dump = RunCli("model eight_schools --json > " + dir + "/m.json");
   ASSERT_EQ(dump.exit_code, 0) << dump.out;
   Result from_file = RunCli("sample --model " + dir + "/m.json --data " + data +
@@ -425,7 +415,7 @@ TEST(SampleCliTest, SamplesAModelWrittenAsAProgram) {
 // of another size. A model whose parameter sizes come from the data is
 // written for the sizes of the --data given.
 TEST(SampleCliTest, AModelFileSamplesDataOfAnotherSize) {
-  const std::string dir = TempDir("sample_cli_sizes");
+  const std::string dir = FreshTempDir("sample_cli_sizes");
   Result dump = RunCli("model mixture --json > " + dir + "/mixture.json");
   ASSERT_EQ(dump.exit_code, 0) << dump.out;
   std::ofstream(dir + "/small.json") << R"({"N": 5, "y": [-1.5, 2.1, 1.8, -1.2, 2.4]})";
@@ -453,7 +443,7 @@ TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
   EXPECT_EQ(model["generated_quantities"]["quantities"][1]["name"], "y_rep");
   EXPECT_EQ(model["generated_quantities"]["program"]["format"], "autobatch-ir");
 
-  const std::string dir = TempDir("model_cli");
+  const std::string dir = FreshTempDir("model_cli");
   const std::string data = std::string(AUTOBATCH_SOURCE_DIR "/samples/models/eight_schools.data.json");
   const double mu = 1.5, tau = 2.0;
   const std::array<double, 8> eta = {0.5, -1, 0.25, 0, 1, -0.5, 2, -2};
@@ -499,7 +489,7 @@ TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
 }
 
 TEST(SampleCliTest, ModelMistakesExitOneWithAMessage) {
-  const std::string dir = TempDir("sample_cli_model_errors");
+  const std::string dir = FreshTempDir("sample_cli_model_errors");
   const std::string data = std::string(AUTOBATCH_SOURCE_DIR "/samples/models/eight_schools.data.json");
   { std::ofstream(dir + "/short.json") << R"({"y": [1, 2, 3], "sigma": [1, 1, 1]})"; }
   const ErrorCase cases[] = {
@@ -518,7 +508,7 @@ TEST(SampleCliTest, ModelMistakesExitOneWithAMessage) {
 }
 
 TEST(SampleCliTest, ErrorsExitOneWithAMessage) {
-  const std::string dir = TempDir("sample_cli_errors");
+  const std::string dir = FreshTempDir("sample_cli_errors");
   { std::ofstream(dir + "/file") << "x"; }
   const ErrorCase cases[] = {
       {"--target no_such_target", "eight_schools"},  // lists the known names
