@@ -259,7 +259,7 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
       // (a type error on a path no lane takes, a read before assignment),
       // so that every executor gives the same error.
       AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
-      AB_RETURN_IF_ERROR(CompileProgram(program, TypesOf(inputs)).status());
+      AB_RETURN_IF_ERROR(CheckProgram(program, TypesOf(inputs)));
     } else {
       AB_RETURN_IF_ERROR(CheckRunsAsGiven(program));
     }

@@ -220,18 +220,14 @@ absl::StatusOr<Program> RunListed(Program program, const std::string& text,
                                   const PipelineOptions& options) {
   absl::StatusOr<Pipeline> pipeline = ParsePipeline(text);
   AB_CHECK(pipeline.ok(), "a pipeline of passes/pipeline.cc does not parse");
-  PassContext context{.input_types = std::move(input_types)};
-  program = Unallocated(std::move(program));
+  // Typed as given first: the tidy round before typing can rename an
+  // ill-typed assignment away (fold_copies), which the reference
+  // interpreter, running the program as written, refuses.
   if (options.verify && program.stage == Stage::kUntyped) {
-    // Typed as given first (but for blocks no lane reaches): the tidy round
-    // before typing can rename an ill-typed assignment away (fold_copies),
-    // which the reference interpreter, running the program as written,
-    // refuses; every executor must give the same error.
-    absl::StatusOr<Pipeline> check = ParsePipeline("remove_unreachable_blocks,infer_types");
-    AB_CHECK(check.ok(), "the type check's pipeline does not parse");
-    AB_RETURN_IF_ERROR(RunPipeline(program, *check, context, options).status());
+    AB_RETURN_IF_ERROR(CheckProgram(program, input_types, options));
   }
-  return RunPipeline(std::move(program), *pipeline, context, options);
+  return RunPipeline(Unallocated(std::move(program)), *pipeline,
+                     PassContext{.input_types = std::move(input_types)}, options);
 }
 
 }  // namespace
@@ -300,6 +296,20 @@ absl::StatusOr<Program> RunPipeline(Program program, const Pipeline& pipeline,
   AB_RETURN_IF_ERROR(runner.VerifyInput());
   for (const PipelineStep& step : pipeline) AB_RETURN_IF_ERROR(runner.RunStep(step));
   return runner.Take();
+}
+
+absl::Status CheckProgram(const Program& program, std::vector<TensorType> input_types,
+                          const PipelineOptions& options) {
+  // RunPipeline verifies its input (with the definedness check) first.
+  const std::string_view typing =
+      program.stage == Stage::kUntyped ? "remove_unreachable_blocks,infer_types" : "";
+  absl::StatusOr<Pipeline> check = ParsePipeline(typing);
+  AB_CHECK(check.ok(), "the check's pipeline does not parse");
+  PipelineOptions verified = options;
+  verified.verify = true;
+  return RunPipeline(Unallocated(program), *check,
+                     PassContext{.input_types = std::move(input_types)}, verified)
+      .status();
 }
 
 absl::StatusOr<Program> CompileProgram(Program untyped, std::vector<TensorType> input_types,

@@ -97,6 +97,16 @@ absl::StatusOr<Program> RunPipeline(Program program, const Pipeline& pipeline,
                                     const PassContext& context,
                                     const PipelineOptions& options = {});
 
+// What CompileProgram and LowerProgram check of the program as given,
+// before they change it: the verifier, the definedness check
+// (passes/analysis/definedness.h), and for an untyped program infer_types
+// for `input_types` (its unreachable blocks dropped first: no lane runs
+// them). So an executor that runs a program as written (the reference
+// interpreter) refuses what the compiler refuses. OK or the error, as
+// RunPipeline.
+absl::Status CheckProgram(const Program& program, std::vector<TensorType> input_types,
+                          const PipelineOptions& options = {});
+
 // Types and allocates `untyped` (stage kUntyped, kTyped, or kAllocated,
 // whose storage classes are then chosen again) for the entry's input types:
 // the tidy passes, infer_types, infer_uniformity, the cleanup group and
