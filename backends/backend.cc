@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "backends/eigen_backend.h"
 #include "backends/threaded_backend.h"
+#include "support/memory.h"
 
 namespace autobatch {
 
@@ -69,8 +70,11 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name) {
           "an integer from 1 to ", ThreadedBackend::kMaxThreads,
           " (e.g. 'threaded:4'); use 'threaded' for one thread per hardware thread"));
     }
-    return std::unique_ptr<Backend>(
-        std::make_unique<ThreadedBackend>(ThreadedBackendOptions{.num_threads = threads}));
+    // Its workers start here: a thread the system will not start is an error.
+    return CatchResourceErrors(
+        "the threaded backend", [&]() -> absl::StatusOr<std::unique_ptr<Backend>> {
+          return std::make_unique<ThreadedBackend>(ThreadedBackendOptions{.num_threads = threads});
+        });
   }
   std::optional<BackendKind> kind = BackendKindFromName(name);
   if (!kind) {
@@ -78,7 +82,9 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name) {
         "unknown backend '", std::string(name), "'; known backends: ",
         absl::StrJoin(KnownBackendNames(), ", "), " (and threaded:N for N threads)"));
   }
-  return MakeBackend(*kind);
+  return CatchResourceErrors("the backend", [&]() -> absl::StatusOr<std::unique_ptr<Backend>> {
+    return MakeBackend(*kind);
+  });
 }
 
 bool HasUniformOperand(std::span<const Tensor* const> inputs,

@@ -6,13 +6,15 @@
 #include <memory>
 #include <new>
 
+#include "support/memory.h"
+
 namespace autobatch {
 
 // Backends keep one per operand slot so that running an op allocates only
 // until the buffers have reached their working size.
 class ScratchBuffer {
  public:
-  static constexpr std::size_t kAlignment = 64;
+  static constexpr std::size_t kAlignment = kMemoryAlignment;
 
   // At least `bytes` bytes, 64-byte aligned; contents are unspecified (not
   // preserved across growth). Valid until the next call.
@@ -20,8 +22,10 @@ class ScratchBuffer {
     if (bytes == 0) bytes = 1;  // never null: memcpy(nullptr, ..., 0) is UB
     if (bytes > capacity_) {
       std::size_t capacity = capacity_ * 2 > bytes ? capacity_ * 2 : bytes;
-      data_.reset(static_cast<std::byte*>(
-          ::operator new[](capacity, std::align_val_t{kAlignment})));
+      // Freed first: the old buffer's bytes count against the run's budget.
+      data_.reset();
+      capacity_ = 0;
+      data_.reset(static_cast<std::byte*>(AllocateCounted(capacity)));
       capacity_ = capacity;
     }
     return data_.get();
@@ -30,9 +34,7 @@ class ScratchBuffer {
 
  private:
   struct Free {
-    void operator()(std::byte* p) const {
-      ::operator delete[](p, std::align_val_t{kAlignment});
-    }
+    void operator()(std::byte* p) const { FreeCounted(p); }
   };
   std::unique_ptr<std::byte[], Free> data_;
   std::size_t capacity_ = 0;

@@ -13,6 +13,7 @@
 #include "Eigen/Core"
 #include "absl/status/statusor.h"
 #include "backends/lane_copy.h"
+#include "support/memory.h"
 #include "support/status.h"
 #include "ir/types.h"
 
@@ -110,9 +111,10 @@ class Tensor {
   int64_t batch_ = 0;
   int64_t lane_elements_ = 1;
   bool uniform_ = false;
-  // Aligned for Eigen's widest vector loads (32 bytes with AVX): at malloc's
-  // 16, whether a lane's loads straddle cache lines would depend on the heap.
-  std::vector<std::byte, Eigen::aligned_allocator<std::byte>> storage_;
+  // Charged to the run's memory budget (support/memory.h) and aligned to a
+  // cache line, beyond Eigen's widest vector loads: at malloc's 16 bytes,
+  // whether a lane's loads straddle cache lines would depend on the heap.
+  std::vector<std::byte, CountedAllocator<std::byte>> storage_;
 };
 
 template <typename T>

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -14,6 +16,7 @@
 #include "backends/lane_copy.h"
 #include "backends/run_on_threads.h"
 #include "backends/kernel_registry.h"
+#include "support/memory.h"
 #include "support/status.h"
 
 namespace autobatch {
@@ -69,9 +72,66 @@ int ThreadCount(const ThreadedBackendOptions& options) {
 // calling thread joins by watching a counter instead of sleeping on a
 // barrier (each of those costs microseconds per op; docs/BENCHMARKS.md,
 // "Threaded backend split threshold").
+// Eigen's thread environment, except that a thread the system will not
+// start is counted instead of thrown from inside the pool's constructor,
+// and the threads that did start are counted until they return: a pool
+// with a worker missing never reaches its termination condition (all its
+// workers blocked), so its destructor would wait forever (Pool's
+// constructor cancels it instead).
+struct CheckedThreadEnvironment {
+  struct Counts {
+    std::atomic<bool> failed{false};  // a thread did not start
+    std::atomic<int> running{0};      // started and not yet returned
+  };
+  struct Task {
+    std::function<void()> f;
+  };
+  class EnvThread {
+   public:
+    EnvThread(std::function<void()> f, Counts* counts) {
+      counts->running.fetch_add(1);
+      try {
+        thread_ = std::thread([f = std::move(f), counts] {
+          f();
+          counts->running.fetch_sub(1);
+        });
+      } catch (const std::system_error&) {
+        counts->running.fetch_sub(1);
+        counts->failed.store(true);
+      }
+    }
+    ~EnvThread() {
+      if (thread_.joinable()) thread_.join();
+    }
+    void OnCancel() {}
+
+   private:
+    std::thread thread_;
+  };
+  EnvThread* CreateThread(std::function<void()> f) { return new EnvThread(std::move(f), counts); }
+  Task CreateTask(std::function<void()> f) { return Task{std::move(f)}; }
+  void ExecuteTask(const Task& t) { t.f(); }
+
+  Counts* counts = nullptr;
+};
+
 struct ThreadedBackend::Pool {
+  // Throws std::system_error (resource_unavailable_try_again) if a worker
+  // did not start, once the others have returned.
   Pool(int workers, std::chrono::nanoseconds linger)
-      : workers(workers), linger(linger), pool(workers) {}
+      : workers(workers), linger(linger), pool(workers, CheckedThreadEnvironment{&threads}) {
+    if (!threads.failed.load()) return;
+    // Cancelling wakes the waiting workers, which then return; one that was
+    // about to wait when it was woken waits for the next task, so tasks
+    // that do nothing follow until every worker has returned.
+    pool.Cancel();
+    while (threads.running.load() > 0) {
+      pool.Schedule([] {});
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                            absl::StrCat("starting ", workers, " threaded-backend workers"));
+  }
   ~Pool() { stop.store(true, std::memory_order_relaxed); }  // helpers leave; ~pool joins
 
   // state: generation (32 bits) | chunks (16) | next unclaimed chunk (16).
@@ -145,7 +205,8 @@ struct ThreadedBackend::Pool {
   std::atomic<bool> stop{false};
   void (*job_fn)(void*, int) = nullptr;
   void* job_ctx = nullptr;
-  Eigen::ThreadPool pool;  // last: destroyed (joined) first
+  CheckedThreadEnvironment::Counts threads;  // before `pool`, whose threads update it
+  Eigen::ThreadPoolTempl<CheckedThreadEnvironment> pool;  // last: destroyed (joined) first
 };
 
 ThreadedBackend::ThreadedBackend(ThreadedBackendOptions options)
@@ -280,7 +341,8 @@ absl::Status ThreadedBackend::RunOp(const PrimOp& op,
              .compact = compact,
              .direct = !compact && lanes.full() && !aliased,
              .items = items,
-             .num_chunks = num_chunks};
+             .num_chunks = num_chunks,
+             .memory = CurrentMemoryBudget()};
   auto body = [this](int chunk) { RunChunk(chunk); };
   ParallelFor(num_chunks, body);
   job_.op = nullptr;
@@ -293,8 +355,19 @@ absl::Status ThreadedBackend::RunOp(const PrimOp& op,
 }
 
 void ThreadedBackend::RunChunk(int chunk) {
-  const Job& job = job_;
   Slot& slot = slots_[static_cast<size_t>(chunk)];
+  // A worker thread charges the caller's budget; what a chunk throws (its
+  // scratch past the memory limit, a user kernel's exception) must not
+  // leave the worker, so it becomes the chunk's status.
+  MemoryScope memory(job_.memory);
+  slot.status = CatchResourceErrors("an op's chunk on the threaded backend", [&] {
+    RunChunkInScope(chunk, slot);
+    return slot.status;
+  });
+}
+
+void ThreadedBackend::RunChunkInScope(int chunk, Slot& slot) {
+  const Job& job = job_;
   int64_t begin, end;
   ChunkRange(job.items, job.num_chunks, chunk, &begin, &end);
   const int64_t n = end - begin;

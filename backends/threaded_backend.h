@@ -160,6 +160,7 @@ class ThreadedBackend : public Backend {
     bool direct = false;   // dense only: write outputs in place
     int64_t items = 0;     // lanes (dense) or lane positions (compact) to split
     int num_chunks = 0;
+    MemoryBudget* memory = nullptr;  // the calling thread's, charged by every chunk
   };
 
   // Calls body(c) once for each c in [0, num_chunks): c = 0 on the calling
@@ -168,6 +169,7 @@ class ThreadedBackend : public Backend {
   template <typename Body>
   void ParallelFor(int num_chunks, Body& body);
   void RunChunk(int chunk);
+  void RunChunkInScope(int chunk, Slot& slot);
   // [begin, end) of chunk c of the current split of `items`.
   static void ChunkRange(int64_t items, int num_chunks, int chunk, int64_t* begin,
                          int64_t* end);

@@ -12,6 +12,7 @@
 #include "backends/run_on_threads.h"
 #include "passes/analysis/definedness.h"
 #include "passes/pipeline.h"
+#include "support/memory.h"
 #include "vm/inputs.h"
 #include "codegen/jit.h"
 #include "vm/reference_interpreter.h"
@@ -33,6 +34,7 @@ ReferenceOptions ToReferenceOptions(const CallOptions& options) {
   ref.max_steps = options.max_steps;
   ref.max_value_bytes = options.max_value_bytes;
   ref.max_stack_bytes = options.max_stack_bytes;
+  ref.max_memory_bytes = options.max_memory_bytes;
   if (options.timeout_seconds > 0) {
     ref.deadline = std::chrono::steady_clock::now() +
                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -147,8 +149,8 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
                                profile == nullptr ? nullptr : &part.profile);
     }
   };
-  RunOnThreads(options.shard_threads > 0 ? std::min(shards, options.shard_threads) : shards,
-               run_shards);
+  AB_RETURN_IF_ERROR(RunOnThreads(
+      options.shard_threads > 0 ? std::min(shards, options.shard_threads) : shards, run_shards));
 
   for (int s = 0; s < shards; ++s) {
     const Shard& part = parts[static_cast<size_t>(s)];
@@ -195,6 +197,12 @@ absl::Status CheckCallOptions(const CallOptions& options) {
         "CallOptions::max_stack_depth is ", options.max_stack_depth,
         "; use at least 1 (frames, the entry's included)"));
   }
+  if (options.max_memory_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CallOptions::max_memory_bytes is ", options.max_memory_bytes,
+        "; use 0 (the default: ", DescribeDefaultMemoryLimit(ReadMemoryBounds()),
+        ") or a number of bytes"));
+  }
   if (options.max_stack_bytes < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "CallOptions::max_stack_bytes is ", options.max_stack_bytes,
@@ -230,14 +238,11 @@ absl::Status CheckRunsAsGiven(const Program& program) {
                    status.message()));
 }
 
-}  // namespace
-
-absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
-                                               std::vector<Tensor> inputs,
-                                               const KernelRegistry* kernels,
-                                               const CallOptions& options,
-                                               Profile* profile) {
-  AB_RETURN_IF_ERROR(CheckCallOptions(options));
+absl::StatusOr<std::vector<Tensor>> RunProgramInScope(const Program& program,
+                                                      std::vector<Tensor> inputs,
+                                                      const KernelRegistry* kernels,
+                                                      const CallOptions& options,
+                                                      Profile* profile) {
   if (options.dry_run) {
     if (program.stage == Stage::kLowered) {
       return absl::InvalidArgumentError(
@@ -290,6 +295,21 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
   return RunPlanned(plan, std::move(inputs), kernels, options, profile);
 }
 
+}  // namespace
+
+absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
+                                               std::vector<Tensor> inputs,
+                                               const KernelRegistry* kernels,
+                                               const CallOptions& options,
+                                               Profile* profile) {
+  AB_RETURN_IF_ERROR(CheckCallOptions(options));
+  // One budget for the whole call: compiling, every shard and the outputs.
+  MemoryScope memory = MemoryScope::ForRun(options.max_memory_bytes);
+  return CatchResourceErrors("the call", [&] {
+    return RunProgramInScope(program, std::move(inputs), kernels, options, profile);
+  });
+}
+
 absl::StatusOr<std::vector<Tensor>> RunProgram(const BlockPlan& plan,
                                                std::vector<Tensor> inputs,
                                                const KernelRegistry* kernels,
@@ -299,7 +319,10 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const BlockPlan& plan,
     return RunProgram(plan.program(), std::move(inputs), kernels, options, profile);
   }
   AB_RETURN_IF_ERROR(CheckCallOptions(options));
-  return RunPlanned(plan, std::move(inputs), kernels, options, profile);
+  MemoryScope memory = MemoryScope::ForRun(options.max_memory_bytes);
+  return CatchResourceErrors("the call", [&] {
+    return RunPlanned(plan, std::move(inputs), kernels, options, profile);
+  });
 }
 
 }  // namespace autobatch

@@ -22,12 +22,14 @@
 #include <thread>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "backends/run_on_threads.h"
+#include "support/memory.h"
 #include "support/status.h"
 #include "mcmc/warmup/adaptation.h"
 #include "mcmc/batched/batched_sampler.h"
@@ -54,6 +56,26 @@ absl::Status BadOption(std::string_view field, const std::string& value,
 absl::Status ForChain(uint64_t chain_id, const absl::Status& s) {
   return absl::Status(s.code(),
                       absl::StrCat("chain ", chain_id, ": ", std::string(s.message())));
+}
+
+// ResourceExhausted: the run needs `bytes` (of which `what`), more than
+// `available` of its memory limit.
+absl::Status SampleTooBig(const Model& model, const SampleOptions& options, double bytes,
+                          double available, std::string_view what) {
+  const int64_t limit = SampleMemoryLimit(options);
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "Sample: ", options.num_chains, " chains x ", options.num_samples,
+      " draws (num_chains x num_samples) of ",
+      kNumDrawStats + model.constrained_size() +
+          static_cast<int64_t>(model.generated_names().size()),
+      " columns need about ", FormatBytes(static_cast<int64_t>(std::min(bytes, 9e18))), " (",
+      std::string(what), "), more than the ", FormatBytes(static_cast<int64_t>(std::max(available, 0.0))),
+      " the memory limit allows (max_memory_bytes = ", limit, ", ", FormatBytes(limit),
+      options.call.max_memory_bytes > 0 ? "" : ": 3/4 of the smallest of physical memory, "
+                                               "RLIMIT_AS and the cgroup's memory.max",
+      "). Every draw is kept in memory until the end: lower num_samples (--samples) or "
+      "num_chains (--chains), or raise CallOptions::max_memory_bytes (--max-memory) if the "
+      "memory is there"));
 }
 
 absl::Status ValidateOptions(const Model& model, const SampleOptions& o) {
@@ -123,6 +145,9 @@ class Runner {
   // fused blocks) before the first iteration: a compile failure must not
   // throw finished warmup away.
   absl::Status Prepare();
+  // ResourceExhausted if the samplers' starting memory (StartingBytes) does
+  // not fit what the memory limit leaves (the draws are reserved already).
+  absl::Status CheckStartingMemory();
   absl::Status Warmup();
   absl::Status Sampling();
   void ReportDone() {
@@ -257,7 +282,27 @@ absl::Status Runner::Prepare() {
                                                adapter_.get()));
     AB_RETURN_IF_ERROR(warmup_sampler_->Prepare(options_.call));
   }
-  return sampler_.Prepare(options_.call);
+  AB_RETURN_IF_ERROR(sampler_.Prepare(options_.call));
+  return CheckStartingMemory();
+}
+
+absl::Status Runner::CheckStartingMemory() {
+  // One sampler runs at a time; each call's storage is freed when it returns.
+  AB_ASSIGN_OR_RETURN(double starting,
+                      sampler_.StartingBytes(options_.num_chains, options_.call));
+  if (warmup_sampler_ != nullptr) {
+    AB_ASSIGN_OR_RETURN(const double warmup,
+                        warmup_sampler_->StartingBytes(options_.num_chains, options_.call));
+    starting = std::max(starting, warmup);
+  }
+  const MemoryBudget* budget = CurrentMemoryBudget();
+  const double in_use = static_cast<double>(budget->used());
+  if (in_use + starting <= static_cast<double>(budget->limit())) return absl::OkStatus();
+  return SampleTooBig(
+      model_, options_, in_use + starting, static_cast<double>(budget->limit()),
+      absl::StrCat("of which the sampler's program holds about ",
+                   FormatBytes(static_cast<int64_t>(std::min(starting, 9e18))),
+                   " as it starts: its variables and first stack frames for every chain"));
 }
 
 absl::Status Runner::Warmup() {
@@ -568,25 +613,39 @@ double SampleMemoryBytes(const Model& model, const SampleOptions& options) {
          summary_threads * kSummaryDoublesPerDraw * samples * chains * kDouble;
 }
 
+int64_t SampleMemoryLimit(const SampleOptions& options) {
+  return options.call.max_memory_bytes > 0 ? options.call.max_memory_bytes
+                                           : DefaultMemoryLimit();
+}
+
+
 absl::Status CheckSampleMemory(const Model& model, const SampleOptions& options) {
   const double bytes = SampleMemoryBytes(model, options);
-  if (bytes <= kMaxSampleMemoryBytes) return absl::OkStatus();
-  constexpr double kGiB = int64_t{1} << 30;
-  return absl::ResourceExhaustedError(absl::StrFormat(
-      "Sample: %d chains x %d draws (num_chains x num_samples) of %d columns need about "
-      "%.1f GiB of memory, more than the limit of %.0f GiB: every draw is kept in memory "
-      "until the end. Lower num_samples (--samples) or num_chains (--chains)",
-      options.num_chains, options.num_samples,
-      kNumDrawStats + model.constrained_size() +
-          static_cast<int64_t>(model.generated_names().size()),
-      bytes / kGiB, kMaxSampleMemoryBytes / kGiB));
+  const double limit = static_cast<double>(SampleMemoryLimit(options));
+  if (bytes <= limit) return absl::OkStatus();
+  return SampleTooBig(model, options, bytes, limit,
+                      "the draws, what a VM call records and the summary's working set");
 }
 
 // ---------------------------------------------------------------------------
 // Sample.
 
-absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& options_in) {
+namespace {
+
+absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptions& options_in) {
   AB_RETURN_IF_ERROR(ValidateOptions(model, options_in));
+  // The draws are kept in plain vectors, which the allocator does not
+  // charge: their estimate is reserved instead, so the VM calls' values and
+  // stacks count against what it leaves.
+  MemoryBudget* const budget = CurrentMemoryBudget();
+  const int64_t reserved =
+      static_cast<int64_t>(std::min(SampleMemoryBytes(model, options_in), 9e18));
+  if (!budget->TryCharge(reserved)) {
+    return SampleTooBig(model, options_in, static_cast<double>(budget->used() + reserved),
+                        static_cast<double>(budget->limit()),
+                        "the draws, with the memory of the run this one is part of");
+  }
+  const absl::Cleanup release = [budget, reserved] { budget->Release(reserved); };
   SampleOptions options = options_in;
   const int64_t d = model.dimension();
   if (!options.adaptation.load_path.empty()) {
@@ -662,11 +721,22 @@ absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& opt
       result.summary[c] = row;
     }
   };
-  RunOnThreads(static_cast<int>(std::min<int64_t>(options.call.shards,
-                                                  static_cast<int64_t>(num_columns))),
-               summarize_columns);
+  AB_RETURN_IF_ERROR(RunOnThreads(
+      static_cast<int>(std::min<int64_t>(options.call.shards, static_cast<int64_t>(num_columns))),
+      summarize_columns));
   runner.ReportDone();
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& options) {
+  if (options.call.max_memory_bytes < 0) {
+    return BadOption("call.max_memory_bytes", absl::StrCat(options.call.max_memory_bytes),
+                     "use 0 (the default limit) or a number of bytes");
+  }
+  MemoryScope memory = MemoryScope::ForRun(options.call.max_memory_bytes);
+  return CatchResourceErrors("Sample", [&] { return SampleInScope(model, options); });
 }
 
 // ---------------------------------------------------------------------------
@@ -864,12 +934,14 @@ absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(const SampleResult& 
   std::vector<std::string> paths(n);
   std::vector<absl::Status> errors(n);
   std::atomic<size_t> next{0};
-  RunOnThreads(threads > 0 ? threads : HardwareThreads(), [&] {
-    for (size_t k = next++; k < n; k = next++) {
-      paths[k] = ChainCsvPath(dir, result.chains[k].chain_id);
-      errors[k] = WriteStanCsv(paths[k], MakeChainCsv(result, k), sig_figs);
-    }
-  });
+  AB_RETURN_IF_ERROR(CatchResourceErrors("writing the chains' CSV files", [&] {
+    return RunOnThreads(threads > 0 ? threads : HardwareThreads(), [&] {
+      for (size_t k = next++; k < n; k = next++) {
+        paths[k] = ChainCsvPath(dir, result.chains[k].chain_id);
+        errors[k] = WriteStanCsv(paths[k], MakeChainCsv(result, k), sig_figs);
+      }
+    });
+  }));
   // Every failing chain is named. A failed file was not written at all
   // (WriteFileAtomically), but an earlier run's file may stand at its path:
   // it is removed, so no chain's file in `dir` looks complete but is not this

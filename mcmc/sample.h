@@ -192,11 +192,6 @@ struct SampleResult {
 // Draws do not depend on it.
 int DefaultShards(int64_t num_chains, int64_t dimension, int threads);
 
-// The most memory a run may need by SampleMemoryBytes, whatever its options:
-// 16 GiB. Sample() refuses a bigger run before any work rather than fail in
-// the allocator part way (std::bad_alloc is not an error a user can read).
-inline constexpr double kMaxSampleMemoryBytes = 16.0 * (int64_t{1} << 30);
-
 // Sample(model, options)'s peak memory in bytes, estimated in floating point
 // (so no product can overflow) from the three big buffers of a run:
 //   - the draws it returns, SampleResult::draws: num_chains x num_samples x
@@ -214,16 +209,28 @@ inline constexpr double kMaxSampleMemoryBytes = 16.0 * (int64_t{1} << 30);
 // ranges Sample() accepts.
 double SampleMemoryBytes(const Model& model, const SampleOptions& options);
 
-// OK if SampleMemoryBytes(model, options) <= kMaxSampleMemoryBytes, else
-// ResourceExhausted saying how much the run needs and what to lower (Sample()
-// checks this first; a caller may check it before other preparations).
+// The memory limit of a run: options.call.max_memory_bytes, or by default
+// DefaultMemoryLimit() (support/memory.h: 3/4 of the smallest of physical
+// memory, RLIMIT_AS and the cgroup's memory.max). Everything Sample()
+// holds counts against it: the draws (reserved up front, by
+// SampleMemoryBytes) and every VM call's values, stacks and scratch.
+int64_t SampleMemoryLimit(const SampleOptions& options);
+
+// OK if SampleMemoryBytes(model, options) fits SampleMemoryLimit(options),
+// else ResourceExhausted saying how much the run needs and what to lower
+// (Sample() checks this first; a caller may check it before other
+// preparations). Sample() checks again once its programs are compiled,
+// adding what the sampler's program holds as it starts (its variables and
+// first stack frames for every chain), so a run that would not fit stops
+// before its first iteration rather than part way.
 absl::Status CheckSampleMemory(const Model& model, const SampleOptions& options);
 
 // Runs the chains as described at the top.
 // Errors: InvalidArgument for bad options (naming the field and its value),
 // a bad sampler config (SamplerConfig::Validate), or a loaded adaptation
 // file of the wrong dimension; ResourceExhausted, before any work, for a run
-// too big for memory (CheckSampleMemory); NotFound / InvalidArgument from
+// too big for its memory limit (CheckSampleMemory), and during the run when
+// a VM call would pass it (never std::bad_alloc); NotFound / InvalidArgument from
 // LoadAdaptation; initialization errors prefixed with the chain id;
 // FailedPrecondition naming the chain and the warmup iteration when its
 // adaptation fails (step-size heuristic, non-finite metric or step size);

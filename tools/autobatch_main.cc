@@ -10,7 +10,7 @@
 //                 [--vm stack|stackless|reference] [--backend eigen|...]
 //                 [--block-policy lowest-index|most-lanes] [--shards N]
 //                 [--max-steps N] [--timeout S] [--max-stack-depth N]
-//                 [--tile-bytes N] [--fused]
+//                 [--tile-bytes N] [--max-memory BYTES] [--fused]
 //                 [--profile]
 //   autobatch compile <program|sample> [--types ...] [--symbol NAME]
 //                 [-o FILE]
@@ -50,6 +50,7 @@
 #include "ir/json.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "support/memory.h"
 #include "support/output_file.h"
 #include "passes/analysis/stats.h"
 #include "passes/pipeline.h"
@@ -91,6 +92,20 @@ CLI::Validator IntegerIn(int64_t min, int64_t max) {
         return std::string();
       },
       unbounded ? absl::StrCat("INT>=", min) : absl::StrCat("INT in [", min, ", ", max, "]"));
+}
+
+// A byte count of at least 1 (ParseBytes: "4096", "512M", "4G"), handed to
+// CLI11 as its number of bytes.
+CLI::Validator ByteCount() {
+  return CLI::Validator(
+      [](std::string& text) {
+        absl::StatusOr<int64_t> bytes = ParseBytes(text);
+        if (!bytes.ok()) return std::string(bytes.status().message());
+        if (*bytes < 1) return absl::StrCat("'", text, "': give at least 1 byte");
+        text = absl::StrCat(*bytes);
+        return std::string();
+      },
+      "BYTES (K, M, G, T suffixes)");
 }
 
 // --timeout's limit: the VMs turn the budget into a steady_clock deadline in
@@ -269,6 +284,7 @@ struct RunArgs {
   double timeout = 0;
   int64_t max_stack_depth = CallOptions{}.max_stack_depth;
   int64_t tile_bytes = CallOptions{}.tile_bytes;
+  int64_t max_memory = 0;  // 0: the default limit
   bool fused = false;
   bool profile = false;
 };
@@ -365,6 +381,7 @@ int RunRun(const RunArgs& args) {
   options.timeout_seconds = args.timeout;
   options.max_stack_depth = args.max_stack_depth;
   options.tile_bytes = args.tile_bytes;
+  options.max_memory_bytes = args.max_memory;
   options.jit_fused_blocks = args.fused;
   options.profile_timing = args.profile;
   Profile profile;
@@ -435,6 +452,11 @@ int Dispatch(int argc, char** argv) {
                       "stack VM: run compact blocks in tiles of lanes whose data fit "
                       "this many bytes (0: never; default 524288)")
       ->transform(IntegerIn(0, kInt64Max));
+  run_cmd->add_option("--max-memory", run.max_memory,
+                      "the most memory the run may hold, e.g. 512M or 4G (every value, stack "
+                      "and scratch buffer together; default: " +
+                          DescribeDefaultMemoryLimit(ReadMemoryBounds()) + ")")
+      ->transform(ByteCount());
   run_cmd->add_flag("--fused", run.fused,
                     "stack VM: compile the program's fused blocks with the C++ compiler "
                     "(cached in $AUTOBATCH_CACHE_DIR or ~/.cache/autobatch) and run them");
@@ -479,7 +501,14 @@ int Dispatch(int argc, char** argv) {
 int Main(int argc, char** argv) {
   // A closed pipe must be an error we report (EPIPE), not a signal.
   std::signal(SIGPIPE, SIG_IGN);
-  int status = Dispatch(argc, argv);
+  // The library turns running out of memory or threads into errors; this
+  // catches what remains (parsing a huge file, formatting the output).
+  int status = 1;
+  absl::Status resources = CatchResourceErrors("autobatch", [&] {
+    status = Dispatch(argc, argv);
+    return absl::OkStatus();
+  });
+  if (!resources.ok()) status = Fail(resources);
   if (absl::Status closed = CloseStdout(); !closed.ok()) status = Fail(closed);
   return status;
 }

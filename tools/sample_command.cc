@@ -25,6 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "backends/run_on_threads.h"
 #include "ir/printer.h"
+#include "support/memory.h"
 #include "support/output_file.h"
 #include "support/status.h"
 #include "mcmc/batched/batched_sampler.h"
@@ -202,6 +203,14 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
     AB_ASSIGN_OR_RETURN(const int64_t shards, ParseInt("--shards", args.shards, 1, 256));
     o.call.shards = static_cast<int>(shards);
   }
+  if (!args.max_memory.empty()) {
+    absl::StatusOr<int64_t> bytes = ParseBytes(args.max_memory);
+    if (!bytes.ok() || *bytes < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--max-memory: ", bytes.ok() ? "give at least 1 byte" : bytes.status().message()));
+    }
+    o.call.max_memory_bytes = *bytes;
+  }
   AB_ASSIGN_OR_RETURN(o.num_warmup, ParseInt("--warmup", args.warmup, 0, kMaxIterations));
   AB_ASSIGN_OR_RETURN(o.num_samples, ParseInt("--samples", args.samples, 1, kMaxIterations));
   AB_ASSIGN_OR_RETURN(o.seed, ParseSeed(args.seed));
@@ -294,6 +303,10 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
                   "run the chains as N sub-batches on N threads (same draws for every N); "
                   "default auto: at least one per hardware thread, smaller for big models "
                   "(mcmc::DefaultShards)");
+  cmd->add_option("--max-memory", args.max_memory,
+                  "the most memory the run may hold, e.g. 512M or 4G (the draws and every "
+                  "VM call's values, stacks and scratch; default: " +
+                      DescribeDefaultMemoryLimit(ReadMemoryBounds()) + ")");
   cmd->add_option("--output-dir", args.output_dir,
                   "write one Stan CSV file per chain there (output_<id+1>.csv); the directory "
                   "is locked for the run, and an earlier run's extra output_<n>.csv removed");

@@ -63,6 +63,7 @@ struct SampleArgs {
   std::string backend = "eigen";
   std::string block_policy = "most-lanes";
   std::string shards = "auto";
+  std::string max_memory;  // empty: the default limit
   std::string output_dir;
   std::string sig_figs = "6";
   std::string summary_json;

@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 
 #include "absl/strings/str_cat.h"
+#include "support/memory.h"
 #include "support/status.h"
 
 namespace autobatch {
@@ -16,12 +18,19 @@ namespace {
 
 struct Job {
   absl::FunctionRef<absl::Status()> body;
+  MemoryBudget* budget;  // the caller's, charged by the body's allocations too
   absl::Status status;
+  std::exception_ptr thrown;  // rethrown on the caller's thread
 };
 
 void* RunJob(void* arg) {
   Job* job = static_cast<Job*>(arg);
-  job->status = job->body();
+  MemoryScope scope(job->budget);
+  try {
+    job->status = job->body();
+  } catch (...) {
+    job->thrown = std::current_exception();
+  }
   return nullptr;
 }
 
@@ -50,7 +59,7 @@ absl::Status RunWithHostStack(int64_t levels, absl::FunctionRef<absl::Status()> 
   pthread_attr_t attr;
   int error = pthread_attr_init(&attr);
   if (error == 0) error = pthread_attr_setstack(&attr, static_cast<char*>(region) + page, bytes);
-  Job job{body, absl::OkStatus()};
+  Job job{body, CurrentMemoryBudget(), absl::OkStatus(), nullptr};
   pthread_t thread;
   if (error == 0) error = pthread_create(&thread, &attr, RunJob, &job);
   pthread_attr_destroy(&attr);
@@ -62,6 +71,7 @@ absl::Status RunWithHostStack(int64_t levels, absl::FunctionRef<absl::Status()> 
         " levels of host recursion (", std::strerror(error),
         "); lower max_stack_depth, or use the stack VM, whose stacks live on the heap"));
   }
+  if (job.thrown) std::rethrow_exception(job.thrown);
   return job.status;
 }
 

@@ -31,8 +31,9 @@ inline constexpr int64_t kMaxHostRecursionLevels = kMaxHostStackBytes / kHostSta
 
 // Runs `body` on a new thread whose stack holds `levels` levels of host
 // recursion (levels <= kMaxHostRecursionLevels) and waits for it; body's
-// status is returned. ResourceExhausted if the system cannot make the
-// thread. This is how the stackless VM honours any max_stack_depth without
+// status is returned, an exception it throws rethrown here, and its
+// allocations charge the calling thread's memory budget (support/memory.h).
+// ResourceExhausted if the system cannot make the thread. This is how the stackless VM honours any max_stack_depth without
 // overflowing the caller's stack, whatever thread calls it.
 absl::Status RunWithHostStack(int64_t levels, absl::FunctionRef<absl::Status()> body);
 

@@ -114,4 +114,16 @@ absl::Status CheckValueSizes(const Program& program, int64_t batch, int64_t max_
   return absl::OkStatus();
 }
 
+double StartingBytesPerLane(const Program& program, int64_t frames_per_stack) {
+  double bytes = 0;
+  for (const Variable& var : program.module.variables) {
+    if (!var.type || var.uniform || var.storage == StorageClass::kTape) continue;
+    const double value = static_cast<double>(var.type->NumElements()) *
+                         static_cast<double>(DTypeSize(var.type->dtype));
+    bytes += var.storage == StorageClass::kFull ? value * static_cast<double>(frames_per_stack)
+                                                : value;
+  }
+  return bytes;
+}
+
 }  // namespace autobatch

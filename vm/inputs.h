@@ -32,6 +32,14 @@ int64_t BatchOfInputs(const Program& program, std::span<const Tensor> inputs);
 // variable, its function, its type and the limit (CallOptions::
 // max_value_bytes).
 absl::Status CheckValueSizes(const Program& program, int64_t batch, int64_t max_bytes);
+
+// An estimate of the bytes a batched run of `program` holds per lane as it
+// starts (what it charges to its memory budget, support/memory.h): every
+// typed variable's value but uniform ones (one lane for the whole batch)
+// and tapes (empty), a Full variable's `frames_per_stack` times (the stack
+// VM's first frames: 1 + StackStorage::kInitialFrames; the other executors
+// keep one). In floating point, so it cannot overflow.
+double StartingBytesPerLane(const Program& program, int64_t frames_per_stack);
 // The same for one value of `type` written to `variable`.
 absl::Status CheckValueSize(const Module& module, VarId variable, const TensorType& type,
                             int64_t batch, int64_t max_bytes);

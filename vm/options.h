@@ -176,6 +176,18 @@ struct CallOptions {
   // counts loop iterations, so max_stack_depth does not bound it. Must be
   // >= 1.
   int64_t max_stack_bytes = int64_t{8} << 30;
+  // The most memory the whole call may hold at once, in bytes: every value,
+  // stack, tape and scratch buffer of every shard and thread together, its
+  // outputs included (support/memory.h; small bookkeeping such as lane
+  // lists is not counted). Each allocation is charged before it is made,
+  // and one that would pass the limit stops the call with ResourceExhausted
+  // naming it, where the system would abort it with std::bad_alloc or,
+  // under Linux's overcommit, the OOM killer. 0 = the default: 3/4 of the
+  // smallest of physical memory, what RLIMIT_AS (ulimit -v) leaves of the
+  // address space and the cgroup's memory.max (DefaultMemoryLimit). A call
+  // made inside another run (a sampler's VM calls inside Sample) counts
+  // against that run's limit and ignores its own. Must be >= 0.
+  int64_t max_memory_bytes = 0;
   // The stack VM runs these fused blocks (vm/fused_blocks.h; generated from
   // this very program by `autobatch compile` or EmitFusedBlocks in
   // codegen/codegen.h) in place of the ops they cover: in compact blocks, and in

@@ -10,6 +10,7 @@
 #include "backends/kernels.h"
 #include "ir/control_ops.h"
 #include "ir/type_rules.h"
+#include "support/memory.h"
 #include "support/overloaded.h"
 #include "support/status.h"
 #include "vm/inputs.h"
@@ -644,8 +645,12 @@ absl::StatusOr<ReferenceInterpreter> ReferenceInterpreter::Create(const Program&
 
 absl::StatusOr<std::vector<LaneValue>> ReferenceInterpreter::Run(
     std::vector<LaneValue> inputs, const ReferenceOptions& options) const {
-  LaneRun run(*program_, kernels_, slot_, frame_size_, fn_tapes_, options);
-  return run.Run(std::move(inputs));
+  MemoryScope memory = MemoryScope::ForRun(options.max_memory_bytes);
+  return CatchResourceErrors(
+      "the reference interpreter's run", [&]() -> absl::StatusOr<std::vector<LaneValue>> {
+        LaneRun run(*program_, kernels_, slot_, frame_size_, fn_tapes_, options);
+        return run.Run(std::move(inputs));
+      });
 }
 
 absl::StatusOr<std::vector<LaneValue>> RunReference(const Program& program,
@@ -656,7 +661,9 @@ absl::StatusOr<std::vector<LaneValue>> RunReference(const Program& program,
   return interp.Run(std::move(inputs), options);
 }
 
-absl::StatusOr<std::vector<Tensor>> RunReferenceBatch(const Program& program,
+namespace {
+
+absl::StatusOr<std::vector<Tensor>> RunReferenceLanes(const Program& program,
                                                       std::vector<Tensor> inputs,
                                                       const KernelRegistry* kernels,
                                                       const ReferenceOptions& options) {
@@ -706,6 +713,18 @@ absl::StatusOr<std::vector<Tensor>> RunReferenceBatch(const Program& program,
     }
   }
   return outputs;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Tensor>> RunReferenceBatch(const Program& program,
+                                                      std::vector<Tensor> inputs,
+                                                      const KernelRegistry* kernels,
+                                                      const ReferenceOptions& options) {
+  MemoryScope memory = MemoryScope::ForRun(options.max_memory_bytes);
+  return CatchResourceErrors("the reference interpreter's run", [&] {
+    return RunReferenceLanes(program, std::move(inputs), kernels, options);
+  });
 }
 
 }  // namespace autobatch

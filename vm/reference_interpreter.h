@@ -68,6 +68,10 @@ struct ReferenceOptions {
   // The most all tapes together may hold, in bytes (values pushed and not
   // yet popped; CallOptions::max_stack_bytes).
   int64_t max_stack_bytes = int64_t{8} << 30;
+  // The most memory the run (every lane's values and tapes, and the
+  // outputs) may hold at once; 0 = DefaultMemoryLimit()
+  // (CallOptions::max_memory_bytes). RunReferenceBatch charges it.
+  int64_t max_memory_bytes = 0;
 };
 
 // A program checked and indexed once, runnable on many lanes. Holds a

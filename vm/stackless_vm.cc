@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "support/memory.h"
 #include "support/overloaded.h"
 #include "vm/host_stack.h"
 #include "vm/inputs.h"
@@ -288,16 +289,21 @@ absl::StatusOr<std::vector<Tensor>> RunStacklessVm(
         kMaxHostRecursionLevels,
         " levels); lower it, or use the stack VM (--vm stack), whose stacks live on the heap"));
   }
-  Profile local;
-  StacklessVm vm(program, kernels, backend, options, profile ? *profile : local);
-  absl::StatusOr<std::vector<Tensor>> result;
-  // The VM recurses on the host once per call level: run it on a stack that
-  // holds max_stack_depth levels, whatever the caller's thread has.
-  AB_RETURN_IF_ERROR(RunWithHostStack(std::max<int64_t>(options.max_stack_depth, 0) + 2, [&] {
-    result = vm.Run(std::move(inputs));
-    return absl::OkStatus();
-  }));
-  return result;
+  MemoryScope memory = MemoryScope::ForRun(options.max_memory_bytes);
+  return CatchResourceErrors(
+      "the stackless VM's run", [&]() -> absl::StatusOr<std::vector<Tensor>> {
+        Profile local;
+        StacklessVm vm(program, kernels, backend, options, profile ? *profile : local);
+        absl::StatusOr<std::vector<Tensor>> result;
+        // The VM recurses on the host once per call level: run it on a stack
+        // that holds max_stack_depth levels, whatever the caller's thread has.
+        AB_RETURN_IF_ERROR(
+            RunWithHostStack(std::max<int64_t>(options.max_stack_depth, 0) + 2, [&] {
+              result = vm.Run(std::move(inputs));
+              return absl::OkStatus();
+            }));
+        return result;
+      });
 }
 
 }  // namespace autobatch

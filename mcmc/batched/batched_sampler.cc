@@ -14,7 +14,9 @@
 #include "mcmc/batched/batched_hmc.h"
 #include "mcmc/batched/batched_nuts.h"
 #include "mcmc/batched/batched_rwmh.h"
+#include "vm/inputs.h"
 #include "vm/stack/block_plan.h"
+#include "vm/stack/storage.h"
 #include "mcmc/warmup/initialize.h"
 #include "mcmc/batched/model_kernel.h"
 #include "frontend/run.h"
@@ -180,6 +182,16 @@ absl::Status BatchedSampler::Prepare(const CallOptions& options) {
     AB_RETURN_IF_ERROR(JitFusedBlocks(plan->program()).status());
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<double> BatchedSampler::StartingBytes(int64_t num_chains,
+                                                     const CallOptions& options) {
+  const bool lowered = !options.dry_run && options.vm == Vm::kStack;
+  AB_ASSIGN_OR_RETURN(const Program* program, ExecutableProgram(lowered));
+  const double per_chain =
+      StartingBytesPerLane(*program, lowered ? 1 + StackStorage::kInitialFrames : 1);
+  // The reference interpreter runs one chain at a time.
+  return options.dry_run ? per_chain : per_chain * static_cast<double>(num_chains);
 }
 
 BatchedRunResult BatchedSampler::CancelledRun(std::span<const BatchedChain> chains,

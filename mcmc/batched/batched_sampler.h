@@ -158,6 +158,11 @@ class BatchedSampler {
   // a long run can fail before its work rather than after. Errors: the
   // pipeline's and the JIT's.
   absl::Status Prepare(const CallOptions& options);
+  // An estimate of the bytes Run(chains, ..., options) holds as it starts
+  // for `num_chains` chains: the executable program's variables and first
+  // stack frames (StartingBytesPerLane, vm/inputs.h); compiles like
+  // Prepare. Sample's pre-run memory check adds it to the draws.
+  absl::StatusOr<double> StartingBytes(int64_t num_chains, const CallOptions& options);
 
   // Draws recorded so far by the Run in progress (or the last one), over all
   // chains; safe to read from another thread during Run (progress reports).

@@ -361,6 +361,7 @@ FuzzOutcome RunFuzzInput(std::string_view bytes, const FuzzLimits& limits) {
   // Values beyond the fuzzing size are refused by the executors themselves
   // (ResourceExhausted), which is what this exercises.
   options.max_value_bytes = limits.max_value_elements * 8 * std::max<int64_t>(outcome.batch, 1);
+  options.max_memory_bytes = limits.max_memory_bytes;
   options.timeout_seconds = limits.timeout_seconds;
   // Every other input runs the stack VM with every Full variable a frame
   // stack (the default keeps only wide ones so, and few programs here have

@@ -46,6 +46,11 @@ struct FuzzLimits {
   // (CallOptions::max_value_bytes, ResourceExhausted): the fuzzer looks for
   // bugs, not for big allocations, and checks that the bound holds.
   int64_t max_value_elements = int64_t{1} << 16;
+  // All of a run's values, stacks and scratch together
+  // (CallOptions::max_memory_bytes): well under libFuzzer's RSS limit, so a
+  // program that keeps many values is refused by the executors
+  // (ResourceExhausted) rather than reported as a leak of memory.
+  int64_t max_memory_bytes = int64_t{512} << 20;
 };
 
 // How far one input got, for tests and for the fuzzer's verdict.

@@ -617,12 +617,13 @@ TEST(SampleTest, RunsTooBigForMemoryAreRefusedUpFront) {
   std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 1}});
   SampleOptions o = Small(1, 0, (int64_t{1} << 31) - 1);
   o.adaptation.engaged = false;
-  EXPECT_GT(SampleMemoryBytes(*model, o), kMaxSampleMemoryBytes);
+  EXPECT_GT(SampleMemoryBytes(*model, o), static_cast<double>(SampleMemoryLimit(o)));
   absl::StatusOr<SampleResult> r = Sample(*model, o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(r.status().message(), HasSubstr("Sample: 1 chains x 2147483647 draws"));
-  EXPECT_THAT(r.status().message(), HasSubstr("Lower num_samples (--samples) or num_chains"));
+  EXPECT_THAT(r.status().message(), HasSubstr("lower num_samples (--samples) or num_chains"));
+  EXPECT_THAT(r.status().message(), HasSubstr("3/4 of the smallest of physical memory"));
   EXPECT_EQ(CheckSampleMemory(*model, o).code(), absl::StatusCode::kResourceExhausted);
 
   // The most chains, warmup and samples at once.
@@ -635,6 +636,27 @@ TEST(SampleTest, RunsTooBigForMemoryAreRefusedUpFront) {
   EXPECT_GE(SampleMemoryBytes(*model, o), 4 * 100 * 8 * 8.0);
   EXPECT_LT(SampleMemoryBytes(*model, o), 1e6);
   EXPECT_TRUE(CheckSampleMemory(*model, o).ok());
+}
+
+// The limit is the caller's when given, and the pre-run check counts the
+// sampler's program as well as the draws: with a million coordinates, the
+// NUTS program's vectors and their first stack frames take far more than
+// one draw of two chains, and the run stops before its first iteration.
+TEST(SampleTest, ThePreRunCheckCountsTheSamplersProgram) {
+  std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 1'000'000}});
+  SampleOptions o = Small(2, 0, 1);
+  o.adaptation.engaged = false;
+  o.call.max_memory_bytes = int64_t{256} << 20;
+  EXPECT_EQ(SampleMemoryLimit(o), int64_t{256} << 20);
+  ASSERT_TRUE(CheckSampleMemory(*model, o).ok());  // the draws alone fit
+  absl::StatusOr<SampleResult> r = Sample(*model, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("as it starts: its variables and first stack frames for every chain"));
+  EXPECT_THAT(r.status().message(), HasSubstr("(max_memory_bytes = 268435456, 256.0 MiB)"));
+  o.call.max_memory_bytes = -1;
+  EXPECT_EQ(Sample(*model, o).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(SampleTest, BadOptionsAreErrors) {

@@ -28,8 +28,10 @@ struct Result {
   std::string out;     // stdout and stderr together
 };
 
-Result RunCli(const std::string& args) {
-  std::string command = std::string(AUTOBATCH_CLI) + " " + args + " 2>&1";
+// Runs `shell_prefix autobatch args` through the shell (e.g. a prefix
+// "ulimit -v 1000000; exec").
+Result RunCli(const std::string& args, const std::string& shell_prefix = "") {
+  std::string command = shell_prefix + " " + AUTOBATCH_CLI + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   Result result;
   std::array<char, 4096> buffer;
@@ -629,6 +631,68 @@ TEST(CliTest, BadTextProgramsNameFileLineAndColumn) {
   Result missing = RunCli("ir /nonexistent/prog.ir");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_THAT(missing.out, HasSubstr("cannot open program file '/nonexistent/prog.ir'"));
+}
+
+// Memory: a run that needs more than its limit (--max-memory, or by
+// default 3/4 of what ulimit -v, the cgroup or physical memory allow) stops
+// with exit status 1 and a message naming the limit; memory or threads the
+// system refuses are the same kind of error, never an abort.
+constexpr char kWideProgram[] = R"(program stage=untyped entry=@main
+
+func @main(%x: ?) -> (%r: ?) {
+^0 entry:
+  %a: ? = broadcast %x {ints = [16777216]}
+  %b: ? = add %a, %a
+  %s: ? = reduce_sum %b
+  %t: ? = reduce_sum %a
+  %r: ? = add %s, %t
+  return
+}
+)";
+
+TEST(CliTest, MaxMemoryBoundsARun) {
+  const std::string program = WriteFile("wide.ir", kWideProgram);
+  const std::string inputs = WriteFile("wide_inputs.json", R"({"inputs": [[1, 2, 3, 4]]})");
+  for (const char* vm : {"stack", "stackless", "reference"}) {
+    Result r = RunCli("run " + program + " --inputs " + inputs + " --vm " + vm +
+                      " --max-memory 64M");
+    EXPECT_EQ(r.exit_code, 1) << vm << ": " << r.out;
+    EXPECT_THAT(r.out, HasSubstr("memory limit, max_memory_bytes = 67108864 (64.0 MiB)")) << vm;
+  }
+  Result bad = RunCli("run " + program + " --inputs " + inputs + " --max-memory 4Q");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_THAT(bad.out, HasSubstr("'4Q' is not a byte count"));
+  Result help = RunCli("run --help");
+  EXPECT_THAT(help.out, HasSubstr("3/4 of the smallest of physical memory"));
+}
+
+// A sanitizer reserves terabytes of address space for its shadow memory,
+// so nothing runs under `ulimit -v` there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kUnderSanitizer = true;
+#else
+constexpr bool kUnderSanitizer = false;
+#endif
+
+TEST(CliTest, UlimitVBoundsTheDefaultLimit) {
+  if (kUnderSanitizer) GTEST_SKIP() << "a sanitizer's shadow memory does not fit ulimit -v";
+  const std::string program = WriteFile("wide.ir", kWideProgram);
+  const std::string inputs = WriteFile("wide_inputs.json", R"({"inputs": [[1, 2, 3, 4]]})");
+  // 512 MiB a value over 4 lanes, under a 1 GB address space.
+  const std::string limit = "ulimit -s 8192; ulimit -v 1000000; exec";
+  Result ours = RunCli("run " + program + " --inputs " + inputs, limit);
+  EXPECT_EQ(ours.exit_code, 1) << ours.out;
+  EXPECT_THAT(ours.out, HasSubstr("would hold more than its memory limit"));
+  // Told to go past it, the run meets the system's refusal: still an error.
+  Result system = RunCli("run " + program + " --inputs " + inputs + " --max-memory 1T", limit);
+  EXPECT_EQ(system.exit_code, 1) << system.out;
+  EXPECT_THAT(system.out, HasSubstr("ran out of memory: the system refused an allocation"));
+  // 255 backend threads of 8 MiB stacks do not fit: a thread that does not
+  // start is an error too.
+  const std::string fib_inputs = WriteFile("fib_inputs.json", R"({"inputs": [[5, 6]]})");
+  Result threads = RunCli("run fibonacci --inputs " + fib_inputs + " --backend threaded:256", limit);
+  EXPECT_EQ(threads.exit_code, 1) << threads.out;
+  EXPECT_THAT(threads.out, HasSubstr("could not start a thread"));
 }
 
 }  // namespace

@@ -374,10 +374,35 @@ TEST(SampleCliTest, RunsTooBigForMemoryAreRefusedBeforeSampling) {
                            "--warmup 0 --no-adapt ") +
                size + " --output-dir " + dir + "/out");
     EXPECT_EQ(r.exit_code, 1) << r.out;
-    EXPECT_THAT(r.out, HasSubstr("GiB of memory, more than the limit of 16 GiB"));
-    EXPECT_THAT(r.out, HasSubstr("Lower num_samples (--samples) or num_chains (--chains)"));
+    EXPECT_THAT(r.out, HasSubstr("the memory limit allows (max_memory_bytes = "));
+    EXPECT_THAT(r.out, HasSubstr("lower num_samples (--samples) or num_chains (--chains)"));
     EXPECT_FALSE(std::filesystem::exists(dir + "/out"));
   }
+}
+
+// The pre-run check counts the sampler's program too: a model of 5 million
+// coordinates keeps dozens of 40 MB vectors per chain, so even one draw of
+// two chains does not fit a 1 GiB limit, or the default one under a 4 GB
+// ulimit -v (where it used to abort); refused before sampling, exit 1.
+TEST(SampleCliTest, ThePreRunCheckCountsTheSamplersProgram) {
+  const std::string run =
+      "sample --target iid_gaussian --target-params dimension=5000000 --chains 2 --warmup 0 "
+      "--no-adapt --samples 1 --no-progress";
+  Result r = RunCli(run + " --max-memory 1G");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("as it starts: its variables and first stack frames"));
+  EXPECT_THAT(r.out, HasSubstr("(max_memory_bytes = 1073741824, 1.0 GiB)"));
+  Result bad = RunCli(run + " --max-memory 0");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_THAT(bad.out, HasSubstr("--max-memory: give at least 1 byte"));
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  // (A sanitizer's shadow memory does not fit ulimit -v.)
+  Result limited =
+      RunCli("ulimit -v 4000000; exec " + std::string(AUTOBATCH_CLI) + " " + run, false);
+  EXPECT_EQ(limited.exit_code, 1) << limited.out;
+  EXPECT_THAT(limited.out, HasSubstr("as it starts"));
+  EXPECT_THAT(limited.out, HasSubstr("3/4 of the smallest of physical memory, RLIMIT_AS"));
+#endif
 }
 
 // A model written as a program, with its data file: the summary names its

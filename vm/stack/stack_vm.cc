@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "support/memory.h"
 #include "support/overloaded.h"
 #include "vm/fused_blocks.h"
 #include "vm/inputs.h"
@@ -321,9 +322,12 @@ class StackVm {
 absl::StatusOr<std::vector<Tensor>> RunStackVm(const BlockPlan& plan, std::vector<Tensor> inputs,
                                                const KernelRegistry* kernels, Backend& backend,
                                                const CallOptions& options, Profile* profile) {
-  Profile local;
-  StackVm vm(plan, kernels, backend, options, profile ? *profile : local);
-  return vm.Run(std::move(inputs));
+  MemoryScope memory = MemoryScope::ForRun(options.max_memory_bytes);
+  return CatchResourceErrors("the stack VM's run", [&]() -> absl::StatusOr<std::vector<Tensor>> {
+    Profile local;
+    StackVm vm(plan, kernels, backend, options, profile ? *profile : local);
+    return vm.Run(std::move(inputs));
+  });
 }
 
 absl::StatusOr<std::vector<Tensor>> RunStackVm(const Program& program, std::vector<Tensor> inputs,
