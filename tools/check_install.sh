@@ -5,7 +5,8 @@
 # default flags (no -march=native) and runs its programs (a per-example
 # program, with JIT-fused blocks, and a Sample() run); then configures the
 # consumer with add_subdirectory(autobatch) and compiles its sources; checks
-# that neither way hands the consumer our build flags or tree paths.
+# that neither way hands the consumer our build flags or tree paths, and
+# that no two installed libraries need each other's symbols.
 # Usage: tools/check_install.sh [build dir (default build)]
 # AUTOBATCH_SUBDIRECTORY_LINK=1 also builds autobatch inside the
 # add_subdirectory consumer and runs newton there (minutes: the libraries
@@ -44,6 +45,31 @@ config=$(find "$work/prefix" -name autobatchConfig.cmake)
 [[ -f $(dirname "$config")/autobatchConfigVersion.cmake ]] || fail "no version file installed"
 [[ -f $work/prefix/include/autobatch/frontend/context.h ]] || fail "no frontend/context.h installed"
 no_leaks "the exported package" "$(dirname "$config")"/*.cmake
+
+# The installed libraries link in one order, with no --start-group: no two
+# of them need each other's symbols, directly or through others (nm: each
+# archive's undefined symbols against the others' strong definitions).
+python3 - "$work/prefix" <<'PY'
+import glob, subprocess, sys
+defined, needs = {}, {}
+for archive in sorted(glob.glob(sys.argv[1] + "/lib*/libautobatch_*.a")):
+    name = archive.rsplit("/", 1)[1][3:-2]
+    out = subprocess.run(["nm", "-g", archive], capture_output=True, text=True, check=True).stdout
+    needs[name] = set()
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) == 3 and fields[1] in "TDBR":
+            defined.setdefault(fields[2], name)
+        elif len(fields) == 2 and fields[0] == "U":
+            needs[name].add(fields[1])
+graph = {a: {defined[s] for s in syms if s in defined and defined[s] != a} for a, syms in needs.items()}
+def reaches(a, b, seen=()):
+    return b in graph[a] or any(c not in seen and reaches(c, b, seen + (a,)) for c in graph[a])
+cycles = sorted({tuple(sorted((a, b))) for a in graph for b in graph[a] if reaches(b, a)})
+for a, b in cycles:
+    print(f"check_install: {a} and {b} need each other's symbols", file=sys.stderr)
+sys.exit(1 if cycles or not graph else 0)
+PY
 
 echo "--- consumer, find_package(autobatch)"
 cmake -S tests/install/consumer -B "$work/installed" -DCMAKE_PREFIX_PATH="$work/prefix" \
