@@ -31,6 +31,7 @@
 #include "support/output_file.h"
 #include "support/status.h"
 #include "codegen/codegen.h"
+#include "codegen/jit_headers.h"
 
 extern char** environ;
 
@@ -43,16 +44,6 @@ namespace fs = std::filesystem;
 constexpr int kJitFormat = 3;
 constexpr char kEntry[] = "autobatch_jit_entry";
 constexpr char kHint[] = "; run without fused blocks (omit --fused / CallOptions::jit_fused_blocks)";
-
-// The project headers the generated library includes, copied into
-// AUTOBATCH_JIT_INCLUDE_DIR when this library was built (vm/CMakeLists.txt):
-// the JIT compiles against those copies, so a library always has the layout
-// and the element semantics of the binary that loads it, even once the
-// source tree is edited, moved or deleted. Their contents go into the cache
-// key.
-std::vector<std::string> IncludedHeaders() {
-  return absl::StrSplit(AUTOBATCH_JIT_HEADERS, ',', absl::SkipEmpty());
-}
 
 std::string EnvOr(const char* name, std::string fallback) {
   const char* value = std::getenv(name);
@@ -134,7 +125,6 @@ std::vector<std::string> Flags(const JitOptions& options) {
 #if AUTOBATCH_JIT_MARCH_NATIVE
   flags.push_back("-march=native");
 #endif
-  flags.push_back(absl::StrCat("-I", AUTOBATCH_JIT_INCLUDE_DIR));
   flags.insert(flags.end(), options.extra_flags.begin(), options.extra_flags.end());
   return flags;
 }
@@ -375,6 +365,60 @@ class CacheLock {
   int fd_ = -1;
 };
 
+// The hash of the embedded header copies (codegen/jit_headers.h): part of
+// the cache key, and the name of their directory in the cache.
+uint64_t HeadersKey() {
+  static const uint64_t key = [] {
+    uint64_t hash = Fnv1a64("autobatch jit headers\n");
+    for (const JitHeader& header : JitHeaders()) {
+      hash = Fnv1a64(header.text, Fnv1a64(header.path, hash));
+    }
+    return hash;
+  }();
+  return key;
+}
+
+bool HeadersMatch(const fs::path& include) {
+  for (const JitHeader& header : JitHeaders()) {
+    absl::StatusOr<std::string> text = ReadFile(include / header.path);
+    if (!text.ok() || *text != header.text) return false;
+  }
+  return true;
+}
+
+// The directory the compiler reads the embedded headers from:
+// <cache>/include_<HeadersKey()>, written whole under a temporary name and
+// renamed into place, so that processes sharing the cache see all of it or
+// none of it. A copy that does not match (edited by hand) is replaced.
+absl::StatusOr<fs::path> HeaderDirectory(const fs::path& dir) {
+  const std::string name = absl::StrFormat("include_%016x", HeadersKey());
+  const fs::path include = dir / name;
+  if (HeadersMatch(include)) return include;
+  const fs::path tmp = dir / absl::StrCat(name, UniqueSuffix());
+  std::error_code error;
+  for (const JitHeader& header : JitHeaders()) {
+    const fs::path file = tmp / header.path;
+    fs::create_directories(file.parent_path(), error);
+    absl::Status written =
+        error ? CacheWriteError(dir, file, error.value()) : WriteFile(dir, file, header.text);
+    if (!written.ok()) {
+      fs::remove_all(tmp, error);
+      return written;
+    }
+  }
+  if (fs::exists(include, error) && !HeadersMatch(include)) fs::remove_all(include, error);
+  fs::rename(tmp, include, error);
+  if (error) {  // another process put its copy there first
+    fs::remove_all(tmp, error);
+    if (!HeadersMatch(include)) {
+      return Unavailable(absl::StrCat("cannot write the headers the generated code includes to ",
+                                      include.string(), " in the cache directory ",
+                                      dir.string()));
+    }
+  }
+  return include;
+}
+
 struct Loaded {
   std::mutex mutex;
   // By program fingerprint, cache directory, compiler and flags.
@@ -415,12 +459,7 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
 
   uint64_t key = Fnv1a64(absl::StrCat("autobatch jit ", kJitFormat, "\n", compiler, "\n",
                                     absl::StrJoin(flags, "\n"), "\n", CpuSignature(), "\n"));
-  for (const std::string& header : IncludedHeaders()) {
-    AB_ASSIGN_OR_RETURN(std::string text,
-                        ReadFile(fs::path(AUTOBATCH_JIT_INCLUDE_DIR) / header));
-    key = Fnv1a64(text, Fnv1a64(header, key));
-  }
-  key = Fnv1a64(source, key);
+  key = Fnv1a64(source, Fnv1a64(absl::StrFormat("%016x", HeadersKey()), key));
 
   const std::string stem = absl::StrFormat("fused_%016x", key);
   const fs::path library = dir / absl::StrCat(stem, ".so");
@@ -460,9 +499,11 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
     auto remove_temporaries = [&] {
       for (const fs::path& file : {src, tmp, log}) fs::remove(file, error);
     };
+    AB_ASSIGN_OR_RETURN(const fs::path include, HeaderDirectory(dir));
     AB_RETURN_IF_ERROR(WriteFile(dir, src, source));
     std::vector<std::string> argv = {compiler};
     argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.push_back(absl::StrCat("-I", include.string()));
     argv.insert(argv.end(), {"-o", tmp.string(), src.string()});
     const absl::Status compiled = RunCompiler(argv, log);
     if (absl::IsResourceExhausted(compiled)) {

@@ -13,9 +13,11 @@
 //   2. looks the source up in the cache directory by a 64-bit hash of the
 //      source, the compiler, its flags, the CPU's feature flags (with
 //      -march=native) and the project headers the source includes (copies
-//      taken when this library was built, which the compiler also reads:
-//      the generated code sees the structs and element semantics of the
-//      binary that loads it, whatever the source tree holds by then);
+//      embedded in this library when it was built, codegen/jit_headers.h,
+//      which the compiler reads from <cache dir>/include_<their hash>: the
+//      generated code sees the structs and element semantics of the binary
+//      that loads it, whatever the source tree holds by then, and an
+//      installed library needs neither the source nor the build tree);
 //   3. takes an exclusive flock(2) on <key>.lock in the cache directory, so
 //      that processes compiling one program at once compile it once: the
 //      others wait, then load the first one's library;

@@ -25,8 +25,10 @@
 #include "frontend/context.h"
 #include "passes/pipeline.h"
 #include "mcmc/batched/batched_sampler.h"
+#include "tests/testing/files.h"
 #include "tests/vm/fused_test_programs.h"
 #include "codegen/codegen.h"
+#include "codegen/jit_headers.h"
 #include "frontend/run.h"
 
 namespace autobatch {
@@ -34,6 +36,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+
+// What the JIT leaves in its cache directory: per program a library, its
+// checksum and its lock file; the headers they were compiled against.
+constexpr char kCacheEntry[] = "fused_[0-9a-f]{16}\\.(so|sum|lock)|include_[0-9a-f]{16}";
 
 // A fresh, empty directory under the test's temporary directory, named
 // after this process too: two runs of the suite at once (a sanitizer build's
@@ -99,13 +105,42 @@ TEST(JitTest, CompiledBlocksGiveTheInterpretersBits) {
       }
     }
   }
-  // One library per program with its checksum and lock file, and nothing
-  // else left behind.
+  // One library per program with its checksum and lock file, the headers
+  // they were compiled against, and nothing else left behind.
   std::vector<std::string> files = Files(dir);
-  ASSERT_EQ(files.size(), 12u) << ::testing::PrintToString(files);
+  ASSERT_EQ(files.size(), 13u) << ::testing::PrintToString(files);
   for (const std::string& f : files) {
-    EXPECT_THAT(f, ::testing::MatchesRegex("fused_[0-9a-f]{16}\\.(so|sum|lock)"));
+    EXPECT_THAT(f, ::testing::MatchesRegex(kCacheEntry));
   }
+}
+
+// The headers the generated code includes are the copies this library
+// carries (codegen/jit_headers.h), written into the cache, not read from the
+// source or build tree: an installed library JIT-compiles without either. A
+// copy that was changed is written again before the next compile.
+TEST(JitTest, CompilesAgainstTheHeaderCopiesItCarries) {
+  const std::string dir = FreshDir("headers");
+  ASSERT_TRUE(JitFusedBlocks(Program("collatz").lowered, {.cache_dir = dir}).ok());
+  std::vector<fs::path> includes;
+  for (const std::string& f : Files(dir)) {
+    if (f.starts_with("include_")) includes.push_back(fs::path(dir) / f);
+  }
+  ASSERT_EQ(includes.size(), 1u) << ::testing::PrintToString(Files(dir));
+  const fs::path include = includes[0];
+  ASSERT_GE(JitHeaders().size(), 9u);
+  for (const JitHeader& header : JitHeaders()) {
+    EXPECT_EQ(testing::ReadFile(include / header.path), header.text) << header.path;
+    EXPECT_EQ(header.text, testing::ReadFile(std::string(AUTOBATCH_SOURCE_DIR) + "/" +
+                                             std::string(header.path)))
+        << header.path;
+  }
+  // Damaged: the next compile (another program) replaces it.
+  const std::string ir_h = include / "ir/ir.h";
+  std::ofstream(ir_h, std::ios::app) << "\n#error a stale copy\n";
+  absl::StatusOr<const FusedProgram*> again =
+      JitFusedBlocks(Program("fibonacci").lowered, {.cache_dir = dir});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(testing::ReadFile(ir_h), testing::ReadFile(AUTOBATCH_SOURCE_DIR "/ir/ir.h"));
 }
 
 // pow with an exponent the generated code knows (a literal of the same
@@ -342,7 +377,7 @@ TEST(JitTest, ConcurrentProcessesCompileOnce) {
   EXPECT_EQ(runs, "run\n");
   EXPECT_EQ(Libraries(dir).size(), 1u) << ::testing::PrintToString(Files(dir));
   for (const std::string& f : Files(dir)) {
-    EXPECT_THAT(f, ::testing::MatchesRegex("fused_[0-9a-f]{16}\\.(so|sum|lock)"));
+    EXPECT_THAT(f, ::testing::MatchesRegex(kCacheEntry));
   }
 }
 
@@ -350,13 +385,21 @@ TEST(JitTest, ConcurrentProcessesCompileOnce) {
 // ENOSPC) is named as such, with the cache directory, not left as the
 // linker's "collect2: ld returned 1", and no temporary file stays.
 TEST(JitTest, AFullCacheDirectoryIsNamedAndLeavesNoTemporaries) {
-  // The source is about 6 KB and the library 16 KB: at 2000 bytes our write
-  // of the source fails, at 10000 the compiler's.
+  // The source is about 6 KB, the library 16 KB and the biggest header the
+  // JIT writes (ir/ir.h) 16 KB: at 2000 bytes our write of the headers
+  // fails; at 10000, with the headers already in the cache (a compile
+  // before, whose library is then removed), the compiler's.
   for (const char* limit : {"2000", "10000"}) {
     SCOPED_TRACE(limit);
     const std::string work = FreshDir(std::string("full_") + limit);
     const std::string dir = work + "/cache";
     const std::string out = work + "/out";
+    if (std::string_view(limit) == "10000") {
+      ASSERT_TRUE(JitFusedBlocks(Program("collatz").lowered, {.cache_dir = dir}).ok());
+      for (const std::string& f : Files(dir)) {
+        if (f.starts_with("fused_")) fs::remove(fs::path(dir) / f);
+      }
+    }
     const std::string message =
         WaitForChild(StartChild({"AUTOBATCH_JIT_TEST_DIR=" + dir, "AUTOBATCH_JIT_TEST_OUT=" + out,
                                  std::string("AUTOBATCH_JIT_TEST_FSIZE=") + limit}),
@@ -365,7 +408,7 @@ TEST(JitTest, AFullCacheDirectoryIsNamedAndLeavesNoTemporaries) {
     EXPECT_THAT(message, HasSubstr("File too large"));
     EXPECT_THAT(message, HasSubstr("omit --fused"));
     for (const std::string& f : Files(dir)) {
-      EXPECT_THAT(f, ::testing::MatchesRegex("fused_[0-9a-f]{16}\\.lock"));
+      EXPECT_THAT(f, ::testing::MatchesRegex("fused_[0-9a-f]{16}\\.lock|include_[0-9a-f]{16}"));
     }
   }
 }
