@@ -12,6 +12,7 @@
 #include "backends/run_on_threads.h"
 #include "passes/analysis/definedness.h"
 #include "passes/pipeline.h"
+#include "support/deadline.h"
 #include "vm/inputs.h"
 #include "codegen/jit.h"
 #include "vm/reference_interpreter.h"
@@ -203,16 +204,44 @@ absl::Status CheckCallOptions(const CallOptions& options) {
   return absl::OkStatus();
 }
 
+// The compile's options under the call's time budget (`deadline`, from
+// CallOptions::timeout_seconds when the call began): the compile stops once
+// it has passed (PipelineOptions::deadline).
+PipelineOptions CompileOptions(const Deadline& deadline) {
+  PipelineOptions compile;
+  compile.deadline = deadline;
+  return compile;
+}
+
+// `options` for the executor: with a deadline, CallOptions::timeout_seconds
+// is what is left of it after the compile (the budget is the whole call's).
+CallOptions TimeLeft(const CallOptions& options, const Deadline& deadline) {
+  if (!deadline.set()) return options;
+  CallOptions left = options;
+  // Positive, so that a run with nothing left fails the VM's own way.
+  left.timeout_seconds = std::max(deadline.SecondsLeft(), 1e-9);
+  return left;
+}
+
 // The stack VM on plan.program() (a lowered program): fused blocks compiled
-// first if asked, then the shards.
+// first if asked (not begun once `deadline` has passed; a JIT compile under
+// way is not interrupted), then the shards with what is left of the time.
 absl::StatusOr<std::vector<Tensor>> RunPlanned(const BlockPlan& plan, std::vector<Tensor> inputs,
                                                const KernelRegistry* kernels,
-                                               const CallOptions& options, Profile* profile) {
+                                               const CallOptions& options, Profile* profile,
+                                               const Deadline& deadline) {
   CallOptions run_options = options;
   if (options.jit_fused_blocks && options.fused_blocks == nullptr) {
+    if (deadline.Passed()) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "time budget exhausted while compiling: the compile used up the time budget (",
+          deadline.seconds(), " s) before the JIT compile of the fused blocks; raise the time "
+          "budget (CallOptions::timeout_seconds, --timeout) if the program is just big"));
+    }
     AB_ASSIGN_OR_RETURN(run_options.fused_blocks, JitFusedBlocks(plan.program()));
   }
-  return RunSharded(plan.program(), &plan, std::move(inputs), kernels, run_options, profile);
+  return RunSharded(plan.program(), &plan, std::move(inputs), kernels,
+                    TimeLeft(run_options, deadline), profile);
 }
 
 // An unlowered program run as it is (by the reference interpreter, or by
@@ -238,6 +267,8 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
                                                const CallOptions& options,
                                                Profile* profile) {
   AB_RETURN_IF_ERROR(CheckCallOptions(options));
+  // The call's time budget covers the compile too.
+  const Deadline deadline = Deadline::In(options.timeout_seconds);
   if (options.dry_run) {
     if (program.stage == Stage::kLowered) {
       return absl::InvalidArgumentError(
@@ -251,20 +282,22 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
       // No lane runs, so only inference can give the outputs their types;
       // a gradient stub gets its body from the differentiate pass.
       AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
-      AB_ASSIGN_OR_RETURN(Program typed, CompileProgram(program, TypesOf(inputs)));
-      return RunReferenceBatch(typed, std::move(inputs), kernels, ToReferenceOptions(options));
+      AB_ASSIGN_OR_RETURN(Program typed,
+                          CompileProgram(program, TypesOf(inputs), CompileOptions(deadline)));
+      return RunReferenceBatch(typed, std::move(inputs), kernels,
+                               ToReferenceOptions(TimeLeft(options, deadline)));
     }
     if (program.stage == Stage::kUntyped) {
       // Interpreted as written, but refused where the compiler refuses it
       // (a type error on a path no lane takes, a read before assignment),
       // so that every executor gives the same error.
       AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
-      AB_RETURN_IF_ERROR(CheckProgram(program, TypesOf(inputs)));
+      AB_RETURN_IF_ERROR(CheckProgram(program, TypesOf(inputs), CompileOptions(deadline)));
     } else {
       AB_RETURN_IF_ERROR(CheckRunsAsGiven(program));
     }
     return RunReferenceBatch(program, std::move(inputs), kernels,
-                             ToReferenceOptions(options));
+                             ToReferenceOptions(TimeLeft(options, deadline)));
   }
   if (options.vm == Vm::kStackless) {
     if (program.stage == Stage::kLowered) {
@@ -277,17 +310,19 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
       return RunSharded(program, nullptr, std::move(inputs), kernels, options, profile);
     }
     AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
-    AB_ASSIGN_OR_RETURN(Program compiled, CompileProgram(program, TypesOf(inputs)));
-    return RunSharded(compiled, nullptr, std::move(inputs), kernels, options, profile);
+    AB_ASSIGN_OR_RETURN(Program compiled,
+                        CompileProgram(program, TypesOf(inputs), CompileOptions(deadline)));
+    return RunSharded(compiled, nullptr, std::move(inputs), kernels, TimeLeft(options, deadline),
+                      profile);
   }
   Program lowered;
   if (program.stage != Stage::kLowered) {
     AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
-    AB_ASSIGN_OR_RETURN(lowered, LowerProgram(program, TypesOf(inputs)));
+    AB_ASSIGN_OR_RETURN(lowered, LowerProgram(program, TypesOf(inputs), CompileOptions(deadline)));
   }
   const Program& executable = program.stage == Stage::kLowered ? program : lowered;
   AB_ASSIGN_OR_RETURN(const BlockPlan plan, BlockPlan::Build(executable));
-  return RunPlanned(plan, std::move(inputs), kernels, options, profile);
+  return RunPlanned(plan, std::move(inputs), kernels, options, profile, deadline);
 }
 
 absl::StatusOr<std::vector<Tensor>> RunProgram(const BlockPlan& plan,
@@ -299,7 +334,8 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const BlockPlan& plan,
     return RunProgram(plan.program(), std::move(inputs), kernels, options, profile);
   }
   AB_RETURN_IF_ERROR(CheckCallOptions(options));
-  return RunPlanned(plan, std::move(inputs), kernels, options, profile);
+  return RunPlanned(plan, std::move(inputs), kernels, options, profile,
+                    Deadline::In(options.timeout_seconds));
 }
 
 }  // namespace autobatch

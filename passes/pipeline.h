@@ -59,6 +59,18 @@ struct PipelineOptions {
   bool coalesce_copies = true;
   bool coalesce_registers = true;
   bool order_blocks = true;
+  // The compile's time budget (support/deadline.h; none by default). The
+  // runner reads the clock before every pass (so a deadline already passed
+  // stops the compile before its first pass), and the passes that can take
+  // long on a big program charge it inside their loops (PassContext::
+  // deadline): inline_calls, infer_types, coalesce_copies, allocate_variables
+  // and the definedness check. Once it has passed, the compile stops with
+  // DeadlineExceeded saying so, naming the pass and the budget to raise
+  // (CallOptions::timeout_seconds, `autobatch run --timeout`), the error a
+  // batched VM gives for a run over its time budget. RunProgram
+  // (frontend/run.h) passes the call's budget. Without a deadline the
+  // compile's output is the same bit for bit.
+  Deadline deadline = {};
 };
 
 // A list of passes to run: each step one pass, or a group run round after

@@ -101,7 +101,8 @@ struct CallOptions {
   // cost of a deadline"): a loop whose one block is 40 lgamma ops on 1 MiB
   // values, given 0.2 s, stops 0.20-0.33 s after the call began on every
   // executor (reading the clock every 64 blocks: 3.5-12 s), at no cost
-  // measurable on vm_bench.
+  // measurable on vm_bench. RunProgram's compile counts against it too
+  // (frontend/run.h): it stops between passes and inside the long ones.
   double timeout_seconds = 0;
   // Optional: when it becomes true the batched VMs stop within
   // Budget::kClockInterval block executions and the call is Cancelled (e.g.
