@@ -329,6 +329,33 @@ TEST(TimeBudgetTest, CoversTheCompile) {
   }
 }
 
+// The same through a Context (BatchFunction::Run compiles and caches): a
+// compile stopped by the budget caches nothing, and a later call given the
+// time compiles and runs (on the stack VM, whose program is inlined: the
+// stackless VM runs 3,000 nested calls slowly).
+TEST(TimeBudgetTest, CoversTheCompileOfABatchFunction) {
+  constexpr int kLength = 3000;
+  Context ctx;
+  std::vector<BatchFunction> chain(kLength);
+  chain[kLength - 1] = ctx.Batch(absl::StrCat("f", kLength - 1))([](Value x) { return x; });
+  for (int k = kLength - 2; k >= 0; --k) {
+    chain[k] = ctx.Batch(absl::StrCat("f", k))(
+        [&chain, k](Value x) -> Value { return chain[k + 1](x) + x; });
+  }
+  const Tensor input = *Tensor::FromVector<int64_t>({1, 2});
+  for (CallOptions options : {CallOptions{.vm = Vm::kStack}, CallOptions{.vm = Vm::kStackless},
+                              CallOptions{.dry_run = true}}) {
+    options.timeout_seconds = 1e-3;
+    absl::StatusOr<std::vector<Tensor>> out = chain[0].Run({input}, options);
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded) << out.status();
+    EXPECT_THAT(std::string(out.status().message()),
+                ::testing::StartsWith("time budget exhausted while compiling: "));
+  }
+  absl::StatusOr<std::vector<Tensor>> out = chain[0].Run({input}, {.timeout_seconds = 1e6});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].ToVector<int64_t>(), (std::vector<int64_t>{kLength, 2 * kLength}));
+}
+
 TEST(ShardsTest, ShardCountBelowOneIsInvalid) {
   Fib fib;
   absl::StatusOr<std::vector<Tensor>> out =
