@@ -61,15 +61,17 @@ struct PipelineOptions {
   bool order_blocks = true;
   // The compile's time budget (support/deadline.h; none by default). The
   // runner reads the clock before every pass (so a deadline already passed
-  // stops the compile before its first pass), and the passes that can take
-  // long on a big program charge it inside their loops (PassContext::
-  // deadline): inline_calls, infer_types, coalesce_copies, allocate_variables
-  // and the definedness check. Once it has passed, the compile stops with
-  // DeadlineExceeded saying so, naming the pass and the budget to raise
-  // (CallOptions::timeout_seconds, `autobatch run --timeout`), the error a
-  // batched VM gives for a run over its time budget. RunProgram
-  // (frontend/run.h) passes the call's budget. Without a deadline the
-  // compile's output is the same bit for bit.
+  // stops the compile before its first pass) and after the last, and the
+  // passes that can take long on a big program charge it inside their loops
+  // (PassContext::deadline): inline_calls, infer_types (its sweeps) and
+  // coalesce_copies (its sweeps, repeated until none changes the block).
+  // Once it has passed, the compile stops with DeadlineExceeded ("time budget
+  // exhausted while compiling: ... before|in|after pass <name>") naming the
+  // budget to raise (CallOptions::timeout_seconds, `autobatch run
+  // --timeout`): the code of a batched VM's run over its time budget, which
+  // the CLI reports alike (exit status 1). RunProgram (frontend/run.h) and
+  // BatchFunction::Run pass the call's budget. The compile's output does not
+  // depend on it, only whether it finishes.
   Deadline deadline = {};
 };
 
@@ -104,7 +106,8 @@ std::string LowerPipelineText(const PipelineOptions& options = {});
 // the pass does not take), prefixed "pass <name> failed: "; a pass's output
 // that does not verify is Internal (a bug of autobatch) naming the pass.
 // With options.show_ir_on_error the message ends with the IR the pass
-// received.
+// received. A compile stopped by options.deadline is DeadlineExceeded, with
+// no IR (see PipelineOptions::deadline).
 absl::StatusOr<Program> RunPipeline(Program program, const Pipeline& pipeline,
                                     const PassContext& context,
                                     const PipelineOptions& options = {});
