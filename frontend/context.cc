@@ -16,6 +16,7 @@
 #include "ir/verifier.h"
 #include "support/status.h"
 #include "vm/inputs.h"
+#include "vm/run_support.h"
 
 namespace autobatch {
 
@@ -584,7 +585,7 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
   std::shared_ptr<const KernelRegistry> kernels;
   // The call's time budget covers a compile it needs (RunProgram's does,
   // frontend/run.h); the run gets what is left.
-  const Deadline deadline = Deadline::In(options.timeout_seconds);
+  const Deadline deadline = CallDeadline(options);
   {
     std::lock_guard lock(ctx_->impl_->mu());
     AB_ASSIGN_OR_RETURN(program, ctx_->impl_->CachedProgram(index_));
@@ -602,8 +603,7 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
     kernels = ctx_->impl_->RegistrySnapshot();
   }
   CallOptions left = options;
-  // Positive, so that a run with nothing left fails the VM's own way.
-  if (deadline.set()) left.timeout_seconds = std::max(deadline.SecondsLeft(), 1e-9);
+  left.deadline = deadline.at();
   if (plan != nullptr) return RunProgram(*plan, std::move(inputs), kernels.get(), left);
   // dry_run: RunProgram runs the untyped program on the reference
   // interpreter, one lane at a time.

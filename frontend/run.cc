@@ -16,6 +16,7 @@
 #include "vm/inputs.h"
 #include "codegen/jit.h"
 #include "vm/reference_interpreter.h"
+#include "vm/run_support.h"
 #include "vm/stack/stack_vm.h"
 #include "vm/stackless_vm.h"
 
@@ -34,11 +35,7 @@ ReferenceOptions ToReferenceOptions(const CallOptions& options) {
   ref.max_steps = options.max_steps;
   ref.max_value_bytes = options.max_value_bytes;
   ref.max_stack_bytes = options.max_stack_bytes;
-  if (options.timeout_seconds > 0) {
-    ref.deadline = std::chrono::steady_clock::now() +
-                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                       std::chrono::duration<double>(options.timeout_seconds));
-  }
+  ref.deadline = CallDeadline(options).at();
   return ref;
 }
 
@@ -132,18 +129,12 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
   // Each thread takes the next shard not yet started until none is left.
   // The wall-clock budget is the call's: a shard that starts late gets what
   // is left of it.
-  const auto start = std::chrono::steady_clock::now();
+  CallOptions shard_options = options;
+  shard_options.deadline = CallDeadline(options).at();
   std::atomic<int> next{0};
   auto run_shards = [&] {
     for (int s = next++; s < shards; s = next++) {
       Shard& part = parts[static_cast<size_t>(s)];
-      CallOptions shard_options = options;
-      if (options.timeout_seconds > 0) {
-        const double spent =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        // Positive, so that a shard with nothing left fails the VM's own way.
-        shard_options.timeout_seconds = std::max(options.timeout_seconds - spent, 1e-9);
-      }
       part.result = RunBatched(executable, plan, std::move(part.inputs), kernels, shard_options,
                                profile == nullptr ? nullptr : &part.profile);
     }
@@ -213,13 +204,11 @@ PipelineOptions CompileOptions(const Deadline& deadline) {
   return compile;
 }
 
-// `options` for the executor: with a deadline, CallOptions::timeout_seconds
-// is what is left of it after the compile (the budget is the whole call's).
+// `options` for the executor: its budget ends at `deadline`, the call's
+// (CallOptions::deadline), which the compile has used some of.
 CallOptions TimeLeft(const CallOptions& options, const Deadline& deadline) {
-  if (!deadline.set()) return options;
   CallOptions left = options;
-  // Positive, so that a run with nothing left fails the VM's own way.
-  left.timeout_seconds = std::max(deadline.SecondsLeft(), 1e-9);
+  left.deadline = deadline.at();
   return left;
 }
 
@@ -268,7 +257,7 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
                                                Profile* profile) {
   AB_RETURN_IF_ERROR(CheckCallOptions(options));
   // The call's time budget covers the compile too.
-  const Deadline deadline = Deadline::In(options.timeout_seconds);
+  const Deadline deadline = CallDeadline(options);
   if (options.dry_run) {
     if (program.stage == Stage::kLowered) {
       return absl::InvalidArgumentError(
@@ -307,7 +296,8 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
     }
     if (program.stage != Stage::kUntyped) {
       AB_RETURN_IF_ERROR(CheckRunsAsGiven(program));
-      return RunSharded(program, nullptr, std::move(inputs), kernels, options, profile);
+      return RunSharded(program, nullptr, std::move(inputs), kernels,
+                        TimeLeft(options, deadline), profile);
     }
     AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
     AB_ASSIGN_OR_RETURN(Program compiled,
@@ -334,8 +324,7 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const BlockPlan& plan,
     return RunProgram(plan.program(), std::move(inputs), kernels, options, profile);
   }
   AB_RETURN_IF_ERROR(CheckCallOptions(options));
-  return RunPlanned(plan, std::move(inputs), kernels, options, profile,
-                    Deadline::In(options.timeout_seconds));
+  return RunPlanned(plan, std::move(inputs), kernels, options, profile, CallDeadline(options));
 }
 
 }  // namespace autobatch

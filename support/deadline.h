@@ -42,13 +42,10 @@ class Deadline {
 
   // Whether there is a deadline.
   bool set() const { return at_.has_value(); }
+  // The point in time, if any.
+  std::optional<Clock::time_point> at() const { return at_; }
   // The budget this deadline was made from (0 without one).
   double seconds() const { return seconds_; }
-  // The seconds left now (0 once passed); only with a deadline.
-  double SecondsLeft() const {
-    const double left = std::chrono::duration<double>(*at_ - Clock::now()).count();
-    return left > 0 ? left : 0;
-  }
 
   // Charges `work` (kClockWork or more: read the clock now). True if the
   // clock was read and found the deadline passed.

@@ -14,9 +14,16 @@ Budget::Budget(int64_t max_steps,
   if (deadline) deadline_ = Deadline(*deadline, /*seconds=*/0);
 }
 
+Deadline CallDeadline(const CallOptions& options) {
+  if (!(options.timeout_seconds > 0) || !options.deadline) {
+    return Deadline::In(options.timeout_seconds);
+  }
+  return Deadline(*options.deadline, options.timeout_seconds);
+}
+
 Budget::Budget(const CallOptions& options)
     : max_steps_(options.max_steps),
-      deadline_(Deadline::In(options.timeout_seconds)),
+      deadline_(CallDeadline(options)),
       cancel_(options.cancel) {}
 
 absl::Status Budget::Exhausted(Outcome outcome) const {

@@ -27,6 +27,10 @@ inline int64_t BatchOf(std::span<const Tensor> inputs) {
   return inputs.empty() ? 1 : inputs.front().batch();
 }
 
+// The call's time budget: none unless CallOptions::timeout_seconds > 0;
+// then CallOptions::deadline if set, else timeout_seconds from now.
+Deadline CallDeadline(const CallOptions& options);
+
 // Counts steps (block executions) against a step limit, and the work done
 // since the clock was last read against a deadline, so that a program that
 // never halts is an error, never a hang, and a deadline binds within about a
@@ -64,8 +68,8 @@ class Budget {
 
   // max_steps <= 0: no step limit; no deadline: no time limit.
   Budget(int64_t max_steps, std::optional<std::chrono::steady_clock::time_point> deadline);
-  // CallOptions::max_steps, CallOptions::timeout_seconds from now (<= 0:
-  // no time limit) and CallOptions::cancel (read every kCancelInterval steps).
+  // CallOptions::max_steps, CallDeadline(options) and CallOptions::cancel
+  // (read every kCancelInterval steps).
   explicit Budget(const CallOptions& options);
 
   // Counts one step; whether a budget has run out.
