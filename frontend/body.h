@@ -20,6 +20,7 @@
 #include "backends/kernel_registry.h"
 #include "frontend/context.h"
 #include "ir/ir.h"
+#include "support/deadline.h"
 #include "vm/stack/block_plan.h"
 
 namespace autobatch::frontend_internal {
@@ -285,12 +286,16 @@ class ContextImpl {
   // The program of `entry` compiled (lowered = false: CompileProgram, for
   // the stackless VM; true: LowerProgram, for the stack VM) for
   // `input_types`, cached per (entry, signature) until the next registration.
+  // A compile not yet cached stops once `deadline` has passed
+  // (PipelineOptions::deadline), and nothing is cached.
   absl::StatusOr<std::shared_ptr<const autobatch::Program>> CachedCompiled(
-      int entry, const std::vector<TensorType>& input_types, bool lowered);
+      int entry, const std::vector<TensorType>& input_types, bool lowered,
+      const Deadline& deadline = {});
   // The stack VM's plan of CachedCompiled(entry, input_types, lowered =
-  // true), built once and cached beside it; it keeps its program alive.
+  // true, deadline), built once and cached beside it; it keeps its program
+  // alive.
   absl::StatusOr<std::shared_ptr<const BlockPlan>> CachedPlan(
-      int entry, const std::vector<TensorType>& input_types);
+      int entry, const std::vector<TensorType>& input_types, const Deadline& deadline = {});
   // The name of the body with this id, if it belongs to this context.
   std::optional<std::string> BodyName(uint64_t id) const;
 

@@ -16,6 +16,7 @@
 #include "ir/verifier.h"
 #include "support/status.h"
 #include "vm/inputs.h"
+#include "vm/run_support.h"
 
 namespace autobatch {
 
@@ -322,25 +323,28 @@ absl::StatusOr<std::shared_ptr<const autobatch::Program>> ContextImpl::CachedPro
 }
 
 absl::StatusOr<std::shared_ptr<const autobatch::Program>> ContextImpl::CachedCompiled(
-    int entry, const std::vector<TensorType>& input_types, bool lowered) {
+    int entry, const std::vector<TensorType>& input_types, bool lowered,
+    const Deadline& deadline) {
   std::string signature;
   for (const TensorType& t : input_types) absl::StrAppend(&signature, t.ToString(), ";");
   auto key = std::make_tuple(entry, lowered, signature);
   auto it = compiled_cache_.find(key);
   if (it != compiled_cache_.end() && it->second.first == generation_) return it->second.second;
   AB_ASSIGN_OR_RETURN(std::shared_ptr<const autobatch::Program> untyped, CachedProgram(entry));
+  PipelineOptions compile;
+  compile.deadline = deadline;
   AB_ASSIGN_OR_RETURN(autobatch::Program compiled,
-                      lowered ? LowerProgram(*untyped, input_types)
-                              : CompileProgram(*untyped, input_types));
+                      lowered ? LowerProgram(*untyped, input_types, compile)
+                              : CompileProgram(*untyped, input_types, compile));
   auto shared = std::make_shared<const autobatch::Program>(std::move(compiled));
   compiled_cache_[key] = {generation_, shared};
   return shared;
 }
 
 absl::StatusOr<std::shared_ptr<const BlockPlan>> ContextImpl::CachedPlan(
-    int entry, const std::vector<TensorType>& input_types) {
+    int entry, const std::vector<TensorType>& input_types, const Deadline& deadline) {
   AB_ASSIGN_OR_RETURN(std::shared_ptr<const autobatch::Program> program,
-                      CachedCompiled(entry, input_types, /*lowered=*/true));
+                      CachedCompiled(entry, input_types, /*lowered=*/true, deadline));
   auto it = plan_cache_.find(program.get());
   if (it != plan_cache_.end() && it->second.first == generation_) return it->second.second;
   AB_ASSIGN_OR_RETURN(BlockPlan plan, BlockPlan::Build(*program));
@@ -579,6 +583,9 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
   std::shared_ptr<const autobatch::Program> program, compiled;
   std::shared_ptr<const BlockPlan> plan;  // the stack VM's
   std::shared_ptr<const KernelRegistry> kernels;
+  // The call's time budget covers a compile it needs (RunProgram's does,
+  // frontend/run.h); the run gets what is left.
+  const Deadline deadline = CallDeadline(options);
   {
     std::lock_guard lock(ctx_->impl_->mu());
     AB_ASSIGN_OR_RETURN(program, ctx_->impl_->CachedProgram(index_));
@@ -587,19 +594,21 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
       std::vector<TensorType> types;
       for (const Tensor& t : inputs) types.push_back(t.type());
       if (options.vm == Vm::kStack) {
-        AB_ASSIGN_OR_RETURN(plan, ctx_->impl_->CachedPlan(index_, types));
+        AB_ASSIGN_OR_RETURN(plan, ctx_->impl_->CachedPlan(index_, types, deadline));
       } else {
-        AB_ASSIGN_OR_RETURN(compiled,
-                            ctx_->impl_->CachedCompiled(index_, types, /*lowered=*/false));
+        AB_ASSIGN_OR_RETURN(compiled, ctx_->impl_->CachedCompiled(index_, types,
+                                                                  /*lowered=*/false, deadline));
       }
     }
     kernels = ctx_->impl_->RegistrySnapshot();
   }
-  if (plan != nullptr) return RunProgram(*plan, std::move(inputs), kernels.get(), options);
+  CallOptions left = options;
+  left.deadline = deadline.at();
+  if (plan != nullptr) return RunProgram(*plan, std::move(inputs), kernels.get(), left);
   // dry_run: RunProgram runs the untyped program on the reference
   // interpreter, one lane at a time.
   return RunProgram(options.dry_run ? *program : *compiled, std::move(inputs), kernels.get(),
-                    options);
+                    left);
 }
 
 absl::StatusOr<Tensor> BatchFunction::operator()(const Tensor& input, const CallOptions& options) const {

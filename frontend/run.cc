@@ -12,10 +12,12 @@
 #include "backends/run_on_threads.h"
 #include "passes/analysis/definedness.h"
 #include "passes/pipeline.h"
+#include "support/deadline.h"
 #include "support/memory.h"
 #include "vm/inputs.h"
 #include "codegen/jit.h"
 #include "vm/reference_interpreter.h"
+#include "vm/run_support.h"
 #include "vm/stack/stack_vm.h"
 #include "vm/stackless_vm.h"
 
@@ -35,11 +37,7 @@ ReferenceOptions ToReferenceOptions(const CallOptions& options) {
   ref.max_value_bytes = options.max_value_bytes;
   ref.max_stack_bytes = options.max_stack_bytes;
   ref.max_memory_bytes = options.max_memory_bytes;
-  if (options.timeout_seconds > 0) {
-    ref.deadline = std::chrono::steady_clock::now() +
-                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                       std::chrono::duration<double>(options.timeout_seconds));
-  }
+  ref.deadline = CallDeadline(options).at();
   return ref;
 }
 
@@ -133,18 +131,12 @@ absl::StatusOr<std::vector<Tensor>> RunSharded(const Program& executable,
   // Each thread takes the next shard not yet started until none is left.
   // The wall-clock budget is the call's: a shard that starts late gets what
   // is left of it.
-  const auto start = std::chrono::steady_clock::now();
+  CallOptions shard_options = options;
+  shard_options.deadline = CallDeadline(options).at();
   std::atomic<int> next{0};
   auto run_shards = [&] {
     for (int s = next++; s < shards; s = next++) {
       Shard& part = parts[static_cast<size_t>(s)];
-      CallOptions shard_options = options;
-      if (options.timeout_seconds > 0) {
-        const double spent =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        // Positive, so that a shard with nothing left fails the VM's own way.
-        shard_options.timeout_seconds = std::max(options.timeout_seconds - spent, 1e-9);
-      }
       part.result = RunBatched(executable, plan, std::move(part.inputs), kernels, shard_options,
                                profile == nullptr ? nullptr : &part.profile);
     }
@@ -211,16 +203,42 @@ absl::Status CheckCallOptions(const CallOptions& options) {
   return absl::OkStatus();
 }
 
+// The compile's options under the call's time budget (`deadline`, from
+// CallOptions::timeout_seconds when the call began): the compile stops once
+// it has passed (PipelineOptions::deadline).
+PipelineOptions CompileOptions(const Deadline& deadline) {
+  PipelineOptions compile;
+  compile.deadline = deadline;
+  return compile;
+}
+
+// `options` for the executor: its budget ends at `deadline`, the call's
+// (CallOptions::deadline), which the compile has used some of.
+CallOptions TimeLeft(const CallOptions& options, const Deadline& deadline) {
+  CallOptions left = options;
+  left.deadline = deadline.at();
+  return left;
+}
+
 // The stack VM on plan.program() (a lowered program): fused blocks compiled
-// first if asked, then the shards.
+// first if asked (not begun once `deadline` has passed; a JIT compile under
+// way is not interrupted), then the shards with what is left of the time.
 absl::StatusOr<std::vector<Tensor>> RunPlanned(const BlockPlan& plan, std::vector<Tensor> inputs,
                                                const KernelRegistry* kernels,
-                                               const CallOptions& options, Profile* profile) {
+                                               const CallOptions& options, Profile* profile,
+                                               const Deadline& deadline) {
   CallOptions run_options = options;
   if (options.jit_fused_blocks && options.fused_blocks == nullptr) {
+    if (deadline.Passed()) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "time budget exhausted while compiling: the compile used up the time budget (",
+          deadline.seconds(), " s) before the JIT compile of the fused blocks; raise the time "
+          "budget (CallOptions::timeout_seconds, --timeout) if the program is just big"));
+    }
     AB_ASSIGN_OR_RETURN(run_options.fused_blocks, JitFusedBlocks(plan.program()));
   }
-  return RunSharded(plan.program(), &plan, std::move(inputs), kernels, run_options, profile);
+  return RunSharded(plan.program(), &plan, std::move(inputs), kernels,
+                    TimeLeft(run_options, deadline), profile);
 }
 
 // An unlowered program run as it is (by the reference interpreter, or by
@@ -243,6 +261,8 @@ absl::StatusOr<std::vector<Tensor>> RunProgramInScope(const Program& program,
                                                       const KernelRegistry* kernels,
                                                       const CallOptions& options,
                                                       Profile* profile) {
+  // The call's time budget covers the compile too.
+  const Deadline deadline = CallDeadline(options);
   if (options.dry_run) {
     if (program.stage == Stage::kLowered) {
       return absl::InvalidArgumentError(
@@ -256,20 +276,22 @@ absl::StatusOr<std::vector<Tensor>> RunProgramInScope(const Program& program,
       // No lane runs, so only inference can give the outputs their types;
       // a gradient stub gets its body from the differentiate pass.
       AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
-      AB_ASSIGN_OR_RETURN(Program typed, CompileProgram(program, TypesOf(inputs)));
-      return RunReferenceBatch(typed, std::move(inputs), kernels, ToReferenceOptions(options));
+      AB_ASSIGN_OR_RETURN(Program typed,
+                          CompileProgram(program, TypesOf(inputs), CompileOptions(deadline)));
+      return RunReferenceBatch(typed, std::move(inputs), kernels,
+                               ToReferenceOptions(TimeLeft(options, deadline)));
     }
     if (program.stage == Stage::kUntyped) {
       // Interpreted as written, but refused where the compiler refuses it
       // (a type error on a path no lane takes, a read before assignment),
       // so that every executor gives the same error.
       AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
-      AB_RETURN_IF_ERROR(CheckProgram(program, TypesOf(inputs)));
+      AB_RETURN_IF_ERROR(CheckProgram(program, TypesOf(inputs), CompileOptions(deadline)));
     } else {
       AB_RETURN_IF_ERROR(CheckRunsAsGiven(program));
     }
     return RunReferenceBatch(program, std::move(inputs), kernels,
-                             ToReferenceOptions(options));
+                             ToReferenceOptions(TimeLeft(options, deadline)));
   }
   if (options.vm == Vm::kStackless) {
     if (program.stage == Stage::kLowered) {
@@ -279,20 +301,23 @@ absl::StatusOr<std::vector<Tensor>> RunProgramInScope(const Program& program,
     }
     if (program.stage != Stage::kUntyped) {
       AB_RETURN_IF_ERROR(CheckRunsAsGiven(program));
-      return RunSharded(program, nullptr, std::move(inputs), kernels, options, profile);
+      return RunSharded(program, nullptr, std::move(inputs), kernels,
+                        TimeLeft(options, deadline), profile);
     }
     AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
-    AB_ASSIGN_OR_RETURN(Program compiled, CompileProgram(program, TypesOf(inputs)));
-    return RunSharded(compiled, nullptr, std::move(inputs), kernels, options, profile);
+    AB_ASSIGN_OR_RETURN(Program compiled,
+                        CompileProgram(program, TypesOf(inputs), CompileOptions(deadline)));
+    return RunSharded(compiled, nullptr, std::move(inputs), kernels, TimeLeft(options, deadline),
+                      profile);
   }
   Program lowered;
   if (program.stage != Stage::kLowered) {
     AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
-    AB_ASSIGN_OR_RETURN(lowered, LowerProgram(program, TypesOf(inputs)));
+    AB_ASSIGN_OR_RETURN(lowered, LowerProgram(program, TypesOf(inputs), CompileOptions(deadline)));
   }
   const Program& executable = program.stage == Stage::kLowered ? program : lowered;
   AB_ASSIGN_OR_RETURN(const BlockPlan plan, BlockPlan::Build(executable));
-  return RunPlanned(plan, std::move(inputs), kernels, options, profile);
+  return RunPlanned(plan, std::move(inputs), kernels, options, profile, deadline);
 }
 
 }  // namespace
@@ -321,7 +346,7 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const BlockPlan& plan,
   AB_RETURN_IF_ERROR(CheckCallOptions(options));
   MemoryScope memory = MemoryScope::ForRun(options.max_memory_bytes);
   return CatchResourceErrors("the call", [&] {
-    return RunPlanned(plan, std::move(inputs), kernels, options, profile);
+    return RunPlanned(plan, std::move(inputs), kernels, options, profile, CallDeadline(options));
   });
 }
 

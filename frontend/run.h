@@ -25,6 +25,12 @@ namespace autobatch {
 //               as they are).
 // Untyped programs are typed for the inputs' types. `profile`, if not null,
 // receives the batched VMs' counters (dry_run leaves it untouched).
+// CallOptions::timeout_seconds is the budget of the whole call, compile
+// included: the compile stops once it has passed (PipelineOptions::
+// deadline, passes/pipeline.h) with the DeadlineExceeded a VM gives for a
+// run over its budget, naming the pass, and the executor gets what is left
+// (a JIT compile of fused blocks is not begun once it has passed, but one
+// under way is not interrupted).
 // Errors: the compiler's (naming the pass), the executor's, an unknown
 // backend name (listing the known ones); InvalidArgument for an unlowered
 // program that may read a variable before assigning it (every executor

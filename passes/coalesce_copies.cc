@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "passes/analysis/use_counts.h"
+#include "passes/registry.h"
 
 namespace autobatch {
 namespace {
@@ -93,29 +94,39 @@ class BlockIndex {
 
 class BlockCoalescer {
  public:
-  BlockCoalescer(const Module& module, Block& block, ForwardCopies forward)
-      : module_(module), block_(block), forward_(forward), index_(block) {}
+  BlockCoalescer(const Module& module, Block& block, ForwardCopies forward, Deadline& deadline)
+      : module_(module), block_(block), forward_(forward), index_(block), deadline_(deadline) {}
 
   // Sweeps over the block's copies in order, the forward rule until it no
   // longer applies, then the backward rule, until neither applies; removed
-  // ops are dropped at the end.
-  void Run() {
+  // ops are dropped at the end. False if the deadline passed (the block is
+  // then half coalesced).
+  bool Run() {
     removed_.assign(block_.ops.size(), false);
     for (;;) {
       while (Sweep(&BlockCoalescer::Forward)) {
       }
+      if (out_of_time_) return false;
       if (!Sweep(&BlockCoalescer::Backward)) break;
     }
+    if (out_of_time_) return false;
     std::vector<Op> kept;
     kept.reserve(block_.ops.size());
     for (size_t k = 0; k < block_.ops.size(); ++k) {
       if (!removed_[k]) kept.push_back(std::move(block_.ops[k]));
     }
     block_.ops = std::move(kept);
+    return true;
   }
 
  private:
+  // One sweep of `rule`; false, as if nothing changed, once the deadline
+  // has passed.
   bool Sweep(bool (BlockCoalescer::*rule)(int)) {
+    if (deadline_.Charge(kPassOpWork * static_cast<int64_t>(block_.ops.size() + 1))) {
+      out_of_time_ = true;
+      return false;
+    }
     bool changed = false;
     for (size_t c = 0; c < block_.ops.size(); ++c) {
       if (!removed_[c] && AsCopy(block_.ops[c]) != nullptr) {
@@ -221,18 +232,26 @@ class BlockCoalescer {
   ForwardCopies forward_;
   BlockIndex index_;
   std::vector<bool> removed_;  // per op: dropped by a rule
+  Deadline& deadline_;         // the pass's: charged per sweep, by the ops swept
+  bool out_of_time_ = false;
 };
 
 }  // namespace
 
-absl::StatusOr<Program> CoalesceCopies(Program program, ForwardCopies forward) {
+absl::StatusOr<Program> CoalesceCopies(Program program, ForwardCopies forward,
+                                       Deadline deadline) {
   if (program.stage != Stage::kLowered) {
     return absl::InvalidArgumentError(absl::StrCat(
         "coalesce_copies needs a lowered program (run lower_calls first), got stage ",
         std::string(StageName(program.stage))));
   }
   for (Function& function : program.module.functions) {
-    for (Block& block : function.blocks) BlockCoalescer(program.module, block, forward).Run();
+    for (Block& block : function.blocks) {
+      if (!BlockCoalescer(program.module, block, forward, deadline).Run()) {
+        return PassOutOfTime(forward == ForwardCopies::kAnyReads ? "coalesce_copies(any_reads)"
+                                                                 : "coalesce_copies");
+      }
+    }
   }
   return program;
 }

@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/ir.h"
+#include "support/deadline.h"
 
 namespace autobatch {
 
@@ -43,9 +44,13 @@ namespace autobatch {
 // coalesce_registers would otherwise merge into it (NUTS's saved subtree
 // weight), so the pipeline runs kOnlyRead before coalesce_registers and
 // kAnyReads after it.
+//
+// `deadline` (PassContext::deadline): charged per op of each sweep; once it
+// has passed the pass stops and returns DeadlineExceeded.
 enum class ForwardCopies { kOnlyRead, kAnyReads };
 absl::StatusOr<Program> CoalesceCopies(Program program,
-                                       ForwardCopies forward = ForwardCopies::kOnlyRead);
+                                       ForwardCopies forward = ForwardCopies::kOnlyRead,
+                                       Deadline deadline = {});
 
 }  // namespace autobatch
 

@@ -14,6 +14,7 @@
 #include "support/status.h"
 #include "ir/type_rules.h"
 #include "passes/analysis/call_graph.h"
+#include "passes/registry.h"
 
 namespace autobatch {
 namespace {
@@ -58,9 +59,10 @@ struct GradientLink {
 
 class TypeInference {
  public:
-  explicit TypeInference(Program& program)
+  TypeInference(Program& program, Deadline deadline)
       : p_(program),
         m_(program.module),
+        deadline_(deadline),
         types_(m_.variables.size()),
         origins_(m_.variables.size()) {}
 
@@ -241,6 +243,7 @@ class TypeInference {
     for (size_t b = 0; b < fn.blocks.size(); ++b) {
       const Block& block = fn.blocks[b];
       for (const Op& op : block.ops) {
+        if (deadline_.Charge(kPassOpWork)) return PassOutOfTime("infer_types");
         AB_RETURN_IF_ERROR(std::visit(
             Overloaded{
                 [&](const PrimOp& o) { return SweepPrim(fn, b, o, changed); },
@@ -625,6 +628,7 @@ class TypeInference {
 
   Program& p_;
   Module& m_;
+  Deadline deadline_;  // charged per op swept
   std::vector<std::optional<TensorType>> types_;
   std::vector<std::optional<Origin>> origins_;
   std::set<const PrimOp*> checked_;  // ops whose outputs were computed
@@ -639,14 +643,15 @@ class TypeInference {
 }  // namespace
 
 absl::StatusOr<Program> InferTypes(Program program,
-                                   std::span<const TensorType> input_types) {
+                                   std::span<const TensorType> input_types,
+                                   Deadline deadline) {
   if (program.stage != Stage::kUntyped && program.stage != Stage::kTyped) {
     return absl::InvalidArgumentError(absl::StrCat(
         "infer_types needs an untyped or typed program, got stage ",
         std::string(StageName(program.stage))));
   }
   Program pruned = PruneUnreachable(program);
-  TypeInference inference(pruned);
+  TypeInference inference(pruned, deadline);
   AB_RETURN_IF_ERROR(inference.Run(input_types));
   return pruned;
 }

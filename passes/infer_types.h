@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/ir.h"
+#include "support/deadline.h"
 
 namespace autobatch {
 
@@ -57,8 +58,11 @@ namespace autobatch {
 //   value), a variable read but never assigned, or a tape popped but never
 //   pushed;
 // * `input_types` not matching the entry's param count.
+// `deadline` (PassContext::deadline): charged per op swept; once it has
+// passed, DeadlineExceeded.
 absl::StatusOr<Program> InferTypes(Program program,
-                                   std::span<const TensorType> input_types);
+                                   std::span<const TensorType> input_types,
+                                   Deadline deadline = {});
 
 }  // namespace autobatch
 

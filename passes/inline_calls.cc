@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "passes/analysis/call_graph.h"
 #include "passes/analysis/cfg.h"
+#include "passes/registry.h"
 #include "support/overloaded.h"
 #include "support/status.h"
 
@@ -56,7 +57,8 @@ bool Halts(const Function& fn) {
 
 class Inliner {
  public:
-  explicit Inliner(Program& program) : program_(program), module_(program.module) {}
+  explicit Inliner(Program& program, Deadline deadline = {})
+      : program_(program), module_(program.module), deadline_(deadline) {}
 
   void InlineAllInto(FunctionId f) {
     const std::vector<bool> recursive = RecursiveFunctions(module_);
@@ -114,8 +116,13 @@ class Inliner {
     for (FunctionId f : order) {
       if (inline_[f.value] && f != program_.entry) continue;  // inlined everywhere: dropped
       if (InlineInto(f)) MergeStraightLines(module_.function(f));
+      if (out_of_time_) return;
     }
   }
+
+  // Whether Run stopped because the deadline passed (the program is then
+  // half inlined).
+  bool out_of_time() const { return out_of_time_; }
 
  private:
   // Inlines every call of `f` to an inlined callee, including the calls
@@ -138,6 +145,11 @@ class Inliner {
       const int32_t b = work.back();
       work.pop_back();
       std::vector<Op>& ops = module_.function(f).blocks[b].ops;
+      // The block's ops are scanned, and a callee's cloned, once each.
+      if (deadline_.Charge(kPassOpWork * static_cast<int64_t>(ops.size() + 1))) {
+        out_of_time_ = true;
+        return false;
+      }
       for (size_t k = 0; k < ops.size(); ++k) {
         const auto* call = std::get_if<CallOp>(&ops[k]);
         if (call != nullptr && inline_[call->callee.value]) {
@@ -310,6 +322,8 @@ class Inliner {
 
   Program& program_;
   Module& module_;
+  Deadline deadline_;          // charged per block and op scanned
+  bool out_of_time_ = false;  // the deadline passed: stop
   std::vector<bool> inline_;  // per function: every call to it is inlined
   FunctionId callee_;         // of the call being inlined
   // The callee's variables: their copies at this call site.
@@ -325,13 +339,15 @@ class Inliner {
 
 void InlineEveryCall(Program& program, FunctionId f) { Inliner(program).InlineAllInto(f); }
 
-absl::StatusOr<Program> InlineCalls(Program program) {
+absl::StatusOr<Program> InlineCalls(Program program, Deadline deadline) {
   if (program.stage != Stage::kTyped) {
     return absl::FailedPreconditionError(absl::StrCat(
         "inline_calls needs a typed program (run infer_types first); got stage '",
         std::string(StageName(program.stage)), "'"));
   }
-  Inliner(program).Run();
+  Inliner inliner(program, deadline);
+  inliner.Run();
+  if (inliner.out_of_time()) return PassOutOfTime("inline_calls");
   return PruneUnreachable(program);
 }
 

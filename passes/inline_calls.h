@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/ir.h"
+#include "support/deadline.h"
 
 namespace autobatch {
 
@@ -50,7 +51,9 @@ inline constexpr int kInlineMaxOps = 32;
 // Requires: stage kTyped (after infer_types, before allocate_variables).
 // Guarantees: every lane computes the same values, bit for bit (the same ops
 // run in the same order, plus copies); stage unchanged; the program verifies.
-absl::StatusOr<Program> InlineCalls(Program program);
+// `deadline` (PassContext::deadline): charged per block and op scanned and
+// per op cloned; once it has passed, DeadlineExceeded.
+absl::StatusOr<Program> InlineCalls(Program program, Deadline deadline = {});
 
 // Inlines every call in function `f` whose callee is not recursive and
 // never halts, whatever its size, and the calls that inlining brings in, as

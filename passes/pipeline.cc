@@ -127,7 +127,9 @@ absl::StatusOr<const PassInfo*> NamedPass(const std::string& name, std::string_v
 class PassRunner {
  public:
   PassRunner(Program program, const PassContext& context, const PipelineOptions& options)
-      : program_(std::move(program)), context_(context), options_(options) {}
+      : program_(std::move(program)), context_(context), options_(options) {
+    context_.deadline = options.deadline;
+  }
 
   // The verifier's checks, and for an unlowered program the definedness
   // check (passes/analysis/definedness.h) on the program as given: passes
@@ -161,12 +163,24 @@ class PassRunner {
         kMaxRounds, " rounds (a bug in autobatch; please report it)"));
   }
 
+  // After the last pass (and its verification): OK, or DeadlineExceeded
+  // if the compile used up the time budget, rather than leaving the run
+  // no time.
+  absl::Status CheckTimeAfter(const Pipeline& pipeline) const {
+    if (pipeline.empty() || !options_.deadline.Passed()) return absl::OkStatus();
+    return OutOfTime(absl::StrCat("after pass ", std::string(pipeline.back().passes.back()->name)));
+  }
+
   Program Take() { return std::move(program_); }
 
  private:
   absl::Status Run(const PassInfo& pass, int round) {
     const std::string name(pass.name);
+    if (options_.deadline.Passed()) return OutOfTime(absl::StrCat("before pass ", name), round);
     absl::StatusOr<Program> out = pass.run(program_, context_);
+    if (out.status().code() == absl::StatusCode::kDeadlineExceeded) {
+      return OutOfTime(absl::StrCat("in pass ", name), round);
+    }
     if (!out.ok()) {
       return absl::Status(out.status().code(),
                           absl::StrCat("pass ", name, " failed: ",
@@ -192,6 +206,18 @@ class PassRunner {
     return absl::OkStatus();
   }
 
+  // The error of a compile stopped by its deadline, the kind a batched VM
+  // returns for a run over its time budget (Budget, vm/run_support.h); no
+  // IR: the program is big, and nothing is wrong with it.
+  absl::Status OutOfTime(const std::string& where, int round = 1) const {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "time budget exhausted while compiling: the compile was stopped by the time budget (",
+        options_.deadline.seconds(), " s) ", where,
+        round > 1 ? absl::StrCat(" (round ", round, ")") : "",
+        "; raise the time budget (CallOptions::timeout_seconds, --timeout) if the program "
+        "is just big"));
+  }
+
   std::string IrSuffix(std::string_view receiver) const {
     if (!options_.show_ir_on_error) return "";
     return absl::StrCat("\n--- IR given to ", std::string(receiver), " ---\n",
@@ -199,7 +225,7 @@ class PassRunner {
   }
 
   Program program_;
-  const PassContext& context_;
+  PassContext context_;  // the caller's, with options_.deadline
   const PipelineOptions& options_;
 };
 
@@ -295,6 +321,7 @@ absl::StatusOr<Program> RunPipeline(Program program, const Pipeline& pipeline,
   PassRunner runner(std::move(program), context, options);
   AB_RETURN_IF_ERROR(runner.VerifyInput());
   for (const PipelineStep& step : pipeline) AB_RETURN_IF_ERROR(runner.RunStep(step));
+  AB_RETURN_IF_ERROR(runner.CheckTimeAfter(pipeline));
   return runner.Take();
 }
 

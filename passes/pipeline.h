@@ -59,6 +59,20 @@ struct PipelineOptions {
   bool coalesce_copies = true;
   bool coalesce_registers = true;
   bool order_blocks = true;
+  // The compile's time budget (support/deadline.h; none by default). The
+  // runner reads the clock before every pass (so a deadline already passed
+  // stops the compile before its first pass) and after the last, and the
+  // passes that can take long on a big program charge it inside their loops
+  // (PassContext::deadline): inline_calls, infer_types (its sweeps) and
+  // coalesce_copies (its sweeps, repeated until none changes the block).
+  // Once it has passed, the compile stops with DeadlineExceeded ("time budget
+  // exhausted while compiling: ... before|in|after pass <name>") naming the
+  // budget to raise (CallOptions::timeout_seconds, `autobatch run
+  // --timeout`): the code of a batched VM's run over its time budget, which
+  // the CLI reports alike (exit status 1). RunProgram (frontend/run.h) and
+  // BatchFunction::Run pass the call's budget. The compile's output does not
+  // depend on it, only whether it finishes.
+  Deadline deadline = {};
 };
 
 // A list of passes to run: each step one pass, or a group run round after
@@ -92,7 +106,8 @@ std::string LowerPipelineText(const PipelineOptions& options = {});
 // the pass does not take), prefixed "pass <name> failed: "; a pass's output
 // that does not verify is Internal (a bug of autobatch) naming the pass.
 // With options.show_ir_on_error the message ends with the IR the pass
-// received.
+// received. A compile stopped by options.deadline is DeadlineExceeded, with
+// no IR (see PipelineOptions::deadline).
 absl::StatusOr<Program> RunPipeline(Program program, const Pipeline& pipeline,
                                     const PassContext& context,
                                     const PipelineOptions& options = {});

@@ -38,12 +38,16 @@ absl::StatusOr<Program> ProgramOnly(Program program, const PassContext&) {
 }
 
 absl::StatusOr<Program> RunInferTypes(Program program, const PassContext& context) {
-  return InferTypes(std::move(program), context.input_types);
+  return InferTypes(std::move(program), context.input_types, context.deadline);
+}
+
+absl::StatusOr<Program> RunInlineCalls(Program program, const PassContext& context) {
+  return InlineCalls(std::move(program), context.deadline);
 }
 
 template <ForwardCopies forward>
-absl::StatusOr<Program> RunCoalesceCopies(Program program, const PassContext&) {
-  return CoalesceCopies(std::move(program), forward);
+absl::StatusOr<Program> RunCoalesceCopies(Program program, const PassContext& context) {
+  return CoalesceCopies(std::move(program), forward, context.deadline);
 }
 
 absl::StatusOr<Program> RunRemoveUnreachableBlocks(Program program, const PassContext&) {
@@ -87,7 +91,7 @@ constexpr PassInfo kPasses[] = {
      "a bernoulli_logit_glm and its _grad on the same operands become one _value_grad op",
      ProgramOnly<FuseGlm>},
     {"inline_calls", "inlines calls of non-recursive functions (one call site, or small)",
-     ProgramOnly<InlineCalls>},
+     RunInlineCalls},
     {"allocate_variables", "picks each variable's storage class from liveness",
      ProgramOnly<AllocateVariables>},
     {"lower_calls", "turns calls into pushes of the return block and jumps, with pops",
@@ -105,6 +109,11 @@ constexpr PassInfo kPasses[] = {
 };
 
 }  // namespace
+
+absl::Status PassOutOfTime(std::string_view pass) {
+  return absl::DeadlineExceededError(
+      absl::StrCat("pass ", std::string(pass), " was stopped by the compile's time budget"));
+}
 
 std::span<const PassInfo> AllPasses() { return kPasses; }
 

@@ -4,13 +4,16 @@
 #ifndef AUTOBATCH_PASSES_REGISTRY_H_
 #define AUTOBATCH_PASSES_REGISTRY_H_
 
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ir/ir.h"
 #include "ir/types.h"
+#include "support/deadline.h"
 
 namespace autobatch {
 
@@ -18,7 +21,22 @@ namespace autobatch {
 struct PassContext {
   // The entry's input types, one per parameter (infer_types).
   std::vector<TensorType> input_types;
+  // The compile's time budget (PipelineOptions::deadline). The passes whose
+  // time grows faster than the program or that iterate to a fixed point
+  // charge their copy of it inside their loops (kPassOpWork per op or block
+  // visited) and return DeadlineExceeded once it has passed; the runner
+  // turns that into the message naming the pass. None: they never stop.
+  Deadline deadline = {};
 };
+
+// What a pass charges its deadline per op or block it visits: with
+// Deadline::kClockWork, a clock reading every 1,024 (a few microseconds of
+// a pass's work at most; the reading costs tens of nanoseconds).
+inline constexpr int64_t kPassOpWork = Deadline::kClockWork / 1024;
+
+// The DeadlineExceeded a pass returns once its deadline has passed, naming
+// it; RunPipeline replaces the message with one naming the budget too.
+absl::Status PassOutOfTime(std::string_view pass);
 
 using PassFunction = absl::StatusOr<Program> (*)(Program program, const PassContext& context);
 

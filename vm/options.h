@@ -3,6 +3,7 @@
 #define AUTOBATCH_VM_OPTIONS_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -101,8 +102,15 @@ struct CallOptions {
   // cost of a deadline"): a loop whose one block is 40 lgamma ops on 1 MiB
   // values, given 0.2 s, stops 0.20-0.33 s after the call began on every
   // executor (reading the clock every 64 blocks: 3.5-12 s), at no cost
-  // measurable on vm_bench.
+  // measurable on vm_bench. RunProgram's compile counts against it too
+  // (frontend/run.h): it stops between passes and inside the long ones.
   double timeout_seconds = 0;
+  // When timeout_seconds > 0: the point in time the budget ends, if it began
+  // before the executor started. RunProgram and BatchFunction::Run set it
+  // when the call begins, so that the compile, a JIT compile and every shard
+  // share one budget; messages still name timeout_seconds. Unset: the budget
+  // begins when the executor starts.
+  std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
   // Optional: when it becomes true the batched VMs stop within
   // Budget::kClockInterval block executions and the call is Cancelled (e.g.
   // set by a SIGINT handler: a relaxed atomic store is async-signal-safe).

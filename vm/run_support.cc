@@ -10,17 +10,21 @@ namespace autobatch {
 
 Budget::Budget(int64_t max_steps,
                std::optional<std::chrono::steady_clock::time_point> deadline)
-    : max_steps_(max_steps), deadline_(deadline) {}
-
-Budget::Budget(const CallOptions& options) : Budget(options.max_steps, std::nullopt) {
-  cancel_ = options.cancel;
-  if (options.timeout_seconds > 0) {
-    timeout_seconds_ = options.timeout_seconds;
-    deadline_ = std::chrono::steady_clock::now() +
-                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                    std::chrono::duration<double>(options.timeout_seconds));
-  }
+    : max_steps_(max_steps) {
+  if (deadline) deadline_ = Deadline(*deadline, /*seconds=*/0);
 }
+
+Deadline CallDeadline(const CallOptions& options) {
+  if (!(options.timeout_seconds > 0) || !options.deadline) {
+    return Deadline::In(options.timeout_seconds);
+  }
+  return Deadline(*options.deadline, options.timeout_seconds);
+}
+
+Budget::Budget(const CallOptions& options)
+    : max_steps_(options.max_steps),
+      deadline_(CallDeadline(options)),
+      cancel_(options.cancel) {}
 
 absl::Status Budget::Exhausted(Outcome outcome) const {
   AB_CHECK(outcome != Outcome::kWithin, "Budget::Exhausted: the budget lasts");
@@ -35,7 +39,7 @@ absl::Status Budget::Exhausted(Outcome outcome) const {
         "(--max-steps) if it is just long, or look for a loop that never ends"));
   }
   return absl::DeadlineExceededError(absl::StrCat(
-      "time budget exhausted: the program ran longer than ", timeout_seconds_,
+      "time budget exhausted: the program ran longer than ", deadline_.seconds(),
       " s; raise CallOptions::timeout_seconds (--timeout) if it is just long, "
       "or look for a loop that never ends"));
 }

@@ -15,6 +15,7 @@
 #include "backends/tensor.h"
 #include "ir/ir.h"
 #include "ir/primitives.h"
+#include "support/deadline.h"
 #include "vm/options.h"
 #include "vm/profile.h"
 
@@ -25,6 +26,10 @@ namespace autobatch {
 inline int64_t BatchOf(std::span<const Tensor> inputs) {
   return inputs.empty() ? 1 : inputs.front().batch();
 }
+
+// The call's time budget: none unless CallOptions::timeout_seconds > 0;
+// then CallOptions::deadline if set, else timeout_seconds from now.
+Deadline CallDeadline(const CallOptions& options);
 
 // Counts steps (block executions) against a step limit, and the work done
 // since the clock was last read against a deadline, so that a program that
@@ -45,12 +50,13 @@ inline int64_t BatchOf(std::span<const Tensor> inputs) {
 // reaches kClockWork: every 64 small blocks, every 256 small ops, or every
 // ~1 MiB of operands (about a millisecond of the slowest elementwise
 // kernels); an expensive op (IsExpensive, ir/primitives.h: a matrix product
-// or a user kernel) is followed by a reading.
+// or a user kernel) is followed by a reading. The charging and the clock
+// are a Deadline's (support/deadline.h), which the compiler's passes share.
 class Budget {
  public:
   // Work between two readings of the clock, and the charges (in the same
   // unit, bytes of operands) of a block and of an op's dispatch.
-  static constexpr int64_t kClockWork = int64_t{1} << 20;
+  static constexpr int64_t kClockWork = Deadline::kClockWork;
   static constexpr int64_t kBlockWork = kClockWork / 64;
   static constexpr int64_t kOpWork = kClockWork / 256;
   // Steps between two readings of CallOptions::cancel.
@@ -62,8 +68,8 @@ class Budget {
 
   // max_steps <= 0: no step limit; no deadline: no time limit.
   Budget(int64_t max_steps, std::optional<std::chrono::steady_clock::time_point> deadline);
-  // CallOptions::max_steps, CallOptions::timeout_seconds from now (<= 0:
-  // no time limit) and CallOptions::cancel (read every kCancelInterval steps).
+  // CallOptions::max_steps, CallDeadline(options) and CallOptions::cancel
+  // (read every kCancelInterval steps).
   explicit Budget(const CallOptions& options);
 
   // Counts one step; whether a budget has run out.
@@ -82,24 +88,19 @@ class Budget {
   // Charges `work` (kClockWork or more: read the clock now); kOutOfTime if
   // that reading finds the deadline passed.
   Outcome Charge(int64_t work) {
-    if (!deadline_) return Outcome::kWithin;
-    work_ += work;
-    if (work_ < kClockWork) [[likely]] return Outcome::kWithin;
-    work_ = 0;
-    return std::chrono::steady_clock::now() > *deadline_ ? Outcome::kOutOfTime
-                                                         : Outcome::kWithin;
+    return deadline_.Charge(work) ? Outcome::kOutOfTime : Outcome::kWithin;
   }
 
   // Charges an op just run that touched `bytes` of operands: kOpWork plus
   // them, or a clock reading after an expensive op.
   Outcome ChargeOp(const PrimOp& op, int64_t bytes) {
-    if (!deadline_) return Outcome::kWithin;
+    if (!deadline_.set()) return Outcome::kWithin;
     return Charge(IsExpensive(op.prim) ? kClockWork : kOpWork + bytes);
   }
   // ChargeOp for an op run over `lanes` lanes of `inputs` and `outputs`.
   Outcome ChargeOp(const PrimOp& op, std::span<const Tensor* const> inputs,
                    std::span<Tensor* const> outputs, int64_t lanes) {
-    if (!deadline_) return Outcome::kWithin;  // no need to add up the bytes
+    if (!deadline_.set()) return Outcome::kWithin;  // no need to add up the bytes
     int64_t lane_bytes = 0;
     for (const Tensor* t : inputs) lane_bytes += t->lane_bytes();
     for (const Tensor* t : outputs) lane_bytes += t->lane_bytes();
@@ -138,17 +139,15 @@ class Budget {
 
   int64_t steps() const { return steps_; }
   // Whether there is a deadline (else charging work does nothing).
-  bool timed() const { return deadline_.has_value(); }
+  bool timed() const { return deadline_.set(); }
 
  private:
   absl::Status Exhausted(Outcome outcome) const;
 
   int64_t steps_ = 0;
   int64_t max_steps_;
-  std::optional<std::chrono::steady_clock::time_point> deadline_;
-  int64_t work_ = 0;  // charged since the clock was last read
+  Deadline deadline_;  // its seconds() for the message; 0 when given a time point
   const std::atomic<bool>* cancel_ = nullptr;
-  double timeout_seconds_ = 0;  // for the message; 0 when given a deadline
 };
 
 // OK unless a function of `program` is a gradient stub (Function::

@@ -2,21 +2,39 @@
 #include "passes/analysis/use_counts.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "support/overloaded.h"
+#include "support/status.h"
 
 namespace autobatch {
 
-UseCounts::UseCounts(const Function& function, size_t num_variables)
-    : reads_(num_variables, 0), writes_(num_variables, 0) {
+UseCounts::UseCounts(const Function& function, size_t num_variables) {
+  // Every read and write, then counted over the range of their ids.
+  std::vector<VarId> reads, writes;
   for (const Block& block : function.blocks) {
     for (const Op& op : block.ops) {
-      for (VarId v : OpReads(op)) ++reads_[v.value];
-      for (VarId v : OpWrites(op)) ++writes_[v.value];
+      for (VarId v : OpReads(op)) reads.push_back(v);
+      for (VarId v : OpWrites(op)) writes.push_back(v);
     }
-    for (VarId v : TerminatorReads(block.terminator)) ++reads_[v.value];
+    for (VarId v : TerminatorReads(block.terminator)) reads.push_back(v);
   }
-  for (VarId v : function.results) ++reads_[v.value];
+  for (VarId v : function.results) reads.push_back(v);
+  int32_t first = std::numeric_limits<int32_t>::max(), last = -1;
+  for (const std::vector<VarId>* uses : {&reads, &writes}) {
+    for (VarId v : *uses) {
+      AB_CHECK(v.value >= 0 && static_cast<size_t>(v.value) < num_variables,
+               "UseCounts: a variable id out of range");
+      first = std::min(first, v.value);
+      last = std::max(last, v.value);
+    }
+  }
+  if (last < first) return;
+  first_ = first;
+  reads_.assign(static_cast<size_t>(last - first + 1), 0);
+  writes_.assign(reads_.size(), 0);
+  for (VarId v : reads) ++Slot(reads_, v);
+  for (VarId v : writes) ++Slot(writes_, v);
 }
 
 std::vector<VarId> TerminatorReads(const Terminator& terminator) {

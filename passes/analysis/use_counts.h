@@ -2,6 +2,7 @@
 #ifndef AUTOBATCH_PASSES_ANALYSIS_USE_COUNTS_H_
 #define AUTOBATCH_PASSES_ANALYSIS_USE_COUNTS_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "ir/ir.h"
@@ -12,15 +13,29 @@ namespace autobatch {
 // OpWrites, each occurrence counted), every Branch condition as a read, and
 // the function's results as one read each (the caller reads them).
 // Parameters are not counted as writes.
+// The counts are kept for the range of variable ids the function mentions,
+// not for every variable of the module: a module of thousands of small
+// functions would otherwise cost all its variables per function
+// (docs/BENCHMARKS.md, "Compile time against program size").
 class UseCounts {
  public:
   // Requires: every variable `function` names is below num_variables.
   UseCounts(const Function& function, size_t num_variables);
 
-  int Reads(VarId v) const { return reads_[v.value]; }
-  int Writes(VarId v) const { return writes_[v.value]; }
+  // 0 for a variable the function does not mention.
+  int Reads(VarId v) const { return At(reads_, v); }
+  int Writes(VarId v) const { return At(writes_, v); }
 
  private:
+  int At(const std::vector<int>& counts, VarId v) const {
+    const size_t i = static_cast<size_t>(v.value - first_);
+    return v.value >= first_ && i < counts.size() ? counts[i] : 0;
+  }
+  int& Slot(std::vector<int>& counts, VarId v) {
+    return counts[static_cast<size_t>(v.value - first_)];
+  }
+
+  int32_t first_ = 0;  // the lowest id counted: reads_[i] counts variable first_ + i
   std::vector<int> reads_;
   std::vector<int> writes_;
 };

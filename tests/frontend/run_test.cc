@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
+#include "ir/testing/call_trees.h"
 #include "passes/pipeline.h"
 #include "samples/fibonacci/fibonacci.h"
 #include "samples/peanuts/peanuts.h"
@@ -302,6 +303,57 @@ TEST(ShardsTest, TimeoutBoundsTheWholeCall) {
   // 8 shards each given 0.25 s would take at least 1 s on 2 threads; the
   // call's own budget ends it near 0.25 s.
   EXPECT_LT(seconds, 0.6) << out.status();
+}
+
+// The budget covers the compile too (frontend/run.h): a big program whose
+// compile takes much longer than its budget (a chain of 3,000 calls: over
+// 0.1 s; docs/BENCHMARKS.md, "Compile time against program size") is
+// stopped while compiling, on every executor, with the error of a run over
+// its time budget. Given the time, the same call runs.
+TEST(TimeBudgetTest, CoversTheCompile) {
+  for (CallOptions options : {CallOptions{.vm = Vm::kStack}, CallOptions{.vm = Vm::kStackless},
+                              CallOptions{.dry_run = true}}) {
+    options.timeout_seconds = 1e-3;
+    absl::StatusOr<std::vector<Tensor>> out =
+        RunProgram(testing::CallChain(3000), {*Tensor::FromVector<int64_t>({1, 2})}, nullptr,
+                   options);
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded) << out.status();
+    EXPECT_THAT(std::string(out.status().message()),
+                ::testing::StartsWith("time budget exhausted while compiling: the compile was "
+                                      "stopped by the time budget (0.001 s) "));
+    options.timeout_seconds = 1e6;
+    out = RunProgram(testing::CallChain(200), {*Tensor::FromVector<int64_t>({1, 2})}, nullptr,
+                     options);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].ToVector<int64_t>(), (std::vector<int64_t>{200, 400}));
+  }
+}
+
+// The same through a Context (BatchFunction::Run compiles and caches): a
+// compile stopped by the budget caches nothing, and a later call given the
+// time compiles and runs (on the stack VM, whose program is inlined: the
+// stackless VM runs 3,000 nested calls slowly).
+TEST(TimeBudgetTest, CoversTheCompileOfABatchFunction) {
+  constexpr int kLength = 3000;
+  Context ctx;
+  std::vector<BatchFunction> chain(kLength);
+  chain[kLength - 1] = ctx.Batch(absl::StrCat("f", kLength - 1))([](Value x) { return x; });
+  for (int k = kLength - 2; k >= 0; --k) {
+    chain[k] = ctx.Batch(absl::StrCat("f", k))(
+        [&chain, k](Value x) -> Value { return chain[k + 1](x) + x; });
+  }
+  const Tensor input = *Tensor::FromVector<int64_t>({1, 2});
+  for (CallOptions options : {CallOptions{.vm = Vm::kStack}, CallOptions{.vm = Vm::kStackless},
+                              CallOptions{.dry_run = true}}) {
+    options.timeout_seconds = 1e-3;
+    absl::StatusOr<std::vector<Tensor>> out = chain[0].Run({input}, options);
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded) << out.status();
+    EXPECT_THAT(std::string(out.status().message()),
+                ::testing::StartsWith("time budget exhausted while compiling: "));
+  }
+  absl::StatusOr<std::vector<Tensor>> out = chain[0].Run({input}, {.timeout_seconds = 1e6});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].ToVector<int64_t>(), (std::vector<int64_t>{kLength, 2 * kLength}));
 }
 
 TEST(ShardsTest, ShardCountBelowOneIsInvalid) {

@@ -4,10 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "ir/printer.h"
+#include "ir/testing/call_trees.h"
 #include "ir/testing/fib_program.h"
 #include "ir/verifier.h"
 #include "passes/fuse_pop_push.h"
+#include "passes/pipeline.h"
 #include "tests/passes/machine.h"
 #include "tests/passes/test_programs.h"
 #include "tests/passes/test_util.h"
@@ -175,6 +178,27 @@ TEST(CoalesceCopiesTest, IsIdempotentAndRejectsUnloweredPrograms) {
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()),
               ::testing::HasSubstr("run lower_calls first"));
+}
+
+// A deadline that has passed stops the sweeps at their first reading of
+// the clock (after 1,024 ops swept; kPassOpWork): a chain of 1,000 calls
+// lowered without coalescing is one block of over 2,000 ops.
+TEST(CoalesceCopiesTest, StopsOnceItsDeadlinePasses) {
+  PipelineOptions uncoalesced;
+  uncoalesced.coalesce_copies = false;
+  absl::StatusOr<Program> lowered = LowerProgram(testing::CallChain(1000), {kI64}, uncoalesced);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  for (ForwardCopies forward : {ForwardCopies::kOnlyRead, ForwardCopies::kAnyReads}) {
+    absl::StatusOr<Program> stopped = CoalesceCopies(*lowered, forward, testing::PassedDeadline());
+    EXPECT_EQ(stopped.status().code(), absl::StatusCode::kDeadlineExceeded);
+    EXPECT_EQ(stopped.status().message(),
+              absl::StrCat("pass ",
+                           forward == ForwardCopies::kAnyReads ? "coalesce_copies(any_reads)"
+                                                               : "coalesce_copies",
+                           " was stopped by the compile's time budget"));
+    EXPECT_EQ(*CoalesceCopies(*lowered, forward, Deadline::In(1e6)),
+              *CoalesceCopies(*lowered, forward));
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/printer.h"
+#include "ir/testing/call_trees.h"
 #include "ir/testing/fib_program.h"
 #include "ir/verifier.h"
 #include "tests/passes/test_programs.h"
@@ -102,6 +103,17 @@ TEST(InferTypesTest, MutualRecursionWithOneBaseCase) {
   ASSERT_TRUE(typed.ok()) << typed.status();
   EXPECT_EQ(TypeOf(*typed, "odd", "r"), kF64);
   EXPECT_EQ(TypeOf(*typed, "even", "r"), kF64);
+}
+
+// A deadline that has passed stops the sweeps at their first reading of
+// the clock (after 1,024 ops swept; kPassOpWork).
+TEST(InferTypesTest, StopsOnceItsDeadlinePasses) {
+  const Program chain = testing::CallChain(3000);
+  absl::StatusOr<Program> stopped = InferTypes(chain, {{kI64}}, testing::PassedDeadline());
+  EXPECT_EQ(stopped.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(stopped.status().message(),
+            "pass infer_types was stopped by the compile's time budget");
+  EXPECT_EQ(*InferTypes(chain, {{kI64}}, Deadline::In(1e6)), *InferTypes(chain, {{kI64}}));
 }
 
 TEST(InferTypesTest, LoopVariablesAndCollatz) {

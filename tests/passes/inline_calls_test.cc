@@ -283,6 +283,17 @@ TEST(InlineCallsTest, LongChainsAndTreesOfCallsCompileLinearly) {
   }
 }
 
+// A deadline that has passed stops the inlining at its first reading of
+// the clock (after 1,024 ops or blocks scanned; kPassOpWork).
+TEST(InlineCallsTest, StopsOnceItsDeadlinePasses) {
+  const Program typed = testing::Typed(testing::CallChain(3000), {kI64});
+  absl::StatusOr<Program> stopped = InlineCalls(typed, testing::PassedDeadline());
+  EXPECT_EQ(stopped.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(stopped.status().message(),
+            "pass inline_calls was stopped by the compile's time budget");
+  EXPECT_EQ(*InlineCalls(typed, Deadline::In(1e6)), *InlineCalls(typed));
+}
+
 // g(x) -> y: a loop whose header is g's entry, called twice by main:
 //   ^0 entry: one; zero; x = sub(x, one); c = gt(x, zero); branch c ^0 ^1
 //   ^1 done:  y = add(x, x); return

@@ -1,6 +1,7 @@
 // Tests for the compiler pipeline (passes/pipeline.h).
 #include "passes/pipeline.h"
 
+#include <chrono>
 #include <sstream>
 
 #include <gmock/gmock.h>
@@ -10,6 +11,7 @@
 #include "ir/json.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/testing/call_trees.h"
 #include "ir/testing/fib_program.h"
 #include "tests/passes/machine.h"
 #include "tests/passes/test_programs.h"
@@ -440,6 +442,92 @@ TEST(PipelineTest, APassGivenTheWrongStageSaysSo) {
   EXPECT_THAT(std::string(result.status().message()),
               ::testing::StartsWith("pass lower_calls failed: lower_calls needs an allocated "
                                     "program"));
+}
+
+// --- the time budget (PipelineOptions::deadline) ---------------------------
+
+constexpr char kRaise[] =
+    "; raise the time budget (CallOptions::timeout_seconds, --timeout) if the program is just "
+    "big";
+
+PipelineOptions WithDeadline(Deadline deadline, std::ostream* printed = nullptr) {
+  PipelineOptions options;
+  options.deadline = deadline;
+  options.print_ir_after_each_pass = printed;
+  return options;
+}
+
+// A deadline already passed stops the compile before its first pass (none
+// prints its IR), with the error a VM gives for a run over its time budget.
+TEST(PipelineTest, APassedDeadlineStopsTheCompileBeforeItsFirstPass) {
+  const Deadline passed(Deadline::Clock::now() - std::chrono::seconds(1), /*seconds=*/0.5);
+  for (bool lower : {false, true}) {
+    std::ostringstream printed;
+    const PipelineOptions options = WithDeadline(passed, &printed);
+    const Program chain = autobatch::testing::CallChain(3000);
+    absl::StatusOr<Program> result = lower ? LowerProgram(chain, {Scalar(DType::kI64)}, options)
+                                           : CompileProgram(chain, {Scalar(DType::kI64)}, options);
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded) << result.status();
+    EXPECT_EQ(result.status().message(),
+              absl::StrCat("time budget exhausted while compiling: the compile was stopped by "
+                           "the time budget (0.5 s) before pass remove_unreachable_blocks",
+                           kRaise));
+    EXPECT_EQ(printed.str(), "");
+  }
+}
+
+// A deadline that passes while a big program compiles stops the compile
+// between two passes or inside one (a chain of 3,000 calls takes over 0.1 s
+// to lower; see docs/BENCHMARKS.md, "Compile time against program size").
+TEST(PipelineTest, ACompileStopsOnceItsDeadlinePasses) {
+  absl::StatusOr<Program> result = LowerProgram(autobatch::testing::CallChain(3000),
+                                                {Scalar(DType::kI64)},
+                                                WithDeadline(Deadline::In(1e-3)));
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded) << result.status();
+  EXPECT_THAT(std::string(result.status().message()),
+              ::testing::MatchesRegex(absl::StrCat(
+                  R"(time budget exhausted while compiling: the compile was stopped by the )"
+                  R"(time budget \(0.001 s\) (before|in|after) pass [a-z_()]+)"
+                  R"(( \(round [0-9]+\))?)",
+                  R"(; raise the time budget \(CallOptions::timeout_seconds, --timeout\) if )"
+                  R"(the program is just big)")));
+}
+
+// A pass that stops on its deadline (PassContext::deadline, set from
+// PipelineOptions::deadline) is named, without the IR it was given.
+absl::StatusOr<Program> StopIfTimed(Program program, const PassContext& context) {
+  if (context.deadline.set()) return PassOutOfTime("slow");
+  return program;
+}
+
+TEST(PipelineTest, APassStoppedByItsDeadlineIsNamed) {
+  const PassInfo slow{"slow", "stops whenever it has a deadline", StopIfTimed};
+  const Pipeline pipeline{{{&slow}}, {{&slow}, /*repeat=*/true}};
+  absl::StatusOr<Program> untimed =
+      RunPipeline(autobatch::testing::MakeCollatzProgram(), pipeline, {});
+  EXPECT_TRUE(untimed.ok()) << untimed.status();
+  absl::StatusOr<Program> timed = RunPipeline(autobatch::testing::MakeCollatzProgram(), pipeline,
+                                              {}, WithDeadline(Deadline::In(1e6)));
+  EXPECT_EQ(timed.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(timed.status().message(),
+            absl::StrCat("time budget exhausted while compiling: the compile was stopped by the "
+                         "time budget (1e+06 s) in pass slow",
+                         kRaise));
+}
+
+// A deadline far away changes nothing in the compile's output.
+TEST(PipelineTest, ADeadlineThatDoesNotPassChangesNothing) {
+  const PipelineOptions timed = WithDeadline(Deadline::In(1e6));
+  std::vector<std::pair<Program, std::vector<TensorType>>> programs = {
+      {autobatch::testing::CallChain(200), {Scalar(DType::kI64)}}};
+  for (const Case& c : Cases()) programs.emplace_back(c.make(), c.types);
+  for (const auto& [program, types] : programs) {
+    absl::StatusOr<Program> lowered = LowerProgram(program, types);
+    absl::StatusOr<Program> compiled = CompileProgram(program, types);
+    ASSERT_TRUE(lowered.ok() && compiled.ok());
+    EXPECT_EQ(*LowerProgram(program, types, timed), *lowered);
+    EXPECT_EQ(*CompileProgram(program, types, timed), *compiled);
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Helpers shared by the pass tests.
 #include "tests/passes/test_util.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -77,6 +78,10 @@ int CountOps(const Program& program, const std::function<bool(const Op&)>& count
     }
   }
   return n;
+}
+
+Deadline PassedDeadline() {
+  return Deadline(Deadline::Clock::now() - std::chrono::seconds(1), /*seconds=*/1);
 }
 
 Program Typed(Program program, std::vector<TensorType> inputs) {

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/ir.h"
+#include "support/deadline.h"
 
 namespace autobatch::testing {
 
@@ -36,6 +37,10 @@ Program Parse(const std::string& text);
 Program Checked(absl::StatusOr<Program> program, const char* pass);
 // The number of ops of the whole program for which `counted` holds.
 int CountOps(const Program& program, const std::function<bool(const Op&)>& counted);
+
+// A deadline that passed a second ago (PassContext::deadline): a pass
+// given it stops at its first reading of the clock.
+Deadline PassedDeadline();
 
 // The text of every op and terminator of one block, one per line, as
 // PrintOp / PrintTerminator show them, with storage classes.

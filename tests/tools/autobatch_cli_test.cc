@@ -14,8 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ir/printer.h"
+#include "ir/testing/call_trees.h"
 #include "nlohmann/json.hpp"
 
 namespace autobatch {
@@ -416,6 +419,30 @@ TEST(CliTest, RunNumberOptionsAreCheckedExactly) {
   EXPECT_EQ(unlimited.exit_code, 0) << unlimited.out;
   const Result longest = RunCli("run collatz --inputs " + inputs + " --timeout 1e9");
   EXPECT_EQ(longest.exit_code, 0) << longest.out;
+}
+
+// --timeout bounds the compile too: a chain of 3,000 calls, whose compile
+// takes over 0.1 s (docs/BENCHMARKS.md, "Compile time against program
+// size"), run with --timeout 0.001 stops while compiling, on every VM, with
+// the exit status and the start of the message of a run over its budget.
+TEST(CliTest, TimeoutStopsTheCompileOfABigProgram) {
+  const std::string program =
+      WriteFile("call_chain_3000.ir", PrintProgram(testing::CallChain(3000)));
+  const std::string inputs = WriteFile("call_chain_inputs.json", R"({"inputs": [[1, 2]]})");
+  for (const char* vm : {"stack", "stackless", "reference"}) {
+    const Result r = RunCli(absl::StrCat("run ", program, " --inputs ", inputs, " --vm ", vm,
+                                         " --timeout 0.001"));
+    EXPECT_EQ(r.exit_code, 1) << vm << "\n" << r.out;
+    EXPECT_THAT(r.out, ::testing::StartsWith(
+                           "autobatch: error: time budget exhausted while compiling: the "
+                           "compile was stopped by the time budget (0.001 s) "))
+        << vm;
+    EXPECT_THAT(r.out, HasSubstr("raise the time budget (CallOptions::timeout_seconds, "
+                                 "--timeout) if the program is just big\n"))
+        << vm;
+  }
+  const Result given_time = RunCli("run " + program + " --inputs " + inputs + " --timeout 1e9");
+  EXPECT_EQ(given_time.exit_code, 0) << given_time.out;
 }
 
 // A directory given where a file is read or written is called a directory,
