@@ -34,6 +34,7 @@
 #include "backends/kernel_registry.h"
 #include "backends/lane_set.h"
 #include "backends/tensor.h"
+#include "support/memory.h"
 #include "ir/ir.h"
 
 namespace autobatch {
@@ -59,7 +60,7 @@ std::string_view ExecModeName(ExecMode mode);  // "dense", "compact"
 struct LaneStack {
   Tensor top;                  // [batch]
   Tensor saved;                // [capacity * batch]
-  std::vector<int32_t> depth;  // [batch]
+  CountedVector<int32_t> depth;  // [batch]
 
   int64_t batch() const { return top.batch(); }
   int64_t capacity() const { return batch() == 0 ? 0 : saved.batch() / batch(); }
@@ -176,7 +177,9 @@ std::string_view BackendKindName(BackendKind kind);  // "eigen", "threaded"
 std::optional<BackendKind> BackendKindFromName(std::string_view name);
 std::vector<std::string> KnownBackendNames();  // in AllBackendKinds() order
 
-// kThreaded uses the default thread count (the hardware concurrency).
+// kThreaded uses the default thread count (the hardware concurrency), and
+// throws std::system_error if a worker thread does not start (the
+// name-taking MakeBackend returns that as a status).
 std::unique_ptr<Backend> MakeBackend(BackendKind kind);
 // A known name, or "threaded:N" for the threaded backend with N threads
 // (1 <= N <= 256, decimal). An unknown name, or a bad N, is InvalidArgument

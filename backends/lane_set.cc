@@ -26,7 +26,7 @@ LaneSet LaneSet::FromIndices(int64_t batch, std::span<const int64_t> lanes) {
     AB_CHECK(lane >= 0 && lane < batch, "LaneSet::FromIndices: lane out of range");
     set.mask_[static_cast<size_t>(lane)] = 1;
   }
-  set.AssignMask(std::vector<uint8_t>(set.mask_));
+  set.AssignMask(std::vector<uint8_t>(set.mask_.begin(), set.mask_.end()));
   return set;
 }
 

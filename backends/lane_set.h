@@ -11,20 +11,24 @@
 #include <span>
 #include <vector>
 
+#include "support/memory.h"
 #include "support/status.h"
 
 namespace autobatch {
 
-// A std::allocator whose value-initialization (vector::resize) leaves
-// trivial elements uninitialized: LaneSet resizes its indices to what it is
-// about to write, and zeroing them first was a pass of its own.
+// The run's counting allocator (support/memory.h), except that
+// value-initialization (vector::resize) leaves trivial elements
+// uninitialized: LaneSet resizes its indices to what it is about to write,
+// and zeroing them first was a pass of its own.
 template <typename T>
-struct DefaultInitAllocator : std::allocator<T> {
+struct DefaultInitAllocator : CountedAllocator<T> {
   template <typename U>
   struct rebind {
     using other = DefaultInitAllocator<U>;
   };
-  using std::allocator<T>::allocator;
+  DefaultInitAllocator() = default;
+  template <typename U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) {}  // NOLINT: rebinding
   template <typename U>
   void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
     ::new (static_cast<void*>(p)) U;
@@ -105,7 +109,7 @@ class LaneSet {
 
  private:
   std::vector<int64_t, DefaultInitAllocator<int64_t>> indices_;
-  std::vector<uint8_t> mask_;
+  std::vector<uint8_t, CountedAllocator<uint8_t>> mask_;
 };
 
 }  // namespace autobatch

@@ -61,7 +61,7 @@ inline absl::Status RunOnThreads(int threads, const std::function<void()>& body)
   std::exception_ptr start_failure;
   try {
     for (int t = 1; t < threads; ++t) workers.emplace_back(run);
-  } catch (const std::system_error&) {
+  } catch (...) {  // std::system_error, or std::bad_alloc for the thread's state
     start_failure = std::current_exception();
   }
   {
@@ -79,7 +79,7 @@ inline absl::Status RunOnThreads(int threads, const std::function<void()>& body)
     }
   }
   for (std::thread& w : workers) w.join();
-  if (start_failure) return ResourceErrorStatus(start_failure, "running on threads");
+  if (start_failure) return ResourceErrorStatus(start_failure, "the run");
   if (thrown) std::rethrow_exception(thrown);
   return absl::OkStatus();
 }

@@ -95,7 +95,7 @@ struct CheckedThreadEnvironment {
           f();
           counts->running.fetch_sub(1);
         });
-      } catch (const std::system_error&) {
+      } catch (...) {  // std::system_error, or std::bad_alloc for the thread's state
         counts->running.fetch_sub(1);
         counts->failed.store(true);
       }
@@ -360,10 +360,20 @@ void ThreadedBackend::RunChunk(int chunk) {
   // scratch past the memory limit, a user kernel's exception) must not
   // leave the worker, so it becomes the chunk's status.
   MemoryScope memory(job_.memory);
-  slot.status = CatchResourceErrors("an op's chunk on the threaded backend", [&] {
-    RunChunkInScope(chunk, slot);
-    return slot.status;
-  });
+  try {
+    slot.status = CatchResourceErrors("an op's chunk on the threaded backend", [&] {
+      RunChunkInScope(chunk, slot);
+      return slot.status;
+    });
+  } catch (const std::exception& e) {
+    slot.status = absl::InternalError(absl::StrCat(
+        "an exception escaped an op on the threaded backend (a user kernel must report its "
+        "errors as a Status, not throw): ", e.what()));
+  } catch (...) {
+    slot.status = absl::InternalError(
+        "an exception escaped an op on the threaded backend (a user kernel must report its "
+        "errors as a Status, not throw)");
+  }
 }
 
 void ThreadedBackend::RunChunkInScope(int chunk, Slot& slot) {

@@ -94,6 +94,9 @@ class ThreadedBackend : public Backend {
   static constexpr int kMaxThreads = 256;
   static const double kDefaultMinChunkCost;
 
+  // Starts the workers: throws std::system_error (resource_unavailable_try_again)
+  // if the system does not start one, after the others have stopped;
+  // MakeBackend(name) returns that as ResourceExhausted.
   explicit ThreadedBackend(ThreadedBackendOptions options = {});
   ~ThreadedBackend() override;
   ThreadedBackend(const ThreadedBackend&) = delete;

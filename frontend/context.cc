@@ -14,6 +14,7 @@
 #include "passes/pipeline.h"
 #include "frontend/run.h"
 #include "ir/verifier.h"
+#include "support/memory.h"
 #include "support/status.h"
 #include "vm/inputs.h"
 #include "vm/run_support.h"
@@ -586,7 +587,8 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
   // The call's time budget covers a compile it needs (RunProgram's does,
   // frontend/run.h); the run gets what is left.
   const Deadline deadline = CallDeadline(options);
-  {
+  // Memory the system refuses while compiling is an error, as in the run.
+  AB_RETURN_IF_ERROR(CatchResourceErrors("compiling the function", [&]() -> absl::Status {
     std::lock_guard lock(ctx_->impl_->mu());
     AB_ASSIGN_OR_RETURN(program, ctx_->impl_->CachedProgram(index_));
     AB_RETURN_IF_ERROR(CheckInputs(*program, inputs));
@@ -601,7 +603,8 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
       }
     }
     kernels = ctx_->impl_->RegistrySnapshot();
-  }
+    return absl::OkStatus();
+  }));
   CallOptions left = options;
   left.deadline = deadline.at();
   if (plan != nullptr) return RunProgram(*plan, std::move(inputs), kernels.get(), left);

@@ -58,19 +58,18 @@ absl::Status ForChain(uint64_t chain_id, const absl::Status& s) {
                       absl::StrCat("chain ", chain_id, ": ", std::string(s.message())));
 }
 
-// ResourceExhausted: the run needs `bytes` (of which `what`), more than
-// `available` of its memory limit.
+// ResourceExhausted: the run needs `bytes` (of which `what`), more than its
+// memory limit, `limit`.
 absl::Status SampleTooBig(const Model& model, const SampleOptions& options, double bytes,
-                          double available, std::string_view what) {
-  const int64_t limit = SampleMemoryLimit(options);
+                          int64_t limit, std::string_view what) {
   return absl::ResourceExhaustedError(absl::StrCat(
       "Sample: ", options.num_chains, " chains x ", options.num_samples,
       " draws (num_chains x num_samples) of ",
       kNumDrawStats + model.constrained_size() +
           static_cast<int64_t>(model.generated_names().size()),
       " columns need about ", FormatBytes(static_cast<int64_t>(std::min(bytes, 9e18))), " (",
-      std::string(what), "), more than the ", FormatBytes(static_cast<int64_t>(std::max(available, 0.0))),
-      " the memory limit allows (max_memory_bytes = ", limit, ", ", FormatBytes(limit),
+      std::string(what), "), more than the memory limit allows (max_memory_bytes = ", limit,
+      ", ", FormatBytes(limit),
       options.call.max_memory_bytes > 0 ? "" : ": 3/4 of the smallest of physical memory, "
                                                "RLIMIT_AS and the cgroup's memory.max",
       "). Every draw is kept in memory until the end: lower num_samples (--samples) or "
@@ -220,6 +219,7 @@ absl::StatusOr<BatchedRunResult> Runner::Run(BatchedSampler& sampler, int64_t dr
   std::condition_variable cv;
   bool finished = false;
   std::thread ticker;
+  absl::StatusOr<BatchedRunResult> result;
   const auto interval = std::chrono::duration<double>(options_.progress_interval_seconds);
   if (options_.progress && draws > 1 && interval.count() > 0) {
     // Report only reads counters that change after the call returns.
@@ -231,14 +231,19 @@ absl::StatusOr<BatchedRunResult> Runner::Run(BatchedSampler& sampler, int64_t dr
       }
     });
   }
-  absl::StatusOr<BatchedRunResult> result = sampler.Run(chains_, draws, options_.call);
-  if (ticker.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      finished = true;
-    }
-    cv.notify_all();
-    ticker.join();
+  {
+    // The ticker stops on every way out, an exception's included (a
+    // joinable std::thread destroyed would end the process).
+    const absl::Cleanup stop_ticker = [&] {
+      if (!ticker.joinable()) return;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        finished = true;
+      }
+      cv.notify_all();
+      ticker.join();
+    };
+    result = sampler.Run(chains_, draws, options_.call);
   }
   AB_ASSIGN_OR_RETURN(BatchedRunResult run, std::move(result));
   ++result_.vm_calls;
@@ -299,7 +304,7 @@ absl::Status Runner::CheckStartingMemory() {
   const double in_use = static_cast<double>(budget->used());
   if (in_use + starting <= static_cast<double>(budget->limit())) return absl::OkStatus();
   return SampleTooBig(
-      model_, options_, in_use + starting, static_cast<double>(budget->limit()),
+      model_, options_, in_use + starting, budget->limit(),
       absl::StrCat("of which the sampler's program holds about ",
                    FormatBytes(static_cast<int64_t>(std::min(starting, 9e18))),
                    " as it starts: its variables and first stack frames for every chain"));
@@ -621,8 +626,8 @@ int64_t SampleMemoryLimit(const SampleOptions& options) {
 
 absl::Status CheckSampleMemory(const Model& model, const SampleOptions& options) {
   const double bytes = SampleMemoryBytes(model, options);
-  const double limit = static_cast<double>(SampleMemoryLimit(options));
-  if (bytes <= limit) return absl::OkStatus();
+  const int64_t limit = SampleMemoryLimit(options);
+  if (bytes <= static_cast<double>(limit)) return absl::OkStatus();
   return SampleTooBig(model, options, bytes, limit,
                       "the draws, what a VM call records and the summary's working set");
 }
@@ -642,7 +647,7 @@ absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptio
       static_cast<int64_t>(std::min(SampleMemoryBytes(model, options_in), 9e18));
   if (!budget->TryCharge(reserved)) {
     return SampleTooBig(model, options_in, static_cast<double>(budget->used() + reserved),
-                        static_cast<double>(budget->limit()),
+                        budget->limit(),
                         "the draws, with the memory of the run this one is part of");
   }
   const absl::Cleanup release = [budget, reserved] { budget->Release(reserved); };

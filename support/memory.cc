@@ -7,12 +7,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <fstream>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -128,16 +127,19 @@ void* AllocateCounted(std::size_t bytes) {
   if (bytes > static_cast<std::size_t>(std::numeric_limits<int64_t>::max()) - kMemoryAlignment) {
     throw std::bad_array_new_length();
   }
-  if (budget != nullptr) budget->Charge(static_cast<int64_t>(bytes));
+  // The header's bytes count too: a run of many small values (the
+  // reference interpreter's, one lane each) holds mostly headers.
+  const std::size_t charged = bytes + kMemoryAlignment;
+  if (budget != nullptr) budget->Charge(static_cast<int64_t>(charged));
   void* block;
   try {
-    block = ::operator new(bytes + kMemoryAlignment, std::align_val_t{kMemoryAlignment});
+    block = ::operator new(charged, std::align_val_t{kMemoryAlignment});
   } catch (...) {
-    if (budget != nullptr) budget->Release(static_cast<int64_t>(bytes));
+    if (budget != nullptr) budget->Release(static_cast<int64_t>(charged));
     throw;
   }
   if (budget != nullptr) budget->Ref();
-  new (block) Header{budget, bytes};
+  new (block) Header{budget, charged};
   return static_cast<std::byte*>(block) + kMemoryAlignment;
 }
 
@@ -165,8 +167,9 @@ MemoryBounds ReadMemoryBounds() {
     std::ifstream statm("/proc/self/statm");
     statm >> pages;
     const int64_t in_use = pages * sysconf(_SC_PAGESIZE);
-    bounds.address_space =
-        std::max<int64_t>(static_cast<int64_t>(limit.rlim_cur) - in_use, 0);
+    const auto cur = static_cast<int64_t>(
+        std::min<rlim_t>(limit.rlim_cur, static_cast<rlim_t>(std::numeric_limits<int64_t>::max())));
+    bounds.address_space = std::max<int64_t>(cur - in_use, 0);
   }
   return bounds;
 }
@@ -217,25 +220,28 @@ absl::StatusOr<int64_t> ParseBytes(std::string_view text) {
   int64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end == text.data() || value < 0) return bad();
-  std::string suffix = absl::AsciiStrToUpper(std::string(end, text.data() + text.size()));
-  for (const char* tail : {"IB", "B"}) {
-    if (suffix.size() > 1 && absl::EndsWith(suffix, tail)) {
-      suffix.resize(suffix.size() - std::strlen(tail));
-      break;
-    }
+  const std::string suffix = absl::AsciiStrToUpper(std::string(end, text.data() + text.size()));
+  int shift = -1;
+  if (suffix.empty() || suffix == "B") shift = 0;
+  for (const auto& [unit, bits] : {std::pair{'K', 10}, {'M', 20}, {'G', 30}, {'T', 40}}) {
+    const std::string u(1, unit);
+    if (suffix == u || suffix == u + "B" || suffix == u + "IB") shift = bits;
   }
-  int shift = 0;
-  if (suffix == "K") shift = 10;
-  else if (suffix == "M") shift = 20;
-  else if (suffix == "G") shift = 30;
-  else if (suffix == "T") shift = 40;
-  else if (!suffix.empty() && suffix != "B") return bad();
-  if (value > (std::numeric_limits<int64_t>::max() >> shift)) return bad();
+  if (shift < 0) return bad();
+  if (value > (std::numeric_limits<int64_t>::max() >> shift)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", std::string(original), "' is more bytes than can be counted (at most 2^63 - 1)"));
+  }
   return value << shift;
 }
 
 // ---------------------------------------------------------------------------
 // Errors.
+
+bool IsResourceError(const std::system_error& e) {
+  return e.code() == std::errc::resource_unavailable_try_again ||
+         e.code() == std::errc::not_enough_memory;
+}
 
 absl::Status ResourceErrorStatus(std::exception_ptr error, std::string_view what_view) {
   const std::string what(what_view);
@@ -261,9 +267,11 @@ absl::Status ResourceErrorStatus(std::exception_ptr error, std::string_view what
         what, " asked for more memory than can be addressed (", e.what(),
         "); run fewer lanes or chains at once, or smaller values"));
   } catch (const std::system_error& e) {
-    if (e.code() != std::errc::resource_unavailable_try_again) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat(what, " failed for want of a system resource: ", e.what()));
+    if (e.code() == std::errc::not_enough_memory) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          what, " ran out of memory (", e.what(),
+          "); lower max_memory_bytes (--max-memory) below what this process may use, or run "
+          "fewer lanes or chains at once"));
     }
     return absl::ResourceExhaustedError(absl::StrCat(
         what, " could not start a thread (", e.what(),

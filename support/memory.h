@@ -10,10 +10,12 @@
 // std::bad_alloc) when the bytes would not fit, so a run stops before the
 // system runs out: under Linux's overcommit the failure would otherwise be
 // the OOM killer, not an exception. Entry points turn the exception into
-// ResourceExhausted with CatchResourceErrors. What is not charged: small
-// bookkeeping (lane lists, program counters, a sampler's draws, which
-// Sample reserves by estimate instead), the program's code and the threads'
-// stacks; the default limit leaves a quarter of the memory for them.
+// ResourceExhausted with CatchResourceErrors. Per-lane bookkeeping that
+// grows with the batch and the depth (lane sets, stack depths, program
+// counters, tapes' depths) is charged too (CountedVector). What is not: the
+// rest of the bookkeeping, a sampler's draws (Sample reserves their
+// estimate instead), the program's code and the threads' stacks; the
+// default limit leaves a quarter of the memory for them.
 #ifndef AUTOBATCH_SUPPORT_MEMORY_H_
 #define AUTOBATCH_SUPPORT_MEMORY_H_
 
@@ -28,6 +30,7 @@
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -110,8 +113,8 @@ class MemoryScope {
 // cache line; at least Eigen's widest vector loads).
 inline constexpr std::size_t kMemoryAlignment = 64;
 
-// `bytes` bytes, kMemoryAlignment-aligned, charged to the calling thread's
-// budget first (MemoryLimitExceeded if they do not fit; nothing is charged
+// `bytes` bytes, kMemoryAlignment-aligned, charged (with kMemoryAlignment
+// bytes of header) to the calling thread's budget first (MemoryLimitExceeded if they do not fit; nothing is charged
 // when the thread has no budget). FreeCounted releases them to the budget
 // they were charged to, from any thread, also after the run.
 void* AllocateCounted(std::size_t bytes);
@@ -132,6 +135,12 @@ struct CountedAllocator {
   void deallocate(T* p, std::size_t) noexcept { FreeCounted(p); }
   friend bool operator==(const CountedAllocator&, const CountedAllocator&) { return true; }
 };
+
+// A vector whose storage is charged to the run's budget: for per-lane
+// bookkeeping that grows with the batch and the depth (stack depths,
+// program counters, lane sets).
+template <typename T>
+using CountedVector = std::vector<T, CountedAllocator<T>>;
 
 // What bounds the memory of this process, in bytes (-1: no such bound).
 struct MemoryBounds {
@@ -163,8 +172,13 @@ absl::StatusOr<int64_t> ParseBytes(std::string_view text);
 // run ("the call", "Sample"). Other exceptions are rethrown.
 absl::Status ResourceErrorStatus(std::exception_ptr error, std::string_view what);
 
+// Whether a std::system_error says a resource ran out (EAGAIN, ENOMEM: a
+// thread or memory the system would not give).
+bool IsResourceError(const std::system_error& e);
+
 // Runs `f` (returning absl::Status or absl::StatusOr<T>) and returns its
-// result, or ResourceErrorStatus of the resource exception it threw.
+// result, or ResourceErrorStatus of the resource exception it threw; any
+// other exception passes through.
 template <typename F>
 auto CatchResourceErrors(std::string_view what, F&& f) -> decltype(f()) {
   try {
@@ -173,7 +187,8 @@ auto CatchResourceErrors(std::string_view what, F&& f) -> decltype(f()) {
     return ResourceErrorStatus(std::current_exception(), what);
   } catch (const std::length_error&) {
     return ResourceErrorStatus(std::current_exception(), what);
-  } catch (const std::system_error&) {
+  } catch (const std::system_error& e) {
+    if (!IsResourceError(e)) throw;
     return ResourceErrorStatus(std::current_exception(), what);
   }
 }

@@ -58,7 +58,7 @@ struct CallOptions {
   std::string backend = "eigen";
   // Run the batch as this many independent batched calls ("shards") on
   // contiguous lane ranges, each with its own VM and backend, on
-  // min(shards, hardware threads) threads (an Eigen::ThreadPool plus the
+  // min(shards, hardware threads) threads (RunOnThreads: new threads and the
   // calling thread; each takes the next shard until none is left); outputs
   // are concatenated and profiles summed. A lane's bits do not depend on the
   // batch (DESIGN.md, "Determinism"), so they are those of the unsharded

@@ -23,7 +23,7 @@ struct Activation {
   std::vector<LaneSet> waiting;   // per block
   LaneSet running;
   LaneSet if_true, if_false;
-  std::vector<uint8_t> merge;     // scratch mask for unions
+  CountedVector<uint8_t> merge;  // scratch mask for unions
 };
 
 class StacklessVm {

@@ -37,6 +37,7 @@
 #include "backends/backend.h"
 #include "backends/tensor.h"
 #include "ir/ir.h"
+#include "support/memory.h"
 #include "vm/options.h"
 
 namespace autobatch {
@@ -93,10 +94,10 @@ class LaneTapes {
     int64_t lane_bytes = 0;
     int64_t frames = 0;          // capacity: values per lane `saved` holds
     Tensor saved;                // frames * batch lanes, frame-major
-    std::vector<int64_t> depth;  // per lane
-    std::vector<int64_t> floor;  // per lane: the depth its activation began at
-    std::vector<int32_t> nesting;       // per lane: the callers' floors saved
-    std::vector<int64_t> saved_floors;  // frame-major, nesting frames per lane
+    CountedVector<int64_t> depth;  // per lane
+    CountedVector<int64_t> floor;  // per lane: the depth its activation began at
+    CountedVector<int32_t> nesting;       // per lane: the callers' floors saved
+    CountedVector<int64_t> saved_floors;  // frame-major, nesting frames per lane
   };
   // Room in `tape` for `needed` values per lane, or ResourceExhausted.
   absl::Status Grow(Tape& tape, int64_t needed, int64_t lane, const TapeSite& site);

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "mcmc/model/program_model.h"
+#include "support/memory.h"
 #include "support/status.h"
 #include "mcmc/batched/batched_hmc.h"
 #include "mcmc/batched/batched_nuts.h"
@@ -234,6 +235,15 @@ BatchedRunResult BatchedSampler::CancelledRun(std::span<const BatchedChain> chai
 absl::StatusOr<BatchedRunResult> BatchedSampler::Run(std::span<const BatchedChain> chains,
                                                      int64_t num_draws,
                                                      const CallOptions& options) {
+  // The inputs, the recorder and the call share one memory budget.
+  MemoryScope memory = MemoryScope::ForRun(options.max_memory_bytes);
+  return CatchResourceErrors("BatchedSampler::Run",
+                             [&] { return RunInScope(chains, num_draws, options); });
+}
+
+absl::StatusOr<BatchedRunResult> BatchedSampler::RunInScope(std::span<const BatchedChain> chains,
+                                                            int64_t num_draws,
+                                                            const CallOptions& options) {
   const int64_t d = dimension_;
   const int64_t batch = static_cast<int64_t>(chains.size());
   if (num_draws < 0) {

@@ -178,6 +178,9 @@ class BatchedSampler {
   Algorithm algorithm() const { return algorithm_; }
 
  private:
+  // Run, inside the memory scope Run opens.
+  absl::StatusOr<BatchedRunResult> RunInScope(std::span<const BatchedChain> chains,
+                                              int64_t num_draws, const CallOptions& options);
   BatchedSampler(const Model& model, Algorithm algorithm, SamplerConfig config);
   // The types of the entry's inputs (see the `chain` signature above).
   std::vector<TensorType> InputTypes() const;

@@ -19,12 +19,16 @@ DrawRecorder::DrawRecorder(int64_t dimension, int64_t num_slots, int64_t num_ite
 void DrawRecorder::Reset(int64_t num_slots, int64_t num_iterations) {
   AB_CHECK(num_slots >= 0 && num_iterations >= 0,
            "DrawRecorder needs num_slots >= 0 and num_iterations >= 0");
-  num_slots_ = num_slots;
-  num_iterations_ = num_iterations;
+  // Empty first, sized last: if an allocation throws (a memory limit), the
+  // recorder holds no slots rather than sizes its buffers do not have.
+  num_slots_ = 0;
+  num_iterations_ = 0;
   const size_t cells = static_cast<size_t>(num_slots * num_iterations);
   draws_.assign(cells * static_cast<size_t>(dimension_), 0.0);
   stats_.assign(cells * kNumDrawStats, 0.0);
   written_.assign(cells, 0);
+  num_slots_ = num_slots;
+  num_iterations_ = num_iterations;
   total_recorded_.store(0, std::memory_order_relaxed);
 }
 

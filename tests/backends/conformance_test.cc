@@ -582,7 +582,7 @@ TEST_P(BackendConformanceTest, PushAndPopSaveAndRestorePerLane) {
     for (int64_t l : lanes.indices()) stack.top.data<int64_t>()[2 * l] = 100 * depth + l;
   }
   EXPECT_GE(stack.capacity(), 6);
-  EXPECT_EQ(stack.depth, (std::vector<int32_t>{2, 6, 2, 6, 2}));
+  EXPECT_EQ(stack.depth, (CountedVector<int32_t>{2, 6, 2, 6, 2}));
   EXPECT_EQ(top(0), 200);
   EXPECT_EQ(top(1), 601);
   // Overflow: an error naming the lane, nothing changed.
@@ -598,7 +598,7 @@ TEST_P(BackendConformanceTest, PushAndPopSaveAndRestorePerLane) {
     ASSERT_TRUE(backend_->Pop(lanes, &stack).ok());
     for (int64_t l : lanes.indices()) ASSERT_EQ(top(l), 100 * (depth - 1) + l) << depth;
   }
-  EXPECT_EQ(stack.depth, (std::vector<int32_t>{0, 0, 0, 0, 0}));
+  EXPECT_EQ(stack.depth, (CountedVector<int32_t>{0, 0, 0, 0, 0}));
   const Tensor top_before = stack.top;
   s = backend_->Pop(odd, &stack);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);

@@ -617,19 +617,23 @@ TEST(SampleTest, RunsTooBigForMemoryAreRefusedUpFront) {
   std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 1}});
   SampleOptions o = Small(1, 0, (int64_t{1} << 31) - 1);
   o.adaptation.engaged = false;
+  // A fixed limit (the default follows the machine's memory).
+  o.call.max_memory_bytes = int64_t{16} << 30;
   EXPECT_GT(SampleMemoryBytes(*model, o), static_cast<double>(SampleMemoryLimit(o)));
   absl::StatusOr<SampleResult> r = Sample(*model, o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(r.status().message(), HasSubstr("Sample: 1 chains x 2147483647 draws"));
+  EXPECT_THAT(r.status().message(), HasSubstr("(max_memory_bytes = 17179869184, 16.0 GiB)"));
   EXPECT_THAT(r.status().message(), HasSubstr("lower num_samples (--samples) or num_chains"));
-  EXPECT_THAT(r.status().message(), HasSubstr("3/4 of the smallest of physical memory"));
   EXPECT_EQ(CheckSampleMemory(*model, o).code(), absl::StatusCode::kResourceExhausted);
 
-  // The most chains, warmup and samples at once.
+  // The most chains, warmup and samples at once: past any default limit.
   o = Small(int64_t{1} << 24, (int64_t{1} << 31) - 1, (int64_t{1} << 31) - 1);
   EXPECT_GT(SampleMemoryBytes(*model, o), 1e18);
-  EXPECT_EQ(Sample(*model, o).status().code(), absl::StatusCode::kResourceExhausted);
+  r = Sample(*model, o);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(r.status().message(), HasSubstr("3/4 of the smallest of physical memory"));
 
   // At least the draws kept: chains x samples x 8 columns (7 statistics, x).
   o = Small(4, 100, 100);

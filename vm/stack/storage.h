@@ -197,8 +197,8 @@ class StackStorage {
   // frames: lane l's return addresses are pc_saved_[f * batch_ + l] for
   // f < pc_depth_[l], the last one on top. (One vector per lane cost a
   // pointer chase and a capacity check per lane and call.)
-  std::vector<int32_t> pc_depth_;
-  std::vector<int32_t> pc_saved_;
+  CountedVector<int32_t> pc_depth_;
+  CountedVector<int32_t> pc_saved_;
   int64_t pc_depth_limit_ = 0;
   LaneTapes tapes_;
   std::vector<int64_t> iota_;            // 0, 1, ..., batch_ - 1
