@@ -29,6 +29,10 @@ inline constexpr std::array<std::string_view, kNumDrawStats> kDrawStatNames = {
     "lp__",         "accept_stat__", "stepsize__", "treedepth__",
     "n_leapfrog__", "divergent__",   "energy__"};
 
+// Positions of n_leapfrog__ and divergent__ in that order.
+inline constexpr int kNLeapfrogStat = 4;
+inline constexpr int kDivergentStat = 5;
+
 // The statistics as doubles in kDrawStatNames order (divergent__ is 0 or 1).
 inline std::array<double, kNumDrawStats> DrawStatValues(const DrawStats& s) {
   return {s.lp,

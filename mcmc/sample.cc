@@ -127,6 +127,13 @@ std::vector<int64_t> ChunkSizes(int64_t total, int64_t chunks) {
 // values do not depend on it).
 constexpr int64_t kGeneratedLanesPerCall = 4096;
 
+// Counts of a VM call in progress, added to the finished calls' in a
+// progress report.
+struct Live {
+  int64_t divergences = 0;
+  int64_t gradient_evaluations = 0;
+};
+
 // The run in progress: the chains, the compiled sampler and the counters.
 class Runner {
  public:
@@ -164,7 +171,13 @@ class Runner {
   absl::Status AdaptiveWarmup();
   absl::Status BurnIn();
   absl::Status Generate(const BatchedRunResult& run, int64_t done, int64_t size);
-  void Report(SamplePhase phase, int64_t iteration, double utilization);
+  void Report(SamplePhase phase, int64_t iteration, double utilization,
+              const Live& live = {});
+  // `sampler`'s call in progress (its phase's `counts` and `done`
+  // iterations before it): the counts to add, the iterations per chain and
+  // the phase's utilization so far.
+  Live LiveCounts(const BatchedSampler& sampler, const PhaseCounts& counts, int64_t done,
+                  int64_t* iteration, double* utilization) const;
   bool Cancelled() const {
     return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed);
   }
@@ -194,7 +207,8 @@ class Runner {
   std::unique_ptr<BatchedSampler> warmup_sampler_;
 };
 
-void Runner::Report(SamplePhase phase, int64_t iteration, double utilization) {
+void Runner::Report(SamplePhase phase, int64_t iteration, double utilization,
+                    const Live& live) {
   if (!options_.progress) return;
   SampleProgress p;
   p.phase = phase;
@@ -205,11 +219,47 @@ void Runner::Report(SamplePhase phase, int64_t iteration, double utilization) {
   p.total_iterations = options_.num_warmup + options_.num_samples;
   p.total_iteration =
       phase == SamplePhase::kWarmup ? iteration : options_.num_warmup + iteration;
-  p.divergences = warmup_.divergences + sampling_.divergences;
-  p.gradient_evaluations = warmup_.taken + sampling_.taken + heuristic_trials_;
+  p.divergences = warmup_.divergences + sampling_.divergences + live.divergences;
+  p.gradient_evaluations =
+      warmup_.taken + sampling_.taken + heuristic_trials_ + live.gradient_evaluations;
   p.utilization = utilization;
   p.elapsed_seconds = SecondsSince(start_);
+  p.compile_seconds = result_.compile_seconds;
+  // The iterations' pace so far, compilation left out.
+  const double iterating = p.elapsed_seconds - p.compile_seconds;
+  p.eta_seconds = phase == SamplePhase::kDone ? 0.0
+                  : p.total_iteration > 0
+                      ? iterating * static_cast<double>(p.total_iterations - p.total_iteration) /
+                            static_cast<double>(p.total_iteration)
+                      : std::numeric_limits<double>::quiet_NaN();
   options_.progress(p);
+}
+
+Live Runner::LiveCounts(const BatchedSampler& sampler, const PhaseCounts& counts,
+                                int64_t done, int64_t* iteration, double* utilization) const {
+  const BatchedSampler::LiveCounts now = sampler.live();
+  Live live;
+  live.divergences = now.divergences;
+  live.gradient_evaluations = now.gradient_evaluations;
+  if (&sampler == warmup_sampler_.get()) live.gradient_evaluations += adapter_->heuristic_trials();
+  *iteration = done + now.draws / options_.num_chains;
+  // Lane slots so far: the kernel's executions times its shard's size (the
+  // shards' sizes differ by at most one chain).
+  const int64_t shards = std::clamp<int64_t>(options_.call.shards, 1, options_.num_chains);
+  const double lane_slots = static_cast<double>(counts.computed) +
+                            static_cast<double>(now.kernel_executions) *
+                                static_cast<double>(options_.num_chains) /
+                                static_cast<double>(shards);
+  if (model_.AsProgram() != nullptr) {
+    *utilization = counts.utilization();
+    if (now.draws > 0) *utilization = std::numeric_limits<double>::quiet_NaN();
+  } else if (lane_slots > 0) {
+    *utilization =
+        std::min(1.0, static_cast<double>(counts.taken + now.kernel_active_lanes) / lane_slots);
+  } else {
+    *utilization = counts.utilization();
+  }
+  return live;
 }
 
 absl::StatusOr<BatchedRunResult> Runner::Run(BatchedSampler& sampler, int64_t draws,
@@ -226,8 +276,10 @@ absl::StatusOr<BatchedRunResult> Runner::Run(BatchedSampler& sampler, int64_t dr
     ticker = std::thread([&] {
       std::unique_lock<std::mutex> lock(mu);
       while (!cv.wait_for(lock, interval, [&] { return finished; })) {
-        const int64_t per_chain = sampler.draws_recorded() / options_.num_chains;
-        Report(phase, done + per_chain, counts.utilization());
+        int64_t iteration = 0;
+        double utilization = 1.0;
+        const Live live = LiveCounts(sampler, counts, done, &iteration, &utilization);
+        Report(phase, iteration, utilization, live);
       }
     });
   }
@@ -311,8 +363,10 @@ absl::Status Runner::CheckStartingMemory() {
 }
 
 absl::Status Runner::Warmup() {
-  const Clock::time_point t = Clock::now();
+  const Clock::time_point compile_start = Clock::now();
   absl::Status status = Prepare();
+  result_.compile_seconds = SecondsSince(compile_start);
+  const Clock::time_point t = Clock::now();
   if (status.ok() && Cancelled()) status = InterruptedInWarmup(0);
   if (status.ok()) status = adapts_ ? AdaptiveWarmup() : BurnIn();
   result_.warmup_seconds = SecondsSince(t);
@@ -1070,8 +1124,8 @@ std::string FormatSummary(const SampleResult& r) {
   absl::StrAppendFormat(&out, "Gradient evaluations: %d (warmup %d, sampling %d)\n",
                         r.gradient_evaluations, r.warmup_gradient_evaluations,
                         r.sampling_gradient_evaluations);
-  absl::StrAppendFormat(&out, "Wall time: %.3f s warmup, %.3f s sampling\n", r.warmup_seconds,
-                        r.sampling_seconds);
+  absl::StrAppendFormat(&out, "Wall time: %.3f s compiling, %.3f s warmup, %.3f s sampling\n",
+                        r.compile_seconds, r.warmup_seconds, r.sampling_seconds);
   absl::StrAppendFormat(&out,
                         "ESS_bulk(lp__): %s; per second of sampling %s; per sampling gradient "
                         "evaluation %s\n",
@@ -1143,6 +1197,7 @@ nlohmann::json SummaryJson(const SampleResult& r) {
                              {"sampling", r.sampling_leapfrogs_computed}};
   j["utilization"] = {{"warmup", Number(r.warmup_utilization)},
                       {"sampling", Number(r.sampling_utilization)}};
+  j["compile_seconds"] = r.compile_seconds;
   j["warmup_seconds"] = r.warmup_seconds;
   j["sampling_seconds"] = r.sampling_seconds;
   j["vm_calls"] = r.vm_calls;

@@ -158,8 +158,11 @@ struct SampleResult {
   // model written as a program is inlined into the sampling program).
   double warmup_utilization = 1.0;
   double sampling_utilization = 1.0;
-  // Wall time of each phase; the first VM call compiles the program, so
-  // warmup_seconds includes compilation.
+  // Wall time of each phase. The programs (and, with
+  // call.jit_fused_blocks, their fused blocks) are compiled before warmup, in
+  // compile_seconds, so warmup and sampling times and ESS per second do not
+  // include compilation.
+  double compile_seconds = 0;
   double warmup_seconds = 0;
   double sampling_seconds = 0;
   int64_t vm_calls = 0;
@@ -310,7 +313,8 @@ std::string FormatSummary(const SampleResult& result);
 //    "gradient_evaluations", "warmup_gradient_evaluations",
 //    "sampling_gradient_evaluations", "leapfrogs_taken", "leapfrogs_computed"
 //    ({"warmup", "sampling"} each), "utilization" ({"warmup", "sampling"}),
-//    "warmup_seconds", "sampling_seconds", "ess_bulk_lp_per_second",
+//    "compile_seconds", "warmup_seconds", "sampling_seconds",
+//    "ess_bulk_lp_per_second",
 //    "ess_bulk_lp_per_gradient", "num_draws" (per chain), "interrupted"
 //    (false, or the cause, e.g. "SIGINT")}
 // Non-finite numbers are the strings "nan", "inf", "-inf".

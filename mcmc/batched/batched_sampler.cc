@@ -145,7 +145,8 @@ absl::StatusOr<std::unique_ptr<BatchedSampler>> BatchedSampler::Create(
     log_density = linked.gradient;
     sampler->data_ = program_model->data();
   } else {
-    log_density = RegisterModelKernel(ctx, model);
+    log_density =
+        RegisterModelKernel(ctx, model, kLogDensityKernelName, &sampler->kernel_activity_);
   }
   Kernel record = sampler->recorder_.Register(ctx);
   std::optional<Kernel> adapt;
@@ -154,6 +155,17 @@ absl::StatusOr<std::unique_ptr<BatchedSampler>> BatchedSampler::Create(
                                        sampler->dimension_, sampler->config_, adapt);
   AB_ASSIGN_OR_RETURN(sampler->untyped_, ctx.Program(sampler->entry_));
   return sampler;
+}
+
+BatchedSampler::LiveCounts BatchedSampler::live() const {
+  LiveCounts live;
+  live.draws = recorder_.total_recorded();
+  live.gradient_evaluations =
+      algorithm_ == Algorithm::kRwmh ? live.draws : recorder_.total_leapfrogs();
+  live.divergences = recorder_.total_divergences();
+  live.kernel_executions = kernel_activity_.executions.load(std::memory_order_relaxed);
+  live.kernel_active_lanes = kernel_activity_.active_lanes.load(std::memory_order_relaxed);
+  return live;
 }
 
 std::vector<TensorType> BatchedSampler::InputTypes() const {
@@ -330,6 +342,7 @@ absl::StatusOr<BatchedRunResult> BatchedSampler::RunInScope(std::span<const Batc
   // program, the stack VM the lowered one through its block plan, built
   // once per signature and cached by the Context beside the program.
   recorder_.Reset(batch, num_draws);
+  kernel_activity_.Reset();
   BatchedRunResult result;
   absl::StatusOr<std::vector<Tensor>> run;
   if (!options.dry_run && options.vm == Vm::kStack) {

@@ -164,9 +164,21 @@ class BatchedSampler {
   // Prepare. Sample's pre-run memory check adds it to the draws.
   absl::StatusOr<double> StartingBytes(int64_t num_chains, const CallOptions& options);
 
-  // Draws recorded so far by the Run in progress (or the last one), over all
+  // What the Run in progress (or the last one) has done so far, over all
   // chains; safe to read from another thread during Run (progress reports).
-  int64_t draws_recorded() const { return recorder_.total_recorded(); }
+  struct LiveCounts {
+    // Transitions completed (draws recorded), the model evaluations they
+    // took (n_leapfrog__; one per transition for RWMH) and their divergences.
+    int64_t draws = 0;
+    int64_t gradient_evaluations = 0;
+    int64_t divergences = 0;
+    // A hand-written model's kernel (KernelActivity): its batched executions
+    // and the lanes they evaluated, in-progress transitions included. 0 for a
+    // model written as a program, whose evaluations are not counted apart.
+    int64_t kernel_executions = 0;
+    int64_t kernel_active_lanes = 0;
+  };
+  LiveCounts live() const;
   // The untyped program (entry `chain`), e.g. to print or serialize it.
   const Program& program() const { return untyped_; }
   // The program an executor runs, compiled on first use and cached: the
@@ -193,6 +205,7 @@ class BatchedSampler {
   int64_t dimension_;
   Context ctx_;
   DrawRecorder recorder_;
+  KernelActivity kernel_activity_;
   BatchFunction entry_;
   Program untyped_;
   std::vector<Tensor> data_;  // a program model's data: the last inputs

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "support/status.h"
 
@@ -30,6 +31,8 @@ void DrawRecorder::Reset(int64_t num_slots, int64_t num_iterations) {
   num_slots_ = num_slots;
   num_iterations_ = num_iterations;
   total_recorded_.store(0, std::memory_order_relaxed);
+  total_leapfrogs_.store(0, std::memory_order_relaxed);
+  total_divergences_.store(0, std::memory_order_relaxed);
 }
 
 KernelSignature DrawRecorder::Signature() const {
@@ -56,6 +59,13 @@ absl::Status DrawRecorder::Record(const KernelCall& call) {
   const auto* q = reinterpret_cast<const double*>(call.inputs[2].data);
   const auto* stats = reinterpret_cast<const double*>(call.inputs[3].data);
   auto* ack = reinterpret_cast<int64_t*>(call.outputs[0].data);
+  // Published once per call (and also when a lane fails part way).
+  int64_t recorded = 0, leapfrogs = 0, divergences = 0;
+  const absl::Cleanup publish = [&] {
+    total_recorded_.fetch_add(recorded, std::memory_order_relaxed);
+    total_leapfrogs_.fetch_add(leapfrogs, std::memory_order_relaxed);
+    total_divergences_.fetch_add(divergences, std::memory_order_relaxed);
+  };
   for (int64_t lane = 0; lane < call.num_lanes; ++lane) {
     if (!call.IsActive(lane)) continue;
     const int64_t slot = slots[lane];
@@ -79,7 +89,10 @@ absl::Status DrawRecorder::Record(const KernelCall& call) {
                 kNumDrawStats * sizeof(double));
     written_[cell] = 1;
     ack[lane] = 1;
-    total_recorded_.fetch_add(1, std::memory_order_relaxed);
+    const double* lane_stats = stats + lane * kNumDrawStats;
+    ++recorded;
+    leapfrogs += static_cast<int64_t>(lane_stats[kNLeapfrogStat]);
+    divergences += lane_stats[kDivergentStat] != 0 ? 1 : 0;
   }
   return absl::OkStatus();
 }
@@ -117,8 +130,8 @@ DrawStats DrawRecorder::stats(int64_t slot, int64_t iteration) const {
   s.accept_stat = v[1];
   s.stepsize = v[2];
   s.treedepth = static_cast<int>(v[3]);
-  s.n_leapfrog = static_cast<int64_t>(v[4]);
-  s.divergent = v[5] != 0;
+  s.n_leapfrog = static_cast<int64_t>(v[kNLeapfrogStat]);
+  s.divergent = v[kDivergentStat] != 0;
   s.energy = v[6];
   return s;
 }

@@ -76,6 +76,12 @@ class DrawRecorder {
   // How many cells were written since the last Reset, over all slots. May be
   // read from another thread while a run records (e.g. for progress).
   int64_t total_recorded() const { return total_recorded_.load(std::memory_order_relaxed); }
+  // The sums of n_leapfrog__ and of divergent__ over those draws, readable
+  // the same way: live counts for progress reports.
+  int64_t total_leapfrogs() const { return total_leapfrogs_.load(std::memory_order_relaxed); }
+  int64_t total_divergences() const {
+    return total_divergences_.load(std::memory_order_relaxed);
+  }
 
  private:
   size_t Cell(int64_t slot, int64_t iteration) const;
@@ -87,6 +93,8 @@ class DrawRecorder {
   std::vector<double> stats_;    // cell c at c * kNumDrawStats
   std::vector<uint8_t> written_;  // one byte per cell
   std::atomic<int64_t> total_recorded_{0};
+  std::atomic<int64_t> total_leapfrogs_{0};
+  std::atomic<int64_t> total_divergences_{0};
 };
 
 }  // namespace autobatch::mcmc

@@ -36,9 +36,19 @@ absl::Status RunModelKernel(const Model& model, const KernelCall& call) {
   return absl::OkStatus();
 }
 
-Kernel RegisterModelKernel(Context& ctx, const Model& model, std::string name) {
+Kernel RegisterModelKernel(Context& ctx, const Model& model, std::string name,
+                           KernelActivity* activity) {
   return ctx.RegisterKernel(std::move(name), ModelKernelSignature(model),
-                            [&model](const KernelCall& call) {
+                            [&model, activity](const KernelCall& call) {
+                              if (activity != nullptr) {
+                                int64_t active = 0;
+                                for (int64_t lane = 0; lane < call.num_lanes; ++lane) {
+                                  active += call.IsActive(lane) ? 1 : 0;
+                                }
+                                activity->executions.fetch_add(1, std::memory_order_relaxed);
+                                activity->active_lanes.fetch_add(active,
+                                                                 std::memory_order_relaxed);
+                              }
                               return RunModelKernel(model, call);
                             });
 }

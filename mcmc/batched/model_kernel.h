@@ -19,6 +19,7 @@
 #ifndef AUTOBATCH_MCMC_BATCHED_MODEL_KERNEL_H_
 #define AUTOBATCH_MCMC_BATCHED_MODEL_KERNEL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -46,13 +47,28 @@ KernelSignature ModelKernelSignature(const Model& model);
 // memory corruption).
 absl::Status RunModelKernel(const Model& model, const KernelCall& call);
 
+// What a model kernel has done so far: its batched executions and the
+// active lanes they evaluated, counted as it runs (relaxed atomics, so
+// another thread may read them during a VM call: live progress). The VM's
+// Profile has the exact figures once the call returns.
+struct KernelActivity {
+  std::atomic<int64_t> executions{0};
+  std::atomic<int64_t> active_lanes{0};
+  void Reset() {
+    executions.store(0, std::memory_order_relaxed);
+    active_lanes.store(0, std::memory_order_relaxed);
+  }
+};
+
 // Registers `model` as user kernel `name` on `ctx` (signature above) and
 // returns its handle: in a body, `auto [logp, grad] = kernel(q).Get<2>()`.
 // Keeps a reference to `model`, which must outlive every run of ctx's
 // programs. A name already registered on ctx is an error that ctx reports
-// from Program()/Module().
+// from Program()/Module(). With `activity`, each call adds itself there
+// (it must outlive the runs too).
 Kernel RegisterModelKernel(Context& ctx, const Model& model,
-                           std::string name = kLogDensityKernelName);
+                           std::string name = kLogDensityKernelName,
+                           KernelActivity* activity = nullptr);
 
 // How a sampler program evaluates the model at q: `auto [logp, grad] =
 // log_density(q).Get<2>()`. Either the user kernel of a hand-written Model

@@ -38,26 +38,37 @@ struct SampleProgress {
   // taken / leapfrogs computed); 1 before the kernel has run; NaN for a
   // model written as a program (not measured: printed "n/a").
   double utilization = 1.0;
-  // Wall time since Sample() started.
+  // Wall time since Sample() started, and of it, compiling the programs
+  // before the first iteration.
   double elapsed_seconds = 0;
+  double compile_seconds = 0;
+  // The time the run's remaining iterations should take at its pace so far
+  // (compilation left out); NaN before the first iteration is done, 0 at
+  // kDone.
+  double eta_seconds = 0;
 };
 
 // Called by Sample() after each VM call, while a long call runs (from a
 // helper thread while Sample()'s thread waits in the VM: calls never
-// overlap), and once with phase kDone. Must not throw.
+// overlap), and once with phase kDone. Must not throw. During a call the
+// counts are live: iterations, divergences and gradient evaluations of the
+// transitions completed so far, and the model kernel's utilization so far.
 using ProgressCallback = std::function<void(const SampleProgress&)>;
 
 // Prints SampleProgress to a stream (stderr in the CLI). Terminal mode:
 // one line redrawn with '\r' at most every `min_redraw_seconds`, ended with
-// '\n' at kDone. Plain mode: one line each time the run passes another
-// tenth of its iterations, and one at kDone. Not thread-safe.
+// '\n' at kDone. Plain mode (a log file, a pipe): one line each time the run
+// passes another tenth of its iterations or `max_plain_silence_seconds`
+// have passed since the last line, and one at kDone. Not thread-safe.
 class ProgressPrinter {
  public:
-  ProgressPrinter(std::FILE* out, bool terminal, double min_redraw_seconds = 0.1);
+  ProgressPrinter(std::FILE* out, bool terminal, double min_redraw_seconds = 0.1,
+                  double max_plain_silence_seconds = 10);
   void Report(const SampleProgress& progress);
   // The text of one progress line (no '\r' or '\n'), e.g.
   // "sampling  1200/2000 (60%)  chains 1024  divergences 3  2.1e+06 grad/s
-  //  utilization 87.5%  12.3 s".
+  //  utilization 87.5%  12.3 s  ETA 8 s" (grad/s leaves compilation out; at
+  // kDone the ETA gives way to the compile time).
   static std::string FormatLine(const SampleProgress& progress);
   ProgressCallback AsCallback();
 
@@ -65,6 +76,7 @@ class ProgressPrinter {
   std::FILE* out_;
   bool terminal_;
   double min_redraw_seconds_;
+  double max_plain_silence_seconds_;
   double last_redraw_ = -1e300;
   int last_tenth_ = -1;
   size_t last_width_ = 0;

@@ -89,8 +89,11 @@ absl::Status WarmupAdapter::Adapt(const KernelCall& call) {
     Chain& chain = chains_[static_cast<size_t>(slot)];
     uint64_t counter = counters[lane];
     const size_t at = static_cast<size_t>(lane) * d;
+    const int64_t trials_before = chain.heuristic_trials;
     AB_RETURN_IF_ERROR(AdaptChain(chain, iteration, {q + at, d}, logp[lane], {grad + at, d},
                                   keys[lane], &counter, accept[lane]));
+    heuristic_trials_.fetch_add(chain.heuristic_trials - trials_before,
+                                std::memory_order_relaxed);
     step_out[lane] = ClampStepSize(chain.step_size);
     std::copy(chain.inv_metric.begin(), chain.inv_metric.end(), metric_out + at);
     counter_out[lane] = counter;

@@ -32,6 +32,7 @@
 #ifndef AUTOBATCH_MCMC_WARMUP_WARMUP_ADAPTER_H_
 #define AUTOBATCH_MCMC_WARMUP_WARMUP_ADAPTER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -79,8 +80,14 @@ class WarmupAdapter {
   WarmupAdapter& operator=(const WarmupAdapter&) = delete;
 
   // The chains at the start of warmup, slot k = chains[k].
-  void Reset(std::vector<Chain> chains) { chains_ = std::move(chains); }
+  void Reset(std::vector<Chain> chains) {
+    chains_ = std::move(chains);
+    heuristic_trials_.store(0, std::memory_order_relaxed);
+  }
   const std::vector<Chain>& chains() const { return chains_; }
+  // The step-size heuristic's trials since Reset, over all chains; may be
+  // read from another thread while a run adapts (progress reports).
+  int64_t heuristic_trials() const { return heuristic_trials_.load(std::memory_order_relaxed); }
 
   // The kernel's signature (see the file comment); bit_stable.
   KernelSignature Signature() const;
@@ -99,6 +106,7 @@ class WarmupAdapter {
   int64_t dimension_;
   KernelSignature signature_;  // Signature(), checked on every call
   std::vector<Chain> chains_;
+  std::atomic<int64_t> heuristic_trials_{0};
 };
 
 }  // namespace autobatch::mcmc

@@ -431,6 +431,74 @@ TEST(SampleTest, ProgressIsReportedWhileAVmCallRuns) {
   EXPECT_EQ(events.back().total_iteration, 4000);
 }
 
+// The counts of a report sent while a VM call runs are live: divergences,
+// gradient evaluations and utilization move during the call, not only when
+// it returns, and the ETA is an estimate from the pace so far.
+TEST(SampleTest, ProgressCountsAreLiveDuringAVmCall) {
+  std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 2}});
+  SampleOptions o = Small(4, 0, 5000);
+  // A fixed step size past the leapfrog's stability limit (2 for a unit
+  // Gaussian): most transitions diverge.
+  o.adaptation.engaged = false;
+  o.sampler.step_size = 2.5;
+  o.progress_interval_seconds = 1e-4;
+  std::vector<SampleProgress> events;
+  o.progress = [&](const SampleProgress& p) { events.push_back(p); };
+  absl::StatusOr<SampleResult> result = Sample(*model, o);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->vm_calls, 1);
+  ASSERT_GT(result->total_divergences(), 0);
+  int64_t live_divergences = 0, live_gradients = 0, with_eta = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const SampleProgress& p = events[i];
+    if (i > 0) {
+      EXPECT_GE(p.divergences, events[i - 1].divergences);
+      EXPECT_GE(p.gradient_evaluations, events[i - 1].gradient_evaluations);
+    }
+    EXPECT_TRUE(std::isnan(p.utilization) || (p.utilization > 0 && p.utilization <= 1))
+        << p.utilization;
+    const bool inside = p.phase == SamplePhase::kSampling && p.iteration < p.phase_iterations;
+    if (!inside) continue;
+    live_divergences += p.divergences > 0 ? 1 : 0;
+    live_gradients += p.gradient_evaluations > 0 ? 1 : 0;
+    if (p.iteration > 0) {
+      EXPECT_TRUE(std::isfinite(p.eta_seconds) && p.eta_seconds >= 0) << p.eta_seconds;
+      ++with_eta;
+      EXPECT_THAT(ProgressPrinter::FormatLine(p), HasSubstr("ETA"));
+    }
+  }
+  EXPECT_GT(live_divergences, 0) << events.size() << " events";
+  EXPECT_GT(live_gradients, 0);
+  EXPECT_GT(with_eta, 0);
+  const SampleProgress& done = events.back();
+  EXPECT_EQ(done.phase, SamplePhase::kDone);
+  EXPECT_EQ(done.divergences, result->total_divergences());
+  EXPECT_EQ(done.gradient_evaluations, result->gradient_evaluations);
+  EXPECT_EQ(done.compile_seconds, result->compile_seconds);
+  EXPECT_GT(result->compile_seconds, 0);
+}
+
+// A plain progress log (not a terminal) gets a line per tenth of the run
+// and, between tenths, one whenever max_plain_silence_seconds have passed.
+TEST(SampleTest, PlainProgressLinesAreNeverFarApart) {
+  std::FILE* sink = std::tmpfile();
+  ASSERT_NE(sink, nullptr);
+  ProgressPrinter printer(sink, /*terminal=*/false, /*min_redraw_seconds=*/0.1,
+                          /*max_plain_silence_seconds=*/10);
+  SampleProgress p;
+  p.total_iterations = 1000;
+  for (int second = 0; second <= 60; ++second) {
+    p.elapsed_seconds = second;
+    p.total_iteration = second;  // under a tenth (100 iterations) all along
+    printer.Report(p);
+  }
+  std::rewind(sink);
+  int lines = 0;
+  for (int c = std::fgetc(sink); c != EOF; c = std::fgetc(sink)) lines += c == '\n';
+  std::fclose(sink);
+  EXPECT_EQ(lines, 7);  // at 0, 10, 20, ..., 60 s
+}
+
 // SampleOptions::cancel set at a chunk boundary (the progress report after
 // the first of four sampling calls): Sample() stops there and returns that
 // chunk's draws, the same as a run of that many draws, marked interrupted in
