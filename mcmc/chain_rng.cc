@@ -24,6 +24,11 @@ ChainRng GeneratedQuantitiesRng(uint64_t seed, uint64_t chain_id, int64_t draw) 
                   static_cast<uint64_t>(draw) << 32};
 }
 
+ChainRng WarmupGeneratedQuantitiesRng(uint64_t seed, uint64_t chain_id, int64_t draw) {
+  return ChainRng{SplitMix64(ChainKey(seed, chain_id) ^ kWarmupGeneratedQuantitiesStream),
+                  static_cast<uint64_t>(draw) << 32};
+}
+
 double NextUniform(ChainRng& rng) {
   const double u = PhiloxUniform(rng.key, rng.counter, /*index=*/0);
   ++rng.counter;

@@ -64,6 +64,12 @@ inline ChainRng MakeChainRng(uint64_t seed, uint64_t chain_id, uint64_t counter 
 // not on the batch, the shards or the other chains.
 inline constexpr uint64_t kGeneratedQuantitiesStream = 0x67656e5f7175616eULL;  // "gen_quan"
 ChainRng GeneratedQuantitiesRng(uint64_t seed, uint64_t chain_id, int64_t draw);
+// The same for warmup draw `draw` (saved with SampleOptions::save_warmup),
+// with a key of its own (kWarmupGeneratedQuantitiesStream in place of
+// kGeneratedQuantitiesStream), so saving warmup changes no sampling draw's
+// generated quantities.
+inline constexpr uint64_t kWarmupGeneratedQuantitiesStream = 0x67656e5f7761726dULL;  // "gen_warm"
+ChainRng WarmupGeneratedQuantitiesRng(uint64_t seed, uint64_t chain_id, int64_t draw);
 
 // One uniform in the open interval (0, 1) (never 0 or 1; see
 // backends/random.h); advances the counter by 1.

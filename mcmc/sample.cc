@@ -35,6 +35,7 @@
 #include "mcmc/batched/batched_sampler.h"
 #include "mcmc/chain_rng.h"
 #include "mcmc/draw_stats.h"
+#include "mcmc/model/data.h"
 #include "mcmc/warmup/step_size_heuristic.h"
 #include "mcmc/warmup/warmup_adapter.h"
 
@@ -91,6 +92,36 @@ absl::Status ValidateOptions(const Model& model, const SampleOptions& o) {
   if (o.num_chunks < 1) {
     return BadOption("num_chunks", absl::StrCat(o.num_chunks), "it must be >= 1");
   }
+  if (o.thin < 1 || o.thin > (int64_t{1} << 31) - 1) {
+    return BadOption("thin", absl::StrCat(o.thin), "it must be in [1, 2^31 - 1]");
+  }
+  if (!std::isfinite(o.init_radius) || o.init_radius < 0) {
+    return BadOption("init_radius", absl::StrCat(o.init_radius),
+                     "it must be a finite number >= 0 (0 starts every chain at the origin)");
+  }
+  if (!o.chain_seeds.empty() && static_cast<int64_t>(o.chain_seeds.size()) != o.num_chains) {
+    return BadOption("chain_seeds", absl::StrCat(o.chain_seeds.size(), " seeds"),
+                     absl::StrCat("give one per chain (", o.num_chains,
+                                  "), or none to use `seed` for every chain"));
+  }
+  if (o.init_values.size() > 1 && static_cast<int64_t>(o.init_values.size()) != o.num_chains) {
+    return BadOption("init_values", absl::StrCat(o.init_values.size(), " points"),
+                     absl::StrCat("give one point for every chain or one per chain (",
+                                  o.num_chains, ")"));
+  }
+  for (size_t k = 0; k < o.init_values.size(); ++k) {
+    if (static_cast<int64_t>(o.init_values[k].size()) != model.constrained_size()) {
+      return BadOption(absl::StrCat("init_values[", k, "]"),
+                       absl::StrCat(o.init_values[k].size(), " values"),
+                       absl::StrCat("model '", model.name(), "' has ", model.constrained_size(),
+                                    " constrained values (every parameter, flattened in "
+                                    "order; ReadInitValues reads them from JSON)"));
+    }
+  }
+  if (o.call.shards < 0) {
+    return BadOption("call.shards", absl::StrCat(o.call.shards),
+                     "give a number of shards >= 1, or kAutoShards (0)");
+  }
   AB_RETURN_IF_ERROR(ValidateParameters(model));
   AB_RETURN_IF_ERROR(model.CheckGenerated());
   AB_RETURN_IF_ERROR(CheckSampleMemory(model, o));
@@ -114,6 +145,17 @@ struct PhaseCounts {
     return computed > 0 ? static_cast<double>(taken) / static_cast<double>(computed) : 1.0;
   }
 };
+
+// Draws kept of `iterations` transitions thinned by `thin`: iterations 0,
+// thin, 2 thin, ...
+int64_t KeptDraws(int64_t iterations, int64_t thin) {
+  return iterations <= 0 ? 0 : (iterations - 1) / thin + 1;
+}
+
+// The seed of chain k's stream (SampleOptions::chain_seeds).
+uint64_t ChainSeed(const SampleOptions& o, size_t k) {
+  return o.chain_seeds.empty() ? o.seed : o.chain_seeds[k];
+}
 
 // Splits `total` iterations into at most `chunks` nearly equal VM calls.
 std::vector<int64_t> ChunkSizes(int64_t total, int64_t chunks) {
@@ -170,7 +212,18 @@ class Runner {
                                        SamplePhase phase, int64_t done, PhaseCounts& counts);
   absl::Status AdaptiveWarmup();
   absl::Status BurnIn();
-  absl::Status Generate(const BatchedRunResult& run, int64_t done, int64_t size);
+  // The kept draws (SampleOptions::thin) among transitions done .. done +
+  // size - 1 of the phase (`run`'s) of every chain, into `out` (the sampling
+  // or saved warmup draws): statistics and constrained values, then their
+  // generated quantities.
+  absl::Status StoreDraws(const BatchedRunResult& run, int64_t done, int64_t size, bool warmup);
+  absl::Status Generate(const BatchedRunResult& run, int64_t done, int64_t size, bool warmup);
+  // Transitions of a call starting at phase iteration `done` that are kept:
+  // the first one's index in the call (maybe >= size: none) and how many.
+  std::pair<int64_t, int64_t> KeptInCall(int64_t done, int64_t size) const {
+    const int64_t first = (options_.thin - done % options_.thin) % options_.thin;
+    return {first, first < size ? (size - 1 - first) / options_.thin + 1 : 0};
+  }
   void Report(SamplePhase phase, int64_t iteration, double utilization,
               const Live& live = {});
   // `sampler`'s call in progress (its phase's `counts` and `done`
@@ -393,6 +446,7 @@ absl::Status Runner::BurnIn() {
     for (size_t k = 0; k < chains_.size(); ++k) {
       result_.chains[k].warmup_divergences += run.divergences[k];
     }
+    if (options_.save_warmup) AB_RETURN_IF_ERROR(StoreDraws(run, done, size, /*warmup=*/true));
     done += size;
     Report(SamplePhase::kWarmup, done, warmup_.utilization());
   }
@@ -455,6 +509,9 @@ absl::Status Runner::AdaptiveWarmup() {
     eps[k] = adapted.step_size;
     chains_[k].inv_metric = adapted.inv_metric;
   }
+  if (options_.save_warmup) {
+    AB_RETURN_IF_ERROR(StoreDraws(run, /*done=*/0, options_.num_warmup, /*warmup=*/true));
+  }
   Report(SamplePhase::kWarmup, options_.num_warmup, warmup_.utilization());
 
   for (size_t k = 0; k < m; ++k) {
@@ -475,13 +532,6 @@ absl::Status Runner::AdaptiveWarmup() {
 
 absl::Status Runner::Sampling() {
   const Clock::time_point t = Clock::now();
-  const int64_t d = model_.dimension();
-  const int64_t constrained_size = model_.constrained_size();
-  const int64_t generated = static_cast<int64_t>(model_.generated_names().size());
-  const Eigen::Index cols = static_cast<Eigen::Index>(result_.column_names.size());
-  for (auto& draws : result_.draws) draws.resize(options_.num_samples, cols);
-  std::vector<double> constrained(static_cast<size_t>(constrained_size));
-
   int64_t done = 0;
   for (int64_t size : ChunkSizes(options_.num_samples, options_.num_chunks)) {
     if (Cancelled()) {
@@ -495,27 +545,17 @@ absl::Status Runner::Sampling() {
       size = static_cast<int64_t>(run.chains.front().stats.size());
     }
     for (size_t k = 0; k < chains_.size(); ++k) {
-      const ScalarChainResult& chain = run.chains[k];
       ChainSummary& summary = result_.chains[k];
-      Eigen::MatrixXd& out = result_.draws[k];
       for (int64_t n = 0; n < size; ++n) {
-        const Eigen::Index row = done + n;
-        const DrawStats& stats = chain.stats[static_cast<size_t>(n)];
-        const auto values = DrawStatValues(stats);
-        for (int j = 0; j < kNumDrawStats; ++j) out(row, j) = values[static_cast<size_t>(j)];
+        const DrawStats& stats = run.chains[k].stats[static_cast<size_t>(n)];
         summary.sampling_divergences += stats.divergent ? 1 : 0;
         if (options_.algorithm == Algorithm::kNuts &&
             stats.treedepth >= options_.sampler.max_depth) {
           ++summary.max_depth_hits;
         }
-        const std::span<const double> q(chain.draws.data() + n * d, static_cast<size_t>(d));
-        Constrain(model_, q, constrained);
-        for (int64_t j = 0; j < constrained_size; ++j) {
-          out(row, kNumDrawStats + j) = constrained[j];
-        }
       }
     }
-    if (generated > 0 && size > 0) AB_RETURN_IF_ERROR(Generate(run, done, size));
+    AB_RETURN_IF_ERROR(StoreDraws(run, done, size, /*warmup=*/false));
     done += size;
     Report(SamplePhase::kSampling, done, sampling_.utilization());
     if (run.cancelled) break;
@@ -526,7 +566,8 @@ absl::Status Runner::Sampling() {
           "Sample: interrupted at the start of sampling, before every chain had completed a "
           "draw; there are no draws to keep");
     }
-    for (auto& draws : result_.draws) draws.conservativeResize(done, cols);
+    const Eigen::Index cols = static_cast<Eigen::Index>(result_.column_names.size());
+    for (auto& draws : result_.draws) draws.conservativeResize(KeptDraws(done, options_.thin), cols);
   }
   result_.sampling_seconds = SecondsSince(t);
   result_.sampling_leapfrogs_taken = sampling_.taken;
@@ -536,33 +577,69 @@ absl::Status Runner::Sampling() {
   return absl::OkStatus();
 }
 
-// The generated quantities of draws done .. done + size - 1 of every chain
-// (`run`'s), in calls of at most kGeneratedLanesPerCall lanes, one lane per
-// (chain, draw), each with its own stream (GeneratedQuantitiesRng); the
-// constrained values are already in the draws.
-absl::Status Runner::Generate(const BatchedRunResult& run, int64_t done, int64_t size) {
+absl::Status Runner::StoreDraws(const BatchedRunResult& run, int64_t done, int64_t size,
+                                bool warmup) {
+  const int64_t d = model_.dimension();
+  const int64_t constrained_size = model_.constrained_size();
+  std::vector<Eigen::MatrixXd>& out = warmup ? result_.warmup_draws : result_.draws;
+  std::vector<double> constrained(static_cast<size_t>(constrained_size));
+  const auto [first, kept] = KeptInCall(done, size);
+  for (size_t k = 0; k < chains_.size(); ++k) {
+    const ScalarChainResult& chain = run.chains[k];
+    for (int64_t i = 0; i < kept; ++i) {
+      const int64_t n = first + i * options_.thin;
+      const Eigen::Index row = (done + n) / options_.thin;
+      const auto values = DrawStatValues(chain.stats[static_cast<size_t>(n)]);
+      for (int j = 0; j < kNumDrawStats; ++j) out[k](row, j) = values[static_cast<size_t>(j)];
+      const std::span<const double> q(chain.draws.data() + n * d, static_cast<size_t>(d));
+      Constrain(model_, q, constrained);
+      for (int64_t j = 0; j < constrained_size; ++j) {
+        out[k](row, kNumDrawStats + j) = constrained[static_cast<size_t>(j)];
+      }
+    }
+  }
+  if (model_.generated_names().empty() || kept == 0) return absl::OkStatus();
+  return Generate(run, done, size, warmup);
+}
+
+// The generated quantities of the kept draws among done .. done + size - 1
+// of every chain (`run`'s), in calls of at most kGeneratedLanesPerCall
+// lanes, one lane per (chain, draw), each with its own stream
+// (GeneratedQuantitiesRng, or WarmupGeneratedQuantitiesRng for warmup
+// draws); the constrained values are already in the draws.
+absl::Status Runner::Generate(const BatchedRunResult& run, int64_t done, int64_t size,
+                              bool warmup) {
   const int64_t d = model_.dimension();
   const int64_t c = model_.constrained_size();
   const int64_t g = static_cast<int64_t>(model_.generated_names().size());
-  const int64_t total = static_cast<int64_t>(chains_.size()) * size;
+  std::vector<Eigen::MatrixXd>& draws = warmup ? result_.warmup_draws : result_.draws;
+  const auto [first, per_chain] = KeptInCall(done, size);
+  const int64_t total = static_cast<int64_t>(chains_.size()) * per_chain;
   const int64_t batch = std::min(total, kGeneratedLanesPerCall);
   std::vector<double> q(static_cast<size_t>(batch * d));
   std::vector<double> constrained(static_cast<size_t>(batch * c));
   std::vector<uint64_t> keys(static_cast<size_t>(batch)), counters(static_cast<size_t>(batch));
   std::vector<double> out(static_cast<size_t>(batch * g));
+  // Lane l's chain, its transition's index in the call and its iteration.
+  auto lane = [&, first = first, per_chain = per_chain](int64_t l) {
+    const size_t k = static_cast<size_t>(l / per_chain);
+    const int64_t n = first + (l % per_chain) * options_.thin;
+    return std::tuple<size_t, int64_t, int64_t>{k, n, done + n};
+  };
   // The draws of an interrupted call are kept with their generated
   // quantities, so these calls ignore the (already set) interrupt flag.
   CallOptions generate_call = options_.call;
   generate_call.cancel = nullptr;
-  for (int64_t first = 0; first < total; first += batch) {
-    const int64_t lanes = std::min(batch, total - first);
+  for (int64_t begin = 0; begin < total; begin += batch) {
+    const int64_t lanes = std::min(batch, total - begin);
     for (int64_t l = 0; l < lanes; ++l) {
-      const size_t k = static_cast<size_t>((first + l) / size);
-      const int64_t n = (first + l) % size;
-      const Eigen::MatrixXd& draws = result_.draws[k];
+      const auto [k, n, iteration] = lane(begin + l);
+      const Eigen::Index row = iteration / options_.thin;
       std::copy_n(run.chains[k].draws.data() + n * d, d, q.data() + l * d);
-      for (int64_t j = 0; j < c; ++j) constrained[l * c + j] = draws(done + n, kNumDrawStats + j);
-      const ChainRng rng = GeneratedQuantitiesRng(options_.seed, chains_[k].chain_id, done + n);
+      for (int64_t j = 0; j < c; ++j) constrained[l * c + j] = draws[k](row, kNumDrawStats + j);
+      const uint64_t seed = ChainSeed(options_, k);
+      const ChainRng rng = warmup ? WarmupGeneratedQuantitiesRng(seed, chains_[k].chain_id, iteration)
+                                  : GeneratedQuantitiesRng(seed, chains_[k].chain_id, iteration);
       keys[l] = rng.key;
       counters[l] = rng.counter;
     }
@@ -571,11 +648,9 @@ absl::Status Runner::Generate(const BatchedRunResult& run, int64_t done, int64_t
          .rng_keys = keys.data(), .rng_counters = counters.data()},
         out.data(), generate_call));
     for (int64_t l = 0; l < lanes; ++l) {
-      const size_t k = static_cast<size_t>((first + l) / size);
-      const int64_t n = (first + l) % size;
-      for (int64_t j = 0; j < g; ++j) {
-        result_.draws[k](done + n, kNumDrawStats + c + j) = out[l * g + j];
-      }
+      const auto [k, n, iteration] = lane(begin + l);
+      const Eigen::Index row = iteration / options_.thin;
+      for (int64_t j = 0; j < g; ++j) draws[k](row, kNumDrawStats + c + j) = out[l * g + j];
     }
   }
   return absl::OkStatus();
@@ -651,7 +726,12 @@ double SampleMemoryBytes(const Model& model, const SampleOptions& options) {
   const double columns = kNumDrawStats + static_cast<double>(model.constrained_size()) +
                          static_cast<double>(model.generated_names().size());
   const double chains = static_cast<double>(options.num_chains);
-  const double samples = static_cast<double>(options.num_samples);
+  const int64_t thin = std::max<int64_t>(options.thin, 1);
+  // The draws kept: sampling, and saved warmup.
+  const double samples = static_cast<double>(KeptDraws(options.num_samples, thin));
+  const double kept = samples + (options.save_warmup
+                                     ? static_cast<double>(KeptDraws(options.num_warmup, thin))
+                                     : 0.0);
   // The largest of ChunkSizes(total, num_chunks), the first.
   auto largest_chunk = [&options](int64_t total) -> double {
     if (total <= 0) return 0;
@@ -668,7 +748,7 @@ double SampleMemoryBytes(const Model& model, const SampleOptions& options) {
       (2 * d + kNumDrawStats) * kDouble + 1 + static_cast<double>(sizeof(DrawStats));
   const double summary_threads =
       std::clamp(static_cast<double>(options.call.shards), 1.0, columns);
-  return chains * samples * columns * kDouble + chains * largest_call * call_bytes_per_draw +
+  return chains * kept * columns * kDouble + chains * largest_call * call_bytes_per_draw +
          summary_threads * kSummaryDoublesPerDraw * samples * chains * kDouble;
 }
 
@@ -691,7 +771,15 @@ absl::Status CheckSampleMemory(const Model& model, const SampleOptions& options)
 
 namespace {
 
-absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptions& options_in) {
+absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptions& options_given) {
+  SampleOptions options_in = options_given;
+  if (options_in.call.shards == kAutoShards) {
+    // A model whose kernel is not bit-stable cannot be sharded (vm/options.h).
+    options_in.call.shards =
+        model.batch_bit_stable()
+            ? DefaultShards(options_in.num_chains, model.dimension(), HardwareThreads())
+            : 1;
+  }
   AB_RETURN_IF_ERROR(ValidateOptions(model, options_in));
   // The draws are kept in plain vectors, which the allocator does not
   // charge: their estimate is reserved instead, so the VM calls' values and
@@ -729,10 +817,24 @@ absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptio
     }
   }
 
-  std::vector<uint64_t> ids(static_cast<size_t>(options.num_chains));
+  // Chain k: id k, its seed, and its initial values if given.
+  std::vector<ChainStart> starts(static_cast<size_t>(options.num_chains));
+  for (size_t k = 0; k < starts.size(); ++k) {
+    starts[k].chain_id = k;
+    starts[k].seed = ChainSeed(options, k);
+    if (options.init_values.empty()) continue;
+    const std::vector<double>& given =
+        options.init_values[options.init_values.size() == 1 ? 0 : k];
+    starts[k].q.resize(static_cast<size_t>(d));
+    if (absl::Status s = Unconstrain(model, given, starts[k].q); !s.ok()) {
+      return ForChain(k, absl::Status(s.code(), absl::StrCat("initial values: ", s.message())));
+    }
+  }
+  AB_ASSIGN_OR_RETURN(
+      std::vector<BatchedChain> chains,
+      MakeBatchedChains(model, options.sampler, starts, InitOptions{.radius = options.init_radius}));
+  std::vector<uint64_t> ids(starts.size());
   std::iota(ids.begin(), ids.end(), uint64_t{0});
-  AB_ASSIGN_OR_RETURN(std::vector<BatchedChain> chains,
-                      MakeBatchedChains(model, options.sampler, options.seed, ids));
   AB_ASSIGN_OR_RETURN(std::unique_ptr<BatchedSampler> sampler,
                       BatchedSampler::Create(model, options.algorithm, options.sampler));
 
@@ -747,7 +849,12 @@ absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptio
   result.options.call.cancel = nullptr;
   for (const std::string_view name : kDrawStatNames) result.column_names.emplace_back(name);
   for (std::string& name : OutputColumnNames(model)) result.column_names.push_back(std::move(name));
-  result.draws.resize(ids.size());
+  const Eigen::Index cols = static_cast<Eigen::Index>(result.column_names.size());
+  result.draws.assign(ids.size(), Eigen::MatrixXd(KeptDraws(options.num_samples, options.thin), cols));
+  if (options.save_warmup) {
+    result.warmup_draws.assign(ids.size(),
+                               Eigen::MatrixXd(KeptDraws(options.num_warmup, options.thin), cols));
+  }
   result.chains.resize(ids.size());
   for (size_t k = 0; k < ids.size(); ++k) result.chains[k].chain_id = ids[k];
 
@@ -801,6 +908,25 @@ absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& opt
 // ---------------------------------------------------------------------------
 // Stan CSV.
 
+absl::StatusOr<std::vector<double>> ReadInitValues(const Model& model,
+                                                   std::string_view json_text,
+                                                   std::string_view source_name) {
+  // The parameters' constrained values read like data: one f64 entry each.
+  std::vector<DataSpec> specs;
+  for (const ParameterSpec& p : model.parameters()) {
+    specs.push_back({.name = p.name,
+                     .dtype = DType::kF64,
+                     .shape = std::vector<Extent>(p.shape.begin(), p.shape.end())});
+  }
+  AB_ASSIGN_OR_RETURN(std::vector<Tensor> values, ReadData(json_text, specs, source_name));
+  std::vector<double> constrained;
+  for (const Tensor& t : values) {
+    const std::vector<double> v = t.ToVector<double>();
+    constrained.insert(constrained.end(), v.begin(), v.end());
+  }
+  return constrained;
+}
+
 int DefaultShards(int64_t num_chains, int64_t dimension, int threads) {
   const int64_t per_shard = std::max<int64_t>(32, 6400 / std::max<int64_t>(dimension, 1));
   const int64_t by_size = (std::max<int64_t>(num_chains, 1) + per_shard - 1) / per_shard;
@@ -821,8 +947,8 @@ StanCsv MakeChainCsv(const SampleResult& result, size_t chain) {
   line("  sample");
   line(absl::StrCat("    num_samples = ", o.num_samples));
   line(absl::StrCat("    num_warmup = ", o.num_warmup));
-  line("    save_warmup = 0");
-  line("    thin = 1");
+  line(absl::StrCat("    save_warmup = ", o.save_warmup ? 1 : 0));
+  line(absl::StrCat("    thin = ", o.thin));
   line("    adapt");
   line(absl::StrCat("      engaged = ", engaged ? 1 : 0));
   line(absl::StrCat("      gamma = ", a.gamma));
@@ -861,12 +987,23 @@ StanCsv MakeChainCsv(const SampleResult& result, size_t chain) {
   line(absl::StrCat("id = ", c.chain_id + 1));
   line(absl::StrCat("chain_id = ", c.chain_id));
   line("random");
-  line(absl::StrCat("  seed = ", o.seed));
+  line(absl::StrCat("  seed = ", ChainSeed(o, chain)));
+  line(o.init_values.empty() ? absl::StrCat("init = ", o.init_radius) : "init = user values");
   line(absl::StrCat("vm = ", o.call.vm == Vm::kStack ? "stack" : "stackless"));
   line(absl::StrCat("backend = ", o.call.backend));
   csv.column_names = result.column_names;
-  csv.draws = result.draws[chain];
   StanAdaptation adaptation;
+  if (result.warmup_draws.empty()) {
+    csv.draws = result.draws[chain];
+  } else {
+    // CmdStan's layout: the saved warmup draws, the adaptation block, the
+    // sampling draws.
+    const Eigen::MatrixXd& warmup = result.warmup_draws[chain];
+    const Eigen::MatrixXd& sampling = result.draws[chain];
+    csv.draws.resize(warmup.rows() + sampling.rows(), sampling.cols());
+    csv.draws << warmup, sampling;
+    adaptation.draws_before = warmup.rows();
+  }
   adaptation.step_size = c.step_size;
   adaptation.inverse_metric_diagonal =
       Eigen::Map<const Eigen::VectorXd>(c.inv_metric.data(),

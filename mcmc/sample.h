@@ -77,12 +77,42 @@ struct AdaptationOptions {
   std::string load_path;
 };
 
+// SampleOptions::call.shards: chosen by Sample() (DefaultShards).
+inline constexpr int kAutoShards = 0;
+
 struct SampleOptions {
   Algorithm algorithm = Algorithm::kNuts;
   int64_t num_chains = 4;      // >= 1
   int64_t num_warmup = 1000;   // >= 0; 0 requires adaptation off
   int64_t num_samples = 1000;  // >= 1
   uint64_t seed = 1;
+  // Per-chain seeds (cmdstanpy's seed list): empty = `seed` for every
+  // chain; otherwise num_chains values, chain k's stream being
+  // MakeChainRng(chain_seeds[k], k) (and its generated quantities' keyed
+  // the same way).
+  std::vector<uint64_t> chain_seeds;
+  // Initial values (CmdStan's init=). With `init_values` empty, each chain
+  // starts at uniform(-init_radius, init_radius) on every unconstrained
+  // coordinate (0: at the origin), retried until the log density and
+  // gradient are finite (InitializeChain). Otherwise the chains start at
+  // these constrained values, mapped through the inverse transforms: every
+  // parameter's values flattened in parameters() order (constrained_size()
+  // of them; ReadInitValues reads them from CmdStan JSON), one vector for
+  // every chain or one per chain. A value outside its parameter's support,
+  // or a point where the log density or gradient is not finite, is an error
+  // naming the chain.
+  double init_radius = 2.0;
+  std::vector<std::vector<double>> init_values;
+  // Keep every thin-th transition: iterations 0, thin, 2 thin, ... of each
+  // phase (CmdStan's thin=), so ceil(num_samples / thin) draws per chain.
+  // >= 1. The kept draws are bit for bit the unthinned run's rows
+  // 0, thin, 2 thin, ... (generated quantities included); divergence and
+  // tree-depth counts cover every transition.
+  int64_t thin = 1;
+  // Keep the warmup draws too (CmdStan's save_warmup=1), thinned the same
+  // way: SampleResult::warmup_draws, written before the adaptation block of
+  // each CSV file as CmdStan does. The summary covers sampling draws only.
+  bool save_warmup = false;
   // max_depth, max_delta_h, jitter, num_leapfrog_steps as configured; the
   // step size and inverse metric are the starting (or, without adaptation,
   // fixed) values of every chain.
@@ -91,7 +121,11 @@ struct SampleOptions {
   // Which VM and backend run the batch, and their limits. The stack VM's
   // block policy defaults to most-lanes here: a sampler program is many
   // cheap blocks around one model kernel (docs/BENCHMARKS.md, "Block policy").
-  CallOptions call{.vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes};
+  // call.shards defaults to kAutoShards: DefaultShards(num_chains,
+  // dimension, hardware threads) for a batch-bit-stable model (one shard
+  // otherwise), as the CLI's --shards auto; draws do not depend on it.
+  CallOptions call{
+      .vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes, .shards = kAutoShards};
   // Sampling (and adaptation-free warmup) is split into at most this many
   // VM calls. >= 1. Each chunk boundary makes every chain wait for the
   // slowest one, so more chunks cost utilization; progress does not need
@@ -133,8 +167,12 @@ struct SampleResult {
   // kDrawStatNames, then OutputColumnNames(model): constrained parameters,
   // then generated quantities.
   std::vector<std::string> column_names;
-  // One per chain (chain ids 0..M-1 in order): num_samples x columns.
+  // One per chain (chain ids 0..M-1 in order): ceil(num_samples / thin)
+  // x columns.
   std::vector<Eigen::MatrixXd> draws;
+  // With options.save_warmup, the warmup draws likewise (ceil(num_warmup /
+  // thin) rows each); otherwise empty.
+  std::vector<Eigen::MatrixXd> warmup_draws;
   std::vector<ChainSummary> chains;
   // One row per column: Summarize over all chains' draws of that column.
   // MCSE, ESS and R-hat are NaN (not computed) for the sampler statistics
@@ -181,6 +219,17 @@ struct SampleResult {
   int64_t total_divergences() const;
   int64_t total_max_depth_hits() const;
 };
+
+// Constrained values of every parameter of `model` from CmdStan JSON (an
+// init file, CmdStan's init=FILE, or `autobatch model --log-prob --at`):
+// each parameter by name with its shape, real numbers, read as ReadData
+// (mcmc/model/data.h) reads data, with its errors (missing parameter, wrong
+// shape, not a number), each line starting with `source_name`. Returns
+// them flattened in parameters() order: SampleOptions::init_values'
+// layout. Whether they are inside their supports is checked by Unconstrain.
+absl::StatusOr<std::vector<double>> ReadInitValues(const Model& model,
+                                                   std::string_view json_text,
+                                                   std::string_view source_name);
 
 // A shard count (CallOptions::shards) for `num_chains` chains of a model of
 // `dimension` coordinates on `threads` hardware threads: at least one shard

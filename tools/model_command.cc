@@ -14,6 +14,7 @@
 #include "mcmc/model/data.h"
 #include "mcmc/model/model_json.h"
 #include "mcmc/model/program_model.h"
+#include "mcmc/sample.h"
 #include "nlohmann/json.hpp"
 #include "samples/models/models.h"
 #include "support/output_file.h"
@@ -40,19 +41,8 @@ absl::StatusOr<nlohmann::json> LogProb(mcmc::ProgramModel& model, const ModelArg
   AB_ASSIGN_OR_RETURN(std::string data_text, ReadText("--data", args.data));
   AB_RETURN_IF_ERROR(model.LoadData(data_text, args.data));
   AB_ASSIGN_OR_RETURN(std::string at_text, ReadText("--at", args.at));
-  // The parameters' constrained values read like data: one f64 entry each.
-  std::vector<mcmc::DataSpec> specs;
-  for (const mcmc::ParameterSpec& p : model.parameters()) {
-    specs.push_back({.name = p.name,
-                     .dtype = DType::kF64,
-                     .shape = std::vector<mcmc::Extent>(p.shape.begin(), p.shape.end())});
-  }
-  AB_ASSIGN_OR_RETURN(std::vector<Tensor> values, mcmc::ReadData(at_text, specs, args.at));
-  std::vector<double> constrained;
-  for (const Tensor& t : values) {
-    const std::vector<double> v = t.ToVector<double>();
-    constrained.insert(constrained.end(), v.begin(), v.end());
-  }
+  AB_ASSIGN_OR_RETURN(const std::vector<double> constrained,
+                      mcmc::ReadInitValues(model, at_text, args.at));
   std::vector<double> q(static_cast<size_t>(model.dimension()));
   AB_RETURN_IF_ERROR(mcmc::Unconstrain(model, constrained, q));
   std::vector<double> grad(q.size());

@@ -454,25 +454,39 @@ absl::StatusOr<std::vector<BatchedChain>> MakeBatchedChains(
         "MakeBatchedChains: ", inits.size(), " inits for ", chain_ids.size(),
         " chains; give one starting point per chain, or none to initialize randomly"));
   }
-  std::vector<BatchedChain> chains(chain_ids.size());
+  std::vector<ChainStart> starts(chain_ids.size());
   for (size_t k = 0; k < chain_ids.size(); ++k) {
+    starts[k].chain_id = chain_ids[k];
+    starts[k].seed = seed;
+    if (!inits.empty()) starts[k].q = inits[k];
+  }
+  return MakeBatchedChains(model, config, starts);
+}
+
+absl::StatusOr<std::vector<BatchedChain>> MakeBatchedChains(const Model& model,
+                                                            const SamplerConfig& config,
+                                                            std::span<const ChainStart> starts,
+                                                            const InitOptions& init) {
+  std::vector<BatchedChain> chains(starts.size());
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const ChainStart& start = starts[k];
     BatchedChain& c = chains[k];
-    c.chain_id = chain_ids[k];
-    c.rng = MakeChainRng(seed, chain_ids[k]);
+    c.chain_id = start.chain_id;
+    c.rng = MakeChainRng(start.seed, start.chain_id);
     c.step_size = config.step_size;
     c.inv_metric = config.inv_metric;
     auto with_chain = [&](const absl::Status& s) {
-      return absl::Status(s.code(), absl::StrCat("chain ", chain_ids[k], ": ",
+      return absl::Status(s.code(), absl::StrCat("chain ", start.chain_id, ": ",
                                                  std::string(s.message())));
     };
-    if (inits.empty()) {
-      absl::StatusOr<InitialPoint> init = InitializeChain(model, c.rng.key, &c.rng.counter);
-      if (!init.ok()) return with_chain(init.status());
-      c.state.q = std::move(init->q);
-      c.state.logp = init->log_density;
-      c.state.grad = std::move(init->gradient);
+    if (start.q.empty()) {
+      absl::StatusOr<InitialPoint> point = InitializeChain(model, c.rng.key, &c.rng.counter, init);
+      if (!point.ok()) return with_chain(point.status());
+      c.state.q = std::move(point->q);
+      c.state.logp = point->log_density;
+      c.state.grad = std::move(point->gradient);
     } else {
-      absl::StatusOr<ChainState> made = MakeChainState(model, inits[k]);
+      absl::StatusOr<ChainState> made = MakeChainState(model, start.q);
       if (!made.ok()) return with_chain(made.status());
       c.state = *std::move(made);
     }

@@ -42,6 +42,7 @@
 #include "mcmc/model/model.h"
 #include "mcmc/sampler_config.h"
 #include "mcmc/scalar/scalar_nuts.h"
+#include "mcmc/warmup/initialize.h"
 #include "mcmc/warmup/warmup_adapter.h"
 #include "vm/options.h"
 #include "vm/profile.h"
@@ -219,6 +220,21 @@ class BatchedSampler {
 absl::StatusOr<std::vector<BatchedChain>> MakeBatchedChains(
     const Model& model, const SamplerConfig& config, uint64_t seed,
     std::span<const uint64_t> chain_ids, std::span<const std::vector<double>> inits = {});
+
+// Where one chain of MakeBatchedChains starts: its id, the seed of its
+// stream (MakeChainRng(seed, chain_id)) and an unconstrained starting point
+// (empty: InitializeChain with `init` from that stream).
+struct ChainStart {
+  uint64_t chain_id = 0;
+  uint64_t seed = 0;
+  std::vector<double> q;
+};
+// The general form: a seed and starting point per chain, and the random
+// initialization's options (its radius: CmdStan's init=R).
+absl::StatusOr<std::vector<BatchedChain>> MakeBatchedChains(const Model& model,
+                                                            const SamplerConfig& config,
+                                                            std::span<const ChainStart> starts,
+                                                            const InitOptions& init = {});
 
 // Options of RunBatchedChains (mirroring ScalarRunOptions).
 struct BatchedRunOptions {
