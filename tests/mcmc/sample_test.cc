@@ -410,7 +410,7 @@ TEST(SampleTest, ProgressIsReportedInOrder) {
 // events between the calls' boundaries, in order, within the phase.
 TEST(SampleTest, ProgressIsReportedWhileAVmCallRuns) {
   std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 2}});
-  SampleOptions o = Small(4, 1000, 3000);
+  SampleOptions o = Small(4, 300, 1200);
   o.progress_interval_seconds = 1e-4;
   std::vector<SampleProgress> events;
   o.progress = [&](const SampleProgress& p) { events.push_back(p); };
@@ -428,7 +428,7 @@ TEST(SampleTest, ProgressIsReportedWhileAVmCallRuns) {
   }
   EXPECT_GT(inside_a_call, 0) << events.size() << " events";
   EXPECT_EQ(events.back().phase, SamplePhase::kDone);
-  EXPECT_EQ(events.back().total_iteration, 4000);
+  EXPECT_EQ(events.back().total_iteration, 1500);
 }
 
 // The counts of a report sent while a VM call runs are live: divergences,
@@ -436,7 +436,7 @@ TEST(SampleTest, ProgressIsReportedWhileAVmCallRuns) {
 // it returns, and the ETA is an estimate from the pace so far.
 TEST(SampleTest, ProgressCountsAreLiveDuringAVmCall) {
   std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 2}});
-  SampleOptions o = Small(4, 0, 5000);
+  SampleOptions o = Small(4, 0, 1500);
   // A fixed step size past the leapfrog's stability limit (2 for a unit
   // Gaussian): most transitions diverge.
   o.adaptation.engaged = false;
