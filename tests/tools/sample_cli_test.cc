@@ -227,10 +227,11 @@ TEST(SampleCliTest, InterruptedRunWritesTheDrawsSoFar) {
     SCOPED_TRACE(name);
     const std::string dir = FreshTempDir("sample_cli_interrupt_" + name);
     // The non-terminal progress printer first says "sampling" at 10% of the
-    // run, so 90% of it remains when the signal comes, whatever the speed.
+    // run (or 10 s after its last line), so most of it remains when the
+    // signal comes, whatever the speed.
     Background run = StartCli({"sample", "--target", "iid_gaussian", "--target-params",
                                "dimension=2", "--chains", "2", "--warmup", "100", "--samples",
-                               "100000", "--output-dir", dir + "/out", "--summary-json",
+                               "30000", "--output-dir", dir + "/out", "--summary-json",
                                dir + "/s.json"},
                               dir);
     ASSERT_GT(run.pid, 0);
@@ -255,14 +256,14 @@ TEST(SampleCliTest, InterruptedRunWritesTheDrawsSoFar) {
     EXPECT_EQ(summary["interrupted"], name);
     const int64_t draws = summary["num_draws"];
     EXPECT_GT(draws, 0);
-    EXPECT_LT(draws, 100000);
+    EXPECT_LT(draws, 30000);
     for (const char* file : {"/out/output_1.csv", "/out/output_2.csv"}) {
       absl::StatusOr<mcmc::StanCsv> csv = mcmc::ReadStanCsv(dir + file);
       ASSERT_TRUE(csv.ok()) << csv.status();
       EXPECT_EQ(csv->draws.rows(), draws);
       EXPECT_THAT(csv->notes,
                   ::testing::ElementsAre("Sampling interrupted by " + name + " after " +
-                                         std::to_string(draws) + " of 100000 draws"));
+                                         std::to_string(draws) + " of 30000 draws"));
     }
   }
 }
