@@ -3,7 +3,8 @@
 # build-asan/, or TSan (the concurrency tests) in build-tsan/.
 # Usage: tools/sanitize.sh address|thread [extra ctest arguments...]
 #   address  configures build-asan/ with AUTOBATCH_SANITIZE=address,undefined
-#            (-O1 -g1, internal checks on, no benchmarks), builds, runs every
+#            (-O1 -g1, internal checks on, no benchmarks, no MPI: Open MPI's
+#            own allocations would read as leaks), builds, runs every
 #            test but those labelled `slow` (tests/CMakeLists.txt, SLOW), which
 #            repeat at scale what faster tests check and would take most of
 #            the stage under ASan.
@@ -28,7 +29,7 @@ jobs=${AUTOBATCH_JOBS:-2}
 configure() {  # configure <build dir> <sanitizers>
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DAUTOBATCH_INTERNAL_CHECKS=ON -DAUTOBATCH_WERROR=ON -DAUTOBATCH_PORTABLE=ON \
-    -DAUTOBATCH_BUILD_BENCH=OFF -DAUTOBATCH_SANITIZE="$2"
+    -DAUTOBATCH_BUILD_BENCH=OFF -DAUTOBATCH_MPI=OFF -DAUTOBATCH_SANITIZE="$2"
 }
 
 # The stackless VM and the reference interpreter recurse on the host up to
