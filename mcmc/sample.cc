@@ -202,6 +202,8 @@ class Runner {
     Report(SamplePhase::kDone, result_.num_draws(), sampling_.utilization());
   }
   std::vector<BatchedChain>& chains() { return chains_; }
+  // The chains this process runs (SampleOptions::communicator): >= 1.
+  int64_t own_chains() const { return std::max<int64_t>(1, static_cast<int64_t>(chains_.size())); }
 
  private:
   // One VM call of `draws` transitions of `sampler`, the phase's `done`
@@ -265,7 +267,7 @@ void Runner::Report(SamplePhase phase, int64_t iteration, double utilization,
   if (!options_.progress) return;
   SampleProgress p;
   p.phase = phase;
-  p.num_chains = options_.num_chains;
+  p.num_chains = own_chains();
   p.iteration = iteration;
   p.phase_iterations =
       phase == SamplePhase::kWarmup ? options_.num_warmup : options_.num_samples;
@@ -295,13 +297,13 @@ Live Runner::LiveCounts(const BatchedSampler& sampler, const PhaseCounts& counts
   live.divergences = now.divergences;
   live.gradient_evaluations = now.gradient_evaluations;
   if (&sampler == warmup_sampler_.get()) live.gradient_evaluations += adapter_->heuristic_trials();
-  *iteration = done + now.draws / options_.num_chains;
+  *iteration = done + now.draws / own_chains();
   // Lane slots so far: the kernel's executions times its shard's size (the
   // shards' sizes differ by at most one chain).
-  const int64_t shards = std::clamp<int64_t>(options_.call.shards, 1, options_.num_chains);
+  const int64_t shards = std::clamp<int64_t>(options_.call.shards, 1, own_chains());
   const double lane_slots = static_cast<double>(counts.computed) +
                             static_cast<double>(now.kernel_executions) *
-                                static_cast<double>(options_.num_chains) /
+                                static_cast<double>(own_chains()) /
                                 static_cast<double>(shards);
   if (model_.AsProgram() != nullptr) {
     *utilization = counts.utilization();
@@ -399,10 +401,10 @@ absl::Status Runner::Prepare() {
 absl::Status Runner::CheckStartingMemory() {
   // One sampler runs at a time; each call's storage is freed when it returns.
   AB_ASSIGN_OR_RETURN(double starting,
-                      sampler_.StartingBytes(options_.num_chains, options_.call));
+                      sampler_.StartingBytes(own_chains(), options_.call));
   if (warmup_sampler_ != nullptr) {
     AB_ASSIGN_OR_RETURN(const double warmup,
-                        warmup_sampler_->StartingBytes(options_.num_chains, options_.call));
+                        warmup_sampler_->StartingBytes(own_chains(), options_.call));
     starting = std::max(starting, warmup);
   }
   const MemoryBudget* budget = CurrentMemoryBudget();
@@ -771,6 +773,8 @@ absl::Status CheckSampleMemory(const Model& model, const SampleOptions& options)
 
 namespace {
 
+absl::Status SummarizeRun(SampleResult& result);
+
 absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptions& options_given) {
   SampleOptions options_in = options_given;
   if (options_in.call.shards == kAutoShards) {
@@ -817,16 +821,21 @@ absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptio
     }
   }
 
-  // Chain k: id k, its seed, and its initial values if given.
-  std::vector<ChainStart> starts(static_cast<size_t>(options.num_chains));
-  for (size_t k = 0; k < starts.size(); ++k) {
-    starts[k].chain_id = k;
-    starts[k].seed = ChainSeed(options, k);
+  // This process's chains (all of them without a communicator), with their
+  // global ids: chain k's stream, seed and initial values are the same
+  // whichever process runs it.
+  Communicator& comm = options.communicator != nullptr ? *options.communicator : SingleProcess();
+  const auto [own_first, own_last] = RankRange(options.num_chains, comm.rank(), comm.size());
+  std::vector<ChainStart> starts(static_cast<size_t>(own_last - own_first));
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const size_t k = static_cast<size_t>(own_first) + i;
+    starts[i].chain_id = k;
+    starts[i].seed = ChainSeed(options, k);
     if (options.init_values.empty()) continue;
     const std::vector<double>& given =
         options.init_values[options.init_values.size() == 1 ? 0 : k];
-    starts[k].q.resize(static_cast<size_t>(d));
-    if (absl::Status s = Unconstrain(model, given, starts[k].q); !s.ok()) {
+    starts[i].q.resize(static_cast<size_t>(d));
+    if (absl::Status s = Unconstrain(model, given, starts[i].q); !s.ok()) {
       return ForChain(k, absl::Status(s.code(), absl::StrCat("initial values: ", s.message())));
     }
   }
@@ -834,7 +843,7 @@ absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptio
       std::vector<BatchedChain> chains,
       MakeBatchedChains(model, options.sampler, starts, InitOptions{.radius = options.init_radius}));
   std::vector<uint64_t> ids(starts.size());
-  std::iota(ids.begin(), ids.end(), uint64_t{0});
+  std::iota(ids.begin(), ids.end(), static_cast<uint64_t>(own_first));
   AB_ASSIGN_OR_RETURN(std::unique_ptr<BatchedSampler> sampler,
                       BatchedSampler::Create(model, options.algorithm, options.sampler));
 
@@ -847,6 +856,10 @@ absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptio
   // The flag need not outlive Sample().
   result.options.cancel = nullptr;
   result.options.call.cancel = nullptr;
+  result.options.communicator = nullptr;
+  result.own_first_chain = own_first;
+  result.own_last_chain = own_last;
+  result.num_processes = comm.size();
   for (const std::string_view name : kDrawStatNames) result.column_names.emplace_back(name);
   for (std::string& name : OutputColumnNames(model)) result.column_names.push_back(std::move(name));
   const Eigen::Index cols = static_cast<Eigen::Index>(result.column_names.size());
@@ -858,13 +871,24 @@ absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptio
   result.chains.resize(ids.size());
   for (size_t k = 0; k < ids.size(); ++k) result.chains[k].chain_id = ids[k];
 
+  // A process with no chains (more processes than chains) has nothing to run.
   Runner runner(model, options, *sampler, std::move(chains), result);
-  AB_RETURN_IF_ERROR(runner.Warmup());
-  AB_RETURN_IF_ERROR(runner.Sampling());
+  if (!ids.empty()) {
+    AB_RETURN_IF_ERROR(runner.Warmup());
+    AB_RETURN_IF_ERROR(runner.Sampling());
+  }
   result.gradient_evaluations =
       result.warmup_gradient_evaluations + result.sampling_gradient_evaluations;
   if (result.interrupted) result.interrupted_by = "SampleOptions::cancel";
+  if (comm.size() == 1) {
+    AB_RETURN_IF_ERROR(SummarizeRun(result));
+    runner.ReportDone();
+  }
+  return result;
+}
 
+// E-BFMI per chain, then every column's summary over all chains.
+absl::Status SummarizeRun(SampleResult& result) {
   const Eigen::Index energy = result.ColumnIndex("energy__");
   const Eigen::VectorXd ebfmi = Ebfmi(result.Column(energy));
   for (size_t k = 0; k < result.chains.size(); ++k) {
@@ -887,22 +911,223 @@ absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptio
       result.summary[c] = row;
     }
   };
-  AB_RETURN_IF_ERROR(RunOnThreads(
-      static_cast<int>(std::min<int64_t>(options.call.shards, static_cast<int64_t>(num_columns))),
-      summarize_columns));
-  runner.ReportDone();
-  return result;
+  return RunOnThreads(static_cast<int>(std::min<int64_t>(result.options.call.shards,
+                                                          static_cast<int64_t>(num_columns))),
+                      summarize_columns);
+}
+
+// A sharded run's numbers travel as doubles (integers below 2^53 exactly).
+class DoubleWriter {
+ public:
+  void Add(double v) { values_.push_back(v); }
+  void Add(int64_t v) { values_.push_back(static_cast<double>(v)); }
+  void Add(std::span<const double> v) { values_.insert(values_.end(), v.begin(), v.end()); }
+  std::string Bytes() const { return DoublesToBytes(values_); }
+
+ private:
+  std::vector<double> values_;
+};
+
+class DoubleReader {
+ public:
+  explicit DoubleReader(std::vector<double> values) : values_(std::move(values)) {}
+  absl::StatusOr<double> Next() {
+    if (at_ >= values_.size()) return Short();
+    return values_[at_++];
+  }
+  absl::StatusOr<int64_t> NextInt() {
+    AB_ASSIGN_OR_RETURN(const double v, Next());
+    return static_cast<int64_t>(v);
+  }
+  absl::Status Fill(double* out, size_t n) {
+    if (values_.size() - at_ < n) return Short();
+    std::copy_n(values_.begin() + static_cast<std::ptrdiff_t>(at_), n, out);
+    at_ += n;
+    return absl::OkStatus();
+  }
+
+ private:
+  static absl::Status Short() {
+    return absl::InternalError("Sample: a rank sent fewer numbers than its chains need");
+  }
+  std::vector<double> values_;
+  size_t at_ = 0;
+};
+
+// The run figures every process counted for its own chains, in a fixed
+// order: summed over processes, except times and VM calls (the processes ran
+// at once: the longest counts).
+constexpr int kSummedFigures = 6;
+std::array<int64_t*, kSummedFigures> SummedFigures(SampleResult& r) {
+  return {&r.warmup_gradient_evaluations, &r.sampling_gradient_evaluations,
+          &r.warmup_leapfrogs_taken,      &r.warmup_leapfrogs_computed,
+          &r.sampling_leapfrogs_taken,    &r.sampling_leapfrogs_computed};
+}
+
+// taken / computed as PhaseCounts::utilization.
+double Utilization(int64_t taken, int64_t computed) {
+  return PhaseCounts{.taken = taken, .computed = computed}.utilization();
+}
+
+// Every process of a sharded run (Sample's `communicator`) ran its own
+// chains into `local`. They agree on the outcome, keep the same number of
+// draws (an interrupted run's fewest), and send their chains, draws and
+// figures to rank 0, which summarizes all of them.
+absl::StatusOr<SampleResult> GatherRun(Communicator& comm, absl::StatusOr<SampleResult> local,
+                                       const SampleOptions& options) {
+  AB_RETURN_IF_ERROR(comm.AgreeOnStatus(local.status()));
+  SampleResult& r = *local;
+  const bool has_chains = !r.chains.empty();
+  // The draws every chain keeps: the fewest any process kept (they differ
+  // only when sampling was interrupted).
+  DoubleWriter facts;
+  facts.Add(has_chains ? r.num_draws() : int64_t{-1});
+  facts.Add(int64_t{r.interrupted ? 1 : 0});
+  AB_ASSIGN_OR_RETURN(const std::vector<std::string> all_facts, comm.Gather(facts.Bytes(), 0));
+  DoubleWriter agreed;
+  if (comm.rank() == 0) {
+    int64_t fewest = -1;
+    bool interrupted = false;
+    for (const std::string& bytes : all_facts) {
+      AB_ASSIGN_OR_RETURN(std::vector<double> v, DoublesFromBytes(bytes));
+      DoubleReader in(std::move(v));
+      AB_ASSIGN_OR_RETURN(const int64_t kept, in.NextInt());
+      AB_ASSIGN_OR_RETURN(const int64_t stopped, in.NextInt());
+      if (kept >= 0 && (fewest < 0 || kept < fewest)) fewest = kept;
+      interrupted = interrupted || stopped != 0;
+    }
+    agreed.Add(fewest);
+    agreed.Add(int64_t{interrupted ? 1 : 0});
+  }
+  AB_ASSIGN_OR_RETURN(const std::string agreed_bytes, comm.Broadcast(agreed.Bytes(), 0));
+  // Rows of every chain's draws once agreed.
+  Eigen::Index rows = KeptDraws(options.num_samples, options.thin);
+  {
+    AB_ASSIGN_OR_RETURN(std::vector<double> v, DoublesFromBytes(agreed_bytes));
+    DoubleReader in(std::move(v));
+    AB_ASSIGN_OR_RETURN(const int64_t fewest, in.NextInt());
+    AB_ASSIGN_OR_RETURN(const int64_t interrupted, in.NextInt());
+    if (interrupted != 0) {
+      rows = fewest;
+      r.interrupted = true;
+      if (r.interrupted_by.empty()) r.interrupted_by = "SampleOptions::cancel";
+      for (Eigen::MatrixXd& draws : r.draws) draws.conservativeResize(fewest, draws.cols());
+    }
+  }
+  if (has_chains) {
+    const Eigen::VectorXd ebfmi = Ebfmi(r.Column(r.ColumnIndex("energy__")));
+    for (size_t k = 0; k < r.chains.size(); ++k) r.chains[k].ebfmi = ebfmi(static_cast<Eigen::Index>(k));
+  }
+
+  // Chains (summaries, draws, saved warmup) and figures to rank 0.
+  DoubleWriter out;
+  for (int64_t* figure : SummedFigures(r)) out.Add(*figure);
+  out.Add(r.compile_seconds);
+  out.Add(r.warmup_seconds);
+  out.Add(r.sampling_seconds);
+  out.Add(r.vm_calls);
+  out.Add(static_cast<int64_t>(r.chains.size()));
+  for (size_t k = 0; k < r.chains.size(); ++k) {
+    const ChainSummary& c = r.chains[k];
+    out.Add(static_cast<int64_t>(c.chain_id));
+    out.Add(c.step_size);
+    out.Add(static_cast<int64_t>(c.inv_metric.size()));
+    out.Add(c.inv_metric);
+    out.Add(c.warmup_divergences);
+    out.Add(c.sampling_divergences);
+    out.Add(c.max_depth_hits);
+    out.Add(c.ebfmi);
+    out.Add(c.heuristic_trials);
+    out.Add(std::span<const double>(r.draws[k].data(), static_cast<size_t>(r.draws[k].size())));
+    if (!r.warmup_draws.empty()) {
+      out.Add(std::span<const double>(r.warmup_draws[k].data(),
+                                      static_cast<size_t>(r.warmup_draws[k].size())));
+    }
+  }
+  AB_ASSIGN_OR_RETURN(const std::vector<std::string> gathered, comm.Gather(out.Bytes(), 0));
+  if (comm.rank() != 0) return local;  // its own chains; no summary
+
+  SampleResult all = std::move(r);
+  all.chains.clear();
+  all.draws.clear();
+  all.warmup_draws.clear();
+  for (int64_t* figure : SummedFigures(all)) *figure = 0;
+  all.vm_calls = 0;
+  const Eigen::Index cols = static_cast<Eigen::Index>(all.column_names.size());
+  const Eigen::Index warmup_rows = KeptDraws(options.num_warmup, options.thin);
+  for (const std::string& bytes : gathered) {
+    AB_ASSIGN_OR_RETURN(std::vector<double> v, DoublesFromBytes(bytes));
+    DoubleReader in(std::move(v));
+    for (int64_t* figure : SummedFigures(all)) {
+      AB_ASSIGN_OR_RETURN(const int64_t value, in.NextInt());
+      *figure += value;
+    }
+    for (double* seconds : {&all.compile_seconds, &all.warmup_seconds, &all.sampling_seconds}) {
+      AB_ASSIGN_OR_RETURN(const double value, in.Next());
+      *seconds = std::max(*seconds, value);
+    }
+    AB_ASSIGN_OR_RETURN(const int64_t vm_calls, in.NextInt());
+    all.vm_calls = std::max(all.vm_calls, vm_calls);
+    AB_ASSIGN_OR_RETURN(const int64_t chains, in.NextInt());
+    for (int64_t k = 0; k < chains; ++k) {
+      ChainSummary c;
+      AB_ASSIGN_OR_RETURN(const int64_t id, in.NextInt());
+      c.chain_id = static_cast<uint64_t>(id);
+      AB_ASSIGN_OR_RETURN(c.step_size, in.Next());
+      AB_ASSIGN_OR_RETURN(const int64_t metric_size, in.NextInt());
+      c.inv_metric.resize(static_cast<size_t>(metric_size));
+      AB_RETURN_IF_ERROR(in.Fill(c.inv_metric.data(), c.inv_metric.size()));
+      AB_ASSIGN_OR_RETURN(c.warmup_divergences, in.NextInt());
+      AB_ASSIGN_OR_RETURN(c.sampling_divergences, in.NextInt());
+      AB_ASSIGN_OR_RETURN(c.max_depth_hits, in.NextInt());
+      AB_ASSIGN_OR_RETURN(c.ebfmi, in.Next());
+      AB_ASSIGN_OR_RETURN(c.heuristic_trials, in.NextInt());
+      all.chains.push_back(std::move(c));
+      all.draws.emplace_back(rows, cols);
+      AB_RETURN_IF_ERROR(
+          in.Fill(all.draws.back().data(), static_cast<size_t>(all.draws.back().size())));
+      if (options.save_warmup) {
+        all.warmup_draws.emplace_back(warmup_rows, cols);
+        AB_RETURN_IF_ERROR(in.Fill(all.warmup_draws.back().data(),
+                                   static_cast<size_t>(all.warmup_draws.back().size())));
+      }
+    }
+  }
+  all.gradient_evaluations = all.warmup_gradient_evaluations + all.sampling_gradient_evaluations;
+  all.warmup_utilization = Utilization(all.warmup_leapfrogs_taken, all.warmup_leapfrogs_computed);
+  all.sampling_utilization =
+      Utilization(all.sampling_leapfrogs_taken, all.sampling_leapfrogs_computed);
+  // Every chain's E-BFMI came with it; the columns are summarized here.
+  AB_RETURN_IF_ERROR(SummarizeRun(all));
+  if (options.progress) {
+    SampleProgress done;
+    done.phase = SamplePhase::kDone;
+    done.num_chains = options.num_chains;
+    done.iteration = done.phase_iterations = options.num_samples;
+    done.total_iteration = done.total_iterations = options.num_warmup + options.num_samples;
+    done.divergences = all.total_divergences();
+    done.gradient_evaluations = all.gradient_evaluations;
+    done.utilization = all.sampling_utilization;
+    done.compile_seconds = all.compile_seconds;
+    done.elapsed_seconds = all.compile_seconds + all.warmup_seconds + all.sampling_seconds;
+    options.progress(done);
+  }
+  return all;
 }
 
 }  // namespace
 
 absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& options) {
+  absl::StatusOr<SampleResult> local;
   if (options.call.max_memory_bytes < 0) {
-    return BadOption("call.max_memory_bytes", absl::StrCat(options.call.max_memory_bytes),
-                     "use 0 (the default limit) or a number of bytes");
+    local = BadOption("call.max_memory_bytes", absl::StrCat(options.call.max_memory_bytes),
+                      "use 0 (the default limit) or a number of bytes");
+  } else {
+    MemoryScope memory = MemoryScope::ForRun(options.call.max_memory_bytes);
+    local = CatchResourceErrors("Sample", [&] { return SampleInScope(model, options); });
   }
-  MemoryScope memory = MemoryScope::ForRun(options.call.max_memory_bytes);
-  return CatchResourceErrors("Sample", [&] { return SampleInScope(model, options); });
+  if (options.communicator == nullptr || options.communicator->size() == 1) return local;
+  return GatherRun(*options.communicator, std::move(local), options);
 }
 
 // ---------------------------------------------------------------------------
@@ -1124,17 +1349,26 @@ absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(const SampleResult& 
                                                             const std::string& dir,
                                                             int sig_figs, int threads) {
   AB_RETURN_IF_ERROR(MakeOutputDirectory(dir));
+  // This process's chains: all of them, or in a run over several processes
+  // (rank 0 holds every chain) those it ran.
+  std::vector<size_t> chains;
+  for (size_t k = 0; k < result.chains.size(); ++k) {
+    const auto id = static_cast<int64_t>(result.chains[k].chain_id);
+    if (result.num_processes <= 1 || (id >= result.own_first_chain && id < result.own_last_chain)) {
+      chains.push_back(k);
+    }
+  }
   // Each chain's file is independent: formatting 10^6 draws of 25 columns
   // takes seconds, so the chains are shared among threads.
-  const size_t n = result.chains.size();
+  const size_t n = chains.size();
   std::vector<std::string> paths(n);
   std::vector<absl::Status> errors(n);
   std::atomic<size_t> next{0};
   AB_RETURN_IF_ERROR(CatchResourceErrors("writing the chains' CSV files", [&] {
     return RunOnThreads(threads > 0 ? threads : HardwareThreads(), [&] {
-      for (size_t k = next++; k < n; k = next++) {
-        paths[k] = ChainCsvPath(dir, result.chains[k].chain_id);
-        errors[k] = WriteStanCsv(paths[k], MakeChainCsv(result, k), sig_figs);
+      for (size_t i = next++; i < n; i = next++) {
+        paths[i] = ChainCsvPath(dir, result.chains[chains[i]].chain_id);
+        errors[i] = WriteStanCsv(paths[i], MakeChainCsv(result, chains[i]), sig_figs);
       }
     });
   }));
@@ -1153,7 +1387,7 @@ absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(const SampleResult& 
         unlink(paths[k].c_str()) == 0) {
       removed = absl::StrCat(" (the earlier run's '", paths[k], "' was removed)");
     }
-    absl::StrAppend(&failures, "; writing the CSV file of chain ", result.chains[k].chain_id,
+    absl::StrAppend(&failures, "; writing the CSV file of chain ", result.chains[chains[k]].chain_id,
                     ": ", std::string(errors[k].message()), removed);
   }
   if (failed > 0) {

@@ -50,6 +50,7 @@
 #include "mcmc/sampler_config.h"
 #include "mcmc/scalar/scalar_warmup.h"
 #include "mcmc/output/stan_csv.h"
+#include "support/communicator.h"
 #include "vm/options.h"
 
 namespace autobatch::mcmc {
@@ -146,6 +147,18 @@ struct SampleOptions {
   // any chain completed). Set before or during warmup, or before any chain
   // completed a draw: Cancelled, saying so (there are no draws to keep).
   const std::atomic<bool>* cancel = nullptr;
+  // The processes the run is spread over (support/communicator.h: MPI ranks
+  // under mpirun; null = this process alone). Every process calls Sample()
+  // with the same options. Process r runs chains RankRange(num_chains, r,
+  // size) with their global ids — so every chain's draws are those of a
+  // one-process run — on call.shards threads of its own; a process past the
+  // last chain runs none. The processes agree on the outcome (an error on
+  // one is the error of all, naming its rank), and rank 0 gathers every
+  // chain and summarizes them: its SampleResult is the one-process run's
+  // (figures summed over processes; times the longest). Another rank's
+  // holds its own chains and no summary. Progress reports come from each
+  // process for its own chains (the CLI prints rank 0's).
+  Communicator* communicator = nullptr;
 };
 
 // Per-chain outcome.
@@ -167,8 +180,14 @@ struct SampleResult {
   // kDrawStatNames, then OutputColumnNames(model): constrained parameters,
   // then generated quantities.
   std::vector<std::string> column_names;
-  // One per chain (chain ids 0..M-1 in order): ceil(num_samples / thin)
-  // x columns.
+  // The chains this process ran: ids own_first_chain .. own_last_chain - 1
+  // (all of them without a communicator), and how many processes ran the
+  // run (SampleOptions::communicator).
+  int64_t own_first_chain = 0;
+  int64_t own_last_chain = 0;
+  int num_processes = 1;
+  // One per chain (chain ids 0..M-1 in order, or this process's own on a
+  // rank other than 0): ceil(num_samples / thin) x columns.
   std::vector<Eigen::MatrixXd> draws;
   // With options.save_warmup, the warmup draws likewise (ceil(num_warmup /
   // thin) rows each); otherwise empty.
@@ -332,7 +351,8 @@ absl::Status CheckChainCsvFiles(const std::string& dir, int64_t num_chains);
 absl::StatusOr<std::vector<std::string>> RemoveStaleChainCsvFiles(const std::string& dir,
                                                                   int64_t num_chains);
 
-// Writes one file per chain at ChainCsvPath(dir, chain id), creating `dir`
+// Writes one file per chain at ChainCsvPath(dir, chain id) (in a run over
+// several processes, per chain this process ran), creating `dir`
 // if needed, on `threads` threads (0: one per hardware thread). Each file is
 // replaced whole or not at all (WriteStanCsv). Returns the paths, in chain
 // order. FailedPrecondition naming the directory if it cannot be created, or
