@@ -335,6 +335,55 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
   });
 }
 
+absl::StatusOr<std::vector<Tensor>> RunProgramOnRanks(Communicator& comm, const Program& program,
+                                                      std::vector<Tensor> inputs,
+                                                      const KernelRegistry* kernels,
+                                                      const CallOptions& options,
+                                                      Profile* profile) {
+  if (comm.size() == 1) return RunProgram(program, std::move(inputs), kernels, options, profile);
+  // The slice of the inputs this process runs (every process checks the
+  // whole batch the same way, so they agree on a bad input).
+  const absl::Status checked = CheckInputs(program, inputs);
+  int64_t first = 0, last = 0;
+  absl::StatusOr<std::vector<Tensor>> local = std::vector<Tensor>{};
+  if (!checked.ok()) {
+    local = checked;
+  } else {
+    std::tie(first, last) = RankRange(BatchOfInputs(program, inputs), comm.rank(), comm.size());
+    local = RunProgram(program, LaneRange(program, inputs, first, last), kernels, options, profile);
+    if (!local.ok()) {
+      local = absl::Status(local.status().code(),
+                           absl::StrCat("lanes ", first, " to ", last - 1,
+                                        " (a lane number below counts from ", first,
+                                        "): ", local.status().message()));
+    }
+  }
+  inputs.clear();
+  AB_RETURN_IF_ERROR(comm.AgreeOnStatus(local.status()));
+  // Each output's lanes, gathered output by output.
+  std::vector<Tensor> outputs;
+  for (const Tensor& mine : *local) {
+    AB_ASSIGN_OR_RETURN(const std::vector<std::string> pieces,
+                        comm.Gather(std::string_view(reinterpret_cast<const char*>(mine.bytes()),
+                                                     static_cast<size_t>(mine.size_bytes())),
+                                    0));
+    if (comm.rank() != 0) continue;
+    int64_t bytes = 0;
+    for (const std::string& piece : pieces) bytes += static_cast<int64_t>(piece.size());
+    const int64_t lane_bytes = mine.lane_bytes();
+    Tensor all(mine.type(), lane_bytes > 0 ? bytes / lane_bytes : 0);
+    int64_t at = 0;
+    for (const std::string& piece : pieces) {
+      CopyBytes(all.bytes() + at, reinterpret_cast<const std::byte*>(piece.data()),
+                static_cast<int64_t>(piece.size()));
+      at += static_cast<int64_t>(piece.size());
+    }
+    outputs.push_back(std::move(all));
+  }
+  if (comm.rank() != 0) return *std::move(local);
+  return outputs;
+}
+
 absl::StatusOr<std::vector<Tensor>> RunProgram(const BlockPlan& plan,
                                                std::vector<Tensor> inputs,
                                                const KernelRegistry* kernels,
