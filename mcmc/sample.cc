@@ -781,7 +781,8 @@ absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptio
     // A model whose kernel is not bit-stable cannot be sharded (vm/options.h).
     options_in.call.shards =
         model.batch_bit_stable()
-            ? DefaultShards(options_in.num_chains, model.dimension(), HardwareThreads())
+            ? DefaultShards(options_in.num_chains, model.dimension(),
+                            ThreadsPerRank(options_in.communicator))
             : 1;
   }
   AB_RETURN_IF_ERROR(ValidateOptions(model, options_in));

@@ -124,7 +124,9 @@ struct SampleOptions {
   // cheap blocks around one model kernel (docs/BENCHMARKS.md, "Block policy").
   // call.shards defaults to kAutoShards: DefaultShards(num_chains,
   // dimension, hardware threads) for a batch-bit-stable model (one shard
-  // otherwise), as the CLI's --shards auto; draws do not depend on it.
+  // otherwise), as the CLI's --shards auto, the threads being divided among
+  // the ranks on the node in a run over processes (ThreadsPerRank,
+  // support/communicator.h); draws do not depend on it.
   CallOptions call{
       .vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes, .shards = kAutoShards};
   // Sampling (and adaptation-free warmup) is split into at most this many

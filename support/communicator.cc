@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <thread>
+#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "support/status.h"
@@ -41,6 +43,12 @@ std::pair<int64_t, int64_t> RankRange(int64_t total, int rank, int size) {
   const int64_t extra = total % size;
   const int64_t first = rank * base + std::min<int64_t>(rank, extra);
   return {first, first + base + (rank < extra ? 1 : 0)};
+}
+
+int ThreadsPerRank(const Communicator* comm) {
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (comm == nullptr) return threads;
+  return std::max(1, threads / std::max(1, comm->ranks_on_node()));
 }
 
 absl::Status CheckRoot(int root, int size) {

@@ -37,6 +37,9 @@ class Communicator {
   // This process's rank, 0 .. size() - 1, and the number of processes.
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // How many processes of this communicator run on this process's machine
+  // (node): its hardware threads are shared among them (DefaultThreads).
+  virtual int ranks_on_node() const = 0;
   // What this is, for messages and summaries: "single process", "MPI
   // (Open MPI 4.1.4), 3 ranks".
   virtual std::string Describe() const = 0;
@@ -74,6 +77,7 @@ class SingleProcessCommunicator final : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
+  int ranks_on_node() const override { return 1; }
   std::string Describe() const override { return "single process"; }
   absl::Status Barrier() override { return absl::OkStatus(); }
   absl::Status AgreeOnStatus(const absl::Status& local) override { return local; }
@@ -91,6 +95,10 @@ Communicator& SingleProcess();
 // first total % size ranks taking one more. Ranks past `total` get an empty
 // range (first == last == total). Requires total >= 0, 0 <= rank < size.
 std::pair<int64_t, int64_t> RankRange(int64_t total, int rank, int size);
+
+// The hardware threads this process may use: HardwareThreads() divided
+// among the ranks on its node (at least 1). `comm` null: one process.
+int ThreadsPerRank(const Communicator* comm);
 
 // InvalidArgument unless 0 <= root < size (a collective's `root`).
 absl::Status CheckRoot(int root, int size);

@@ -63,8 +63,16 @@ absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create(int* ar
   int rank = 0, size = 1;
   AB_RETURN_IF_ERROR(MpiStatus(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank"));
   AB_RETURN_IF_ERROR(MpiStatus(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size"));
+  // The ranks sharing this node's memory (and cores).
+  MPI_Comm node;
+  int ranks_on_node = 1;
+  AB_RETURN_IF_ERROR(MpiStatus(
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
+      "MPI_Comm_split_type"));
+  MPI_Comm_size(node, &ranks_on_node);
+  MPI_Comm_free(&node);
   return std::unique_ptr<MpiCommunicator>(
-      new MpiCommunicator(rank, size, /*finalize=*/initialized == 0));
+      new MpiCommunicator(rank, size, ranks_on_node, /*finalize=*/initialized == 0));
 }
 
 MpiCommunicator::~MpiCommunicator() {

@@ -29,6 +29,7 @@ class MpiCommunicator final : public Communicator {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int ranks_on_node() const override { return ranks_on_node_; }
   std::string Describe() const override;
   absl::Status Barrier() override;
   absl::Status AgreeOnStatus(const absl::Status& local) override;
@@ -38,10 +39,11 @@ class MpiCommunicator final : public Communicator {
   [[noreturn]] void Abort(int exit_code) override;
 
  private:
-  MpiCommunicator(int rank, int size, bool finalize)
-      : rank_(rank), size_(size), finalize_(finalize) {}
+  MpiCommunicator(int rank, int size, int ranks_on_node, bool finalize)
+      : rank_(rank), size_(size), ranks_on_node_(ranks_on_node), finalize_(finalize) {}
   int rank_;
   int size_;
+  int ranks_on_node_;
   bool finalize_;
 };
 

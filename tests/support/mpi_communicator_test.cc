@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -31,6 +33,10 @@ TEST(MpiCommunicatorTest, RankAndSizeComeFromTheLauncher) {
   EXPECT_LT(MpiWorld().rank(), MpiWorld().size());
   EXPECT_THAT(MpiWorld().Describe(), HasSubstr(absl::StrCat(MpiWorld().size(), " ranks")));
   EXPECT_TRUE(MpiWorld().Barrier().ok());
+  // mpirun runs every rank of these tests on this machine.
+  EXPECT_EQ(MpiWorld().ranks_on_node(), MpiWorld().size());
+  EXPECT_EQ(ThreadsPerRank(&MpiWorld()),
+            std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / MpiWorld().size()));
 }
 
 TEST(MpiCommunicatorTest, GatherCollectsEveryRanksBytesOnRootInRankOrder) {
