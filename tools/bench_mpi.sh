@@ -19,7 +19,7 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 run() { mpirun --oversubscribe --bind-to none -n "$@"; }
 run 2 "$bench" gather --chains 1024 --draws 1000 --params 25
 for _ in $(seq "$rounds"); do
-  for target in eight_schools ar1; do
+  for target in eight_schools; do
     run 1 "$bench" sample --target "$target" --chains 1024 --warmup 300 --samples 300 --shards 2
     run 2 "$bench" sample --target "$target" --chains 1024 --warmup 300 --samples 300 --shards 1
   done
