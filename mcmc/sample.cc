@@ -1060,11 +1060,11 @@ RunFigures Figures(const SampleResult& r) {
 // expected: until the step size has adapted, early steps are too large
 // for the curvature they meet.
 constexpr char kWarmupDivergencesNote[] =
-    ": expected while the step size adapts (its early steps are too large); they are not "
-    "draws and are a problem only if divergences continue during sampling";
+    ": expected while the step size adapts (early steps are too large); a concern only if "
+    "divergences continue during sampling";
 constexpr char kSamplingDivergencesNote[] =
-    ": the chains met curvature their step size cannot follow, so the draws may be biased; "
-    "raise adapt delta (e.g. 0.95) or reparameterize";
+    ": the step size cannot follow the posterior's curvature there, so the draws may be "
+    "biased; raise adapt delta (e.g. 0.95) or reparameterize";
 
 // ", ids 0: 3, 2: 1": the chains with a nonzero `count` and their counts,
 // the first 10.
