@@ -985,17 +985,15 @@ StanCsv MakeCombinedCsv(const SampleResult& result) {
                                          "(1-based, the id of its own file)"));
   combined.column_names.insert(combined.column_names.begin(), "chain__");
   combined.adaptation.reset();
-  std::vector<StanCsv> chains;
+  // Each chain's rows as its own file has them; made twice (to count, then
+  // to copy) so that only one chain's copy is held besides the result.
   Eigen::Index rows = 0;
-  for (size_t k = 0; k < result.chains.size(); ++k) {
-    chains.push_back(MakeChainCsv(result, k));
-    rows += chains.back().draws.rows();
-  }
+  for (size_t k = 0; k < result.chains.size(); ++k) rows += MakeChainCsv(result, k).draws.rows();
   const Eigen::Index columns = static_cast<Eigen::Index>(result.column_names.size());
   combined.draws.resize(rows, columns + 1);
   Eigen::Index row = 0;
-  for (size_t k = 0; k < chains.size(); ++k) {
-    const Eigen::MatrixXd& draws = chains[k].draws;
+  for (size_t k = 0; k < result.chains.size(); ++k) {
+    const Eigen::MatrixXd draws = MakeChainCsv(result, k).draws;
     combined.draws.block(row, 0, draws.rows(), 1).setConstant(
         static_cast<double>(result.chains[k].chain_id + 1));
     combined.draws.block(row, 1, draws.rows(), columns) = draws;
@@ -1066,8 +1064,8 @@ constexpr char kSamplingDivergencesNote[] =
     ": the step size cannot follow the posterior's curvature there, so the draws may be "
     "biased; raise adapt delta (e.g. 0.95) or reparameterize";
 
-// ", ids 0: 3, 2: 1": the chains with a nonzero `count` and their counts,
-// the first 10.
+// "; ids 0: 3, 2: 1": the chains with a nonzero `count` and their counts,
+// the first 10 ("" if none).
 std::string ChainCounts(const SampleResult& r, int64_t ChainSummary::*count) {
   std::string ids;
   int64_t shown = 0;

@@ -23,6 +23,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "backends/run_on_threads.h"
 #include "ir/printer.h"
 #include "support/memory.h"
@@ -166,16 +167,18 @@ absl::Status CheckWritableFile(const std::string& option, const std::string& pat
   return absl::OkStatus();
 }
 
-// --output-file must be writable and must not be another output of the run:
-// a chain's file in --output-dir, --summary-json or --save-adaptation.
-absl::Status CheckOutputFile(const SampleArgs& args, int64_t num_chains) {
-  AB_RETURN_IF_ERROR(CheckWritableFile("--output-file", args.output_file));
+// --output-file must not be another output of the run (--summary-json,
+// --save-adaptation) nor named like a chain's file in --output-dir, which a
+// later run there would take for one (and remove as stale). Paths only:
+// checked before --output-dir is created or cleaned.
+absl::Status CheckOutputFileIsItsOwn(const SampleArgs& args) {
   std::error_code ec;
   const std::filesystem::path file = std::filesystem::weakly_canonical(args.output_file, ec);
+  if (ec) return absl::OkStatus();  // CheckWritableFile reports it
   auto same = [&](const std::string& other) {
     std::error_code other_ec;
-    return !other.empty() && !ec &&
-           std::filesystem::weakly_canonical(other, other_ec) == file && !other_ec;
+    return !other.empty() && std::filesystem::weakly_canonical(other, other_ec) == file &&
+           !other_ec;
   };
   for (const auto& [option, path] : {std::pair{"--summary-json", &args.summary_json},
                                      std::pair{"--save-adaptation", &args.save_adaptation}}) {
@@ -185,13 +188,18 @@ absl::Status CheckOutputFile(const SampleArgs& args, int64_t num_chains) {
                                                      "'s file: give each output its own path"));
     }
   }
-  if (!args.output_dir.empty()) {
-    for (int64_t k = 0; k < num_chains; ++k) {
-      if (same(mcmc::ChainCsvPath(args.output_dir, static_cast<uint64_t>(k)))) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--output-file '", args.output_file, "' is chain ", k,
-            "'s file in --output-dir: give the combined file another name or directory"));
-      }
+  const std::string filename = file.filename().string();
+  absl::string_view name = filename;
+  int64_t n = 0;
+  if (!args.output_dir.empty() && absl::ConsumePrefix(&name, "output_") &&
+      absl::ConsumeSuffix(&name, ".csv") && absl::SimpleAtoi(name, &n)) {
+    std::error_code dir_ec;
+    if (std::filesystem::weakly_canonical(args.output_dir, dir_ec) == file.parent_path() &&
+        !dir_ec) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--output-file '", args.output_file,
+          "' is named like a chain's file in --output-dir (output_<n>.csv): give the combined "
+          "file another name or directory"));
     }
   }
   return absl::OkStatus();
@@ -444,6 +452,9 @@ int RunSampleCommand(const SampleArgs& args) {
   if (absl::Status s = mcmc::CheckSampleMemory(**target, *options); !s.ok()) return Fail(s);
   // The directory is held from here until the files are written: a second
   // run on it fails now instead of mixing its files with ours.
+  if (!args.output_file.empty()) {
+    if (absl::Status s = CheckOutputFileIsItsOwn(args); !s.ok()) return Fail(s);
+  }
   std::optional<OutputDirectoryLock> lock;
   if (!args.output_dir.empty()) {
     absl::Status s = mcmc::CheckChainCsvFiles(args.output_dir, options->num_chains);
@@ -476,7 +487,9 @@ int RunSampleCommand(const SampleArgs& args) {
     }
   }
   if (!args.output_file.empty()) {
-    if (absl::Status s = CheckOutputFile(args, options->num_chains); !s.ok()) return Fail(s);
+    if (absl::Status s = CheckWritableFile("--output-file", args.output_file); !s.ok()) {
+      return Fail(s);
+    }
   }
   if (!args.save_adaptation.empty()) {
     if (absl::Status s = CheckWritableFile("--save-adaptation", args.save_adaptation);

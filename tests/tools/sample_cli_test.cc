@@ -593,7 +593,11 @@ TEST(SampleCliTest, ErrorsExitOneWithAMessage) {
       {"--target iid_gaussian --output-file " + dir, "--output-file: '" + dir + "' is a directory"},
       {"--target iid_gaussian --output-dir " + dir + "/out --output-file " + dir +
            "/out/output_2.csv",
-       "--output-file '" + dir + "/out/output_2.csv' is chain 1's file in --output-dir"},
+       "--output-file '" + dir + "/out/output_2.csv' is named like a chain's file in "
+       "--output-dir (output_<n>.csv)"},
+      {"--target iid_gaussian --chains 2 --output-dir " + dir + "/out2 --output-file " + dir +
+           "/out2/./output_9.csv",
+       "is named like a chain's file in --output-dir"},
       {"--target iid_gaussian --summary-json " + dir + "/s.json --output-file " + dir + "/s.json",
        "is also --summary-json's file: give each output its own path"},
       {"--target iid_gaussian --vm stackless --fused",
