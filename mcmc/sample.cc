@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "backends/run_on_threads.h"
 #include "support/memory.h"
 #include "support/status.h"
@@ -677,7 +678,7 @@ std::string InterruptedNote(const SampleResult& r) {
                       " after ", r.num_draws(), " of ", r.options.num_samples, " draws");
 }
 
-nlohmann::json Number(double v) {
+nlohmann::ordered_json Number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return v;
@@ -1398,6 +1399,52 @@ absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(const SampleResult& 
   return paths;
 }
 
+StanCsv MakeCombinedCsv(const SampleResult& result) {
+  AB_CHECK(!result.chains.empty());
+  StanCsv combined = MakeChainCsv(result, 0);
+  // Chain 0's echo without the lines that name one chain.
+  std::erase_if(combined.config, [](const std::string& line) {
+    return absl::StartsWith(line, "id = ") || absl::StartsWith(line, "chain_id = ");
+  });
+  combined.config.push_back(absl::StrCat("chains = ", result.chains.size(),
+                                         ", all in this file: chain__ is each draw's chain id "
+                                         "(1-based, the id of its own file)"));
+  combined.column_names.insert(combined.column_names.begin(), "chain__");
+  combined.adaptation.reset();
+  // Each chain's sampling draws (saved warmup draws are in the chains' own
+  // files only: one file has no place to mark where each chain's warmup
+  // ends).
+  if (!result.warmup_draws.empty()) {
+    combined.config.push_back("save_warmup: the warmup draws are in each chain's own file only");
+  }
+  Eigen::Index rows = 0;
+  for (const Eigen::MatrixXd& draws : result.draws) rows += draws.rows();
+  const Eigen::Index columns = static_cast<Eigen::Index>(result.column_names.size());
+  combined.draws.resize(rows, columns + 1);
+  Eigen::Index row = 0;
+  for (size_t k = 0; k < result.chains.size(); ++k) {
+    const Eigen::MatrixXd& draws = result.draws[k];
+    combined.draws.block(row, 0, draws.rows(), 1).setConstant(
+        static_cast<double>(result.chains[k].chain_id + 1));
+    combined.draws.block(row, 1, draws.rows(), columns) = draws;
+    row += draws.rows();
+    // Each chain has its own adaptation; a Stan CSV file holds one block,
+    // so here they are notes.
+    const ChainSummary& c = result.chains[k];
+    combined.notes.push_back(absl::StrCat("chain ", c.chain_id + 1, ": step size = ", c.step_size,
+                                          "; inverse metric diagonal = ",
+                                          absl::StrJoin(c.inv_metric, ", ")));
+  }
+  return combined;
+}
+
+absl::Status WriteCombinedCsvFile(const SampleResult& result, const std::string& path,
+                                  int sig_figs) {
+  return CatchResourceErrors("writing the combined CSV file", [&] {
+    return WriteStanCsv(path, MakeCombinedCsv(result), sig_figs);
+  });
+}
+
 // ---------------------------------------------------------------------------
 // Summary.
 
@@ -1406,6 +1453,7 @@ namespace {
 struct RunFigures {
   int64_t warmup_divergences = 0, sampling_divergences = 0;
   int64_t chains_with_divergences = 0, chains_with_max_depth = 0;
+  int64_t chains_with_warmup_divergences = 0;
   int64_t max_depth_hits = 0;
   std::vector<uint64_t> low_ebfmi;
   double ess_bulk_lp = std::numeric_limits<double>::quiet_NaN();
@@ -1419,6 +1467,7 @@ RunFigures Figures(const SampleResult& r) {
     f.warmup_divergences += c.warmup_divergences;
     f.sampling_divergences += c.sampling_divergences;
     f.chains_with_divergences += c.sampling_divergences > 0 ? 1 : 0;
+    f.chains_with_warmup_divergences += c.warmup_divergences > 0 ? 1 : 0;
     f.max_depth_hits += c.max_depth_hits;
     f.chains_with_max_depth += c.max_depth_hits > 0 ? 1 : 0;
     if (c.ebfmi < kLowEbfmiThreshold) f.low_ebfmi.push_back(c.chain_id);
@@ -1433,6 +1482,32 @@ RunFigures Figures(const SampleResult& r) {
     }
   }
   return f;
+}
+
+// What divergences mean, in the summary and its JSON. Warmup's are
+// expected: until the step size has adapted, early steps are too large
+// for the curvature they meet.
+constexpr char kWarmupDivergencesNote[] =
+    ": expected while the step size adapts (early steps are too large); a concern only if "
+    "divergences continue during sampling";
+constexpr char kSamplingDivergencesNote[] =
+    ": the step size cannot follow the posterior's curvature there, so the draws may be "
+    "biased; raise adapt delta (e.g. 0.95) or reparameterize";
+
+// "; ids 0: 3, 2: 1": the chains with a nonzero `count` and their counts,
+// the first 10 ("" if none).
+std::string ChainCounts(const SampleResult& r, int64_t ChainSummary::*count) {
+  std::string ids;
+  int64_t shown = 0;
+  for (const ChainSummary& c : r.chains) {
+    if (c.*count == 0) continue;
+    if (shown++ == 10) {
+      ids += ", ...";
+      break;
+    }
+    absl::StrAppend(&ids, ids.empty() ? "; ids " : ", ", c.chain_id, ": ", c.*count);
+  }
+  return ids;
 }
 
 std::string Cell(double v, const char* format) {
@@ -1472,10 +1547,14 @@ std::string FormatSummary(const SampleResult& r) {
   }
   const RunFigures f = Figures(r);
   out += "\n";
-  absl::StrAppendFormat(&out,
-                        "Divergences: %d during sampling (%d of %d chains), %d during warmup\n",
+  absl::StrAppendFormat(&out, "Divergences: %d during sampling (%d of %d chains%s)%s\n",
                         f.sampling_divergences, f.chains_with_divergences, o.num_chains,
-                        f.warmup_divergences);
+                        ChainCounts(r, &ChainSummary::sampling_divergences),
+                        f.sampling_divergences > 0 ? kSamplingDivergencesNote : "");
+  absl::StrAppendFormat(&out, "             %d during warmup (%d of %d chains%s)%s\n",
+                        f.warmup_divergences, f.chains_with_warmup_divergences, o.num_chains,
+                        ChainCounts(r, &ChainSummary::warmup_divergences),
+                        f.warmup_divergences > 0 ? kWarmupDivergencesNote : "");
   if (o.algorithm == Algorithm::kNuts) {
     absl::StrAppendFormat(&out, "Max tree depth %d reached: %d transitions (%d chains)\n",
                           o.sampler.max_depth, f.max_depth_hits, f.chains_with_max_depth);
@@ -1519,16 +1598,20 @@ std::string FormatSummary(const SampleResult& r) {
   return out;
 }
 
-nlohmann::json SummaryJson(const SampleResult& r) {
-  using json = nlohmann::json;
+nlohmann::ordered_json SummaryJson(const SampleResult& r) {
+  using json = nlohmann::ordered_json;
   const SampleOptions& o = r.options;
   json j;
+  // The run, in a few keys; then the per-column summary, what a reader
+  // looks for first; then the run's totals; per-chain details last.
   j["model"] = r.model_name;
   j["algorithm"] = std::string(AlgorithmName(o.algorithm));
   j["num_chains"] = o.num_chains;
   j["num_warmup"] = o.num_warmup;
   j["num_samples"] = o.num_samples;
+  j["num_draws"] = r.num_draws();
   j["seed"] = o.seed;
+  j["interrupted"] = r.interrupted ? json(r.interrupted_by) : json(false);
   j["columns"] = json::array();
   for (size_t i = 0; i < r.column_names.size() && i < r.summary.size(); ++i) {
     const SummaryRow& s = r.summary[i];
@@ -1544,20 +1627,15 @@ nlohmann::json SummaryJson(const SampleResult& r) {
                             {"ess_tail", Number(s.ess_tail)},
                             {"rhat", Number(s.rhat)}});
   }
-  j["chains"] = json::array();
-  for (const ChainSummary& c : r.chains) {
-    json metric = json::array();
-    for (const double v : c.inv_metric) metric.push_back(Number(v));
-    j["chains"].push_back({{"chain_id", c.chain_id},
-                           {"step_size", Number(c.step_size)},
-                           {"inv_metric", metric},
-                           {"warmup_divergences", c.warmup_divergences},
-                           {"sampling_divergences", c.sampling_divergences},
-                           {"max_depth_hits", c.max_depth_hits},
-                           {"ebfmi", Number(c.ebfmi)}});
-  }
   const RunFigures f = Figures(r);
-  j["divergences"] = {{"warmup", f.warmup_divergences}, {"sampling", f.sampling_divergences}};
+  j["divergences"] = {
+      {"sampling", f.sampling_divergences},
+      {"sampling_chains", f.chains_with_divergences},
+      {"warmup", f.warmup_divergences},
+      {"warmup_chains", f.chains_with_warmup_divergences},
+      // Without the leading ": " of the text summary.
+      {"warmup_note", std::string(kWarmupDivergencesNote + 2)},
+  };
   j["max_depth_hits"] = f.max_depth_hits;
   j["low_ebfmi_chains"] = f.low_ebfmi;
   j["gradient_evaluations"] = r.gradient_evaluations;
@@ -1573,10 +1651,21 @@ nlohmann::json SummaryJson(const SampleResult& r) {
   j["warmup_seconds"] = r.warmup_seconds;
   j["sampling_seconds"] = r.sampling_seconds;
   j["vm_calls"] = r.vm_calls;
+  j["num_processes"] = r.num_processes;
   j["ess_bulk_lp_per_second"] = Number(f.ess_per_second);
   j["ess_bulk_lp_per_gradient"] = Number(f.ess_per_gradient);
-  j["num_draws"] = r.num_draws();
-  j["interrupted"] = r.interrupted ? json(r.interrupted_by) : json(false);
+  j["chains"] = json::array();
+  for (const ChainSummary& c : r.chains) {
+    json metric = json::array();
+    for (const double v : c.inv_metric) metric.push_back(Number(v));
+    j["chains"].push_back({{"chain_id", c.chain_id},
+                           {"step_size", Number(c.step_size)},
+                           {"warmup_divergences", c.warmup_divergences},
+                           {"sampling_divergences", c.sampling_divergences},
+                           {"max_depth_hits", c.max_depth_hits},
+                           {"ebfmi", Number(c.ebfmi)},
+                           {"inv_metric", metric}});
+  }
   return j;
 }
 

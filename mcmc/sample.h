@@ -365,31 +365,58 @@ absl::StatusOr<std::vector<std::string>> WriteChainCsvFiles(
     const SampleResult& result, const std::string& dir,
     int sig_figs = kStanCsvDefaultSigFigs, int threads = 0);
 
+// Every chain's draws in one Stan CSV (MCMC.md, "Output": "one file with a
+// chain__ column"): the columns are chain__ (the chain id + 1, the `id` of
+// its own file) then result.column_names; the rows are each chain's file's
+// draws, chain after chain in result.chains order. The config echo is
+// chain 0's without its `id` and `chain_id` lines, plus one saying how many
+// chains the file holds; the elapsed-time block follows. There is no
+// adaptation block, as every chain has its own step size and metric: they
+// are notes after the timing block, one per chain, "chain <id + 1>: step
+// size = X; inverse metric diagonal = a, b, ..." (6 significant digits;
+// exact in the chains' own files and SummaryJson). An interrupted run's note
+// comes first. Requires result.chains non-empty (checked).
+StanCsv MakeCombinedCsv(const SampleResult& result);
+
+// MakeCombinedCsv(result) written to `path`, replaced whole or not at all
+// (WriteStanCsv; a symbolic link is refused). Errors: WriteStanCsv's, and
+// ResourceExhausted when the copy of the draws does not fit in memory.
+absl::Status WriteCombinedCsvFile(const SampleResult& result, const std::string& path,
+                                  int sig_figs = kStanCsvDefaultSigFigs);
+
 // The summary as CmdStan's stansummary prints it: one row per column with
 // Mean, MCSE, StdDev, MAD, 5%, 50%, 95%, ESS_bulk, ESS_tail, R_hat, then
-// lines for divergences (warmup and sampling, chains affected), max tree
+// lines for divergences, sampling's and warmup's apart (each with the chains
+// affected, the first 10 ids with their counts, and when nonzero a note on
+// what they mean: warmup's are expected while the step size adapts,
+// sampling's may bias the draws), max tree
 // depth hits, chains with E-BFMI below 0.3, gradient evaluations, ESS per
 // second (bulk ESS of lp__ / sampling wall time) and per sampling gradient
 // evaluation, and batch utilization. An interrupted run's summary starts with
 // a line saying so and how many draws it covers.
 std::string FormatSummary(const SampleResult& result);
 
-// The same as JSON:
-//   {"model", "algorithm", "num_chains", "num_warmup", "num_samples", "seed",
+// The same as JSON, its keys in this order: the run, the per-column
+// summary, the run's totals, then the per-chain details:
+//   {"model", "algorithm", "num_chains", "num_warmup", "num_samples",
+//    "num_draws" (per chain), "seed", "interrupted" (false, or the cause,
+//    e.g. "SIGINT"),
 //    "columns": [{"name", "mean", "mcse", "stddev", "mad", "q5", "q50",
 //                 "q95", "ess_bulk", "ess_tail", "rhat"}, ...],
-//    "chains": [{"chain_id", "step_size", "inv_metric", "warmup_divergences",
-//                "sampling_divergences", "max_depth_hits", "ebfmi"}, ...],
-//    "divergences", "max_depth_hits", "low_ebfmi_chains",
+//    "divergences": {"sampling", "sampling_chains", "warmup", "warmup_chains",
+//                    "warmup_note"} (counts, chains affected, and what
+//                   warmup divergences mean),
+//    "max_depth_hits", "low_ebfmi_chains",
 //    "gradient_evaluations", "warmup_gradient_evaluations",
 //    "sampling_gradient_evaluations", "leapfrogs_taken", "leapfrogs_computed"
 //    ({"warmup", "sampling"} each), "utilization" ({"warmup", "sampling"}),
-//    "compile_seconds", "warmup_seconds", "sampling_seconds",
-//    "ess_bulk_lp_per_second",
-//    "ess_bulk_lp_per_gradient", "num_draws" (per chain), "interrupted"
-//    (false, or the cause, e.g. "SIGINT")}
+//    "compile_seconds", "warmup_seconds", "sampling_seconds", "vm_calls",
+//    "num_processes", "ess_bulk_lp_per_second", "ess_bulk_lp_per_gradient",
+//    "chains": [{"chain_id", "step_size", "warmup_divergences",
+//                "sampling_divergences", "max_depth_hits", "ebfmi",
+//                "inv_metric"}, ...]}
 // Non-finite numbers are the strings "nan", "inf", "-inf".
-nlohmann::json SummaryJson(const SampleResult& result);
+nlohmann::ordered_json SummaryJson(const SampleResult& result);
 
 }  // namespace autobatch::mcmc
 

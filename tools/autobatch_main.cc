@@ -12,12 +12,19 @@
 //                 [--max-steps N] [--timeout S] [--max-stack-depth N]
 //                 [--tile-bytes N] [--max-memory BYTES] [--fused]
 //                 [--profile]
+//       prints {"outputs": [...]}; --profile adds "profile" (block and
+//       primitive counts and times) and prints its tables to stderr
 //   autobatch compile <program|sample> [--types ...] [--symbol NAME]
 //                 [-o FILE]
 //   autobatch sample --target NAME [...]   (tools/sample_command.h)
+//   autobatch targets [--all]              (tools/targets_command.h)
+//   autobatch model NAME [...]             (tools/model_command.h)
 //   autobatch opt <program.json|sample> --passes a,b,c [...]
 //                 (tools/opt_command.h)
+//   autobatch --version                    prints "autobatch X.Y.Z"
 //
+// --help, for every subcommand, shows each option's type with its range or
+// choices (tools/cli_types.h) and its default.
 // Errors print one clear message and exit with status 1 (2 for bad usage,
 // such as a number out of its option's range); never a signal.
 // Outputs are never torn: stdout is checked at exit and files are replaced
@@ -54,11 +61,13 @@
 #include "support/output_file.h"
 #include "passes/analysis/stats.h"
 #include "passes/pipeline.h"
+#include "tools/cli_types.h"
 #include "tools/model_command.h"
 #include "tools/opt_command.h"
 #include "tools/program_loader.h"
 #include "tools/sample_command.h"
 #include "tools/sample_programs.h"
+#include "tools/targets_command.h"
 #include "tools/tensor_json.h"
 #include "codegen/codegen.h"
 #include "frontend/run.h"
@@ -81,7 +90,6 @@ bool IsDirectory(const std::string& path) {
 // here, in decimal, refuse values outside [min, max], and hand CLI11 the
 // value's canonical text. A usage error (exit 2) names the option.
 CLI::Validator IntegerIn(int64_t min, int64_t max) {
-  const bool unbounded = max == std::numeric_limits<int64_t>::max();
   return CLI::Validator(
       [min, max](std::string& text) {
         int64_t value = 0;
@@ -91,7 +99,7 @@ CLI::Validator IntegerIn(int64_t min, int64_t max) {
         text = absl::StrCat(value);
         return std::string();
       },
-      unbounded ? absl::StrCat("INT>=", min) : absl::StrCat("INT in [", min, ", ", max, "]"));
+      IntegerText(min, max));
 }
 
 // A byte count of at least 1 (ParseBytes: "4096", "512M", "4G"), handed to
@@ -105,7 +113,7 @@ CLI::Validator ByteCount() {
         text = absl::StrCat(*bytes);
         return std::string();
       },
-      "BYTES (K, M, G, T suffixes)");
+      kBytesText);
 }
 
 // --timeout's limit: the VMs turn the budget into a steady_clock deadline in
@@ -383,17 +391,22 @@ int RunRun(const RunArgs& args) {
   options.tile_bytes = args.tile_bytes;
   options.max_memory_bytes = args.max_memory;
   options.jit_fused_blocks = args.fused;
+  if (args.profile && options.dry_run) {
+    return Fail(absl::InvalidArgumentError(
+        "--profile counts the batched VMs' blocks and primitives; the reference interpreter "
+        "keeps no profile: drop --profile or use --vm stack or stackless"));
+  }
   options.profile_timing = args.profile;
   Profile profile;
-  absl::StatusOr<std::vector<Tensor>> outputs =
-      RunProgram(marked, std::move(*inputs), &ctx.kernels(), options, &profile);
+  absl::StatusOr<std::vector<Tensor>> outputs = RunProgram(
+      marked, std::move(*inputs), &ctx.kernels(), options, args.profile ? &profile : nullptr);
   if (!outputs.ok()) return Fail(outputs.status());
   nlohmann::json out;
   out["outputs"] = nlohmann::json::array();
   for (const Tensor& t : *outputs) out["outputs"].push_back(TensorToJson(t));
-  if (!options.dry_run) out["profile"] = profile.ToJson();
+  if (args.profile) out["profile"] = profile.ToJson();
   WriteStdout(out.dump(2) + "\n");
-  if (args.profile && !options.dry_run) PrintProfileTable(profile);
+  if (args.profile) PrintProfileTable(profile);
   return 0;
 }
 
@@ -402,17 +415,38 @@ constexpr char kProgramHelp[] =
     "a program file (.json, .ir or .txt; JSON if it starts with '{', else the IR text that "
     "`autobatch ir` prints) or a sample name";
 
+// An integer option that CLI11 reads through IntegerIn (a bad value is a
+// usage error, exit 2); --help shows its range.
+template <typename T>
+CLI::Option* AddInteger(CLI::App* cmd, const std::string& name, T& value,
+                        const std::string& description, int64_t min, int64_t max) {
+  return cmd->add_option(name, value, description)
+      ->transform(IntegerIn(min, max))
+      ->option_text(IntegerText(min, max));
+}
+
+// An option whose value is one of `choices` (a usage error otherwise).
+CLI::Option* AddChoice(CLI::App* cmd, const std::string& name, std::string& value,
+                       const std::string& description, const std::vector<std::string>& choices) {
+  return cmd->add_option(name, value, description)
+      ->check(CLI::IsMember(choices))
+      ->option_text(ChoiceText(choices));
+}
+
 int Dispatch(int argc, char** argv) {
   CLI::App app{"autobatch: auto-batching compiler and VM"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", absl::StrCat("autobatch ", AUTOBATCH_VERSION),
+                       "print the version (autobatch X.Y.Z) and exit");
 
   IrArgs ir;
   CLI::App* ir_cmd = app.add_subcommand("ir", "print or dump a program's IR");
-  ir_cmd->add_option("program", ir.program, kProgramHelp)->required();
-  ir_cmd->add_option("--stage", ir.stage, "untyped, typed or lowered")
-      ->check(CLI::IsMember({"untyped", "typed", "lowered"}));
+  ir_cmd->add_option("program", ir.program, kProgramHelp)->required()->type_name("FILE|SAMPLE");
+  AddChoice(ir_cmd, "--stage", ir.stage, "the stage to print (default untyped)",
+            {"untyped", "typed", "lowered"});
   ir_cmd->add_flag("--json", ir.json, "dump JSON instead of text");
-  ir_cmd->add_option("--types", ir.types, "entry input types, e.g. i64,f64[3]");
+  ir_cmd->add_option("--types", ir.types, "entry input types, e.g. i64,f64[3]")
+      ->type_name("TYPES");
   ir_cmd->add_flag("--print-after-all", ir.print_after_all,
                    "print the IR after every pass (to stderr)");
   ir_cmd->add_flag("--no-inline", ir.no_inline,
@@ -424,55 +458,65 @@ int Dispatch(int argc, char** argv) {
 
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "run a program on JSON inputs");
-  run_cmd->add_option("program", run.program, kProgramHelp)->required();
-  run_cmd->add_option("--inputs", run.inputs, "JSON file: {\"inputs\": [...]}")->required();
-  run_cmd->add_option("--vm", run.vm, "stack, stackless or reference")
-      ->check(CLI::IsMember({"stack", "stackless", "reference"}));
-  run_cmd->add_option("--backend", run.backend, "backend name");
-  run_cmd->add_option("--block-policy", run.block_policy,
-                      "stack VM schedule: lowest-index (default) or most-lanes")
-      ->check(CLI::IsMember({"lowest-index", "most-lanes"}));
+  run_cmd->add_option("program", run.program, kProgramHelp)->required()->type_name("FILE|SAMPLE");
+  run_cmd->add_option("--inputs", run.inputs, "JSON file: {\"inputs\": [...]}")
+      ->required()
+      ->type_name("FILE");
+  AddChoice(run_cmd, "--vm", run.vm, "the VM that runs the batch (default stack)",
+            {"stack", "stackless", "reference"});
+  run_cmd->add_option("--backend", run.backend, "backend name (default eigen)")
+      ->type_name("NAME");
+  AddChoice(run_cmd, "--block-policy", run.block_policy,
+            "stack VM schedule (default lowest-index)", {"lowest-index", "most-lanes"});
   constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
-  run_cmd->add_option("--shards", run.shards,
-                      "run the batch as N sub-batches on N threads, same results (default 1)")
-      ->transform(IntegerIn(1, 256));
-  run_cmd->add_option("--max-steps", run.max_steps,
-                      absl::StrCat("block-execution budget: fail after N block executions "
-                                   "(0: no limit; default ",
-                                   CallOptions{}.max_steps, ")"))
-      ->transform(IntegerIn(0, kInt64Max));
+  AddInteger(run_cmd, "--shards", run.shards,
+             "run the batch as N sub-batches on N threads, same results (default 1)", 1, 256);
+  AddInteger(run_cmd, "--max-steps", run.max_steps,
+             absl::StrCat("block-execution budget: fail after N block executions "
+                          "(0: no limit; default ",
+                          CallOptions{}.max_steps, ")"),
+             0, kInt64Max);
   run_cmd->add_option("--timeout", run.timeout,
-                      "wall-clock budget in seconds, at most 1e9 (0: no limit; default 0)")
-      ->transform(TimeoutSeconds());
-  run_cmd->add_option("--max-stack-depth", run.max_stack_depth,
-                      absl::StrCat("recursion limit in frames, 1 to ", kMaxStackDepth,
-                                   " (default ", CallOptions{}.max_stack_depth, ")"))
-      ->transform(IntegerIn(1, kMaxStackDepth));
-  run_cmd->add_option("--tile-bytes", run.tile_bytes,
-                      "stack VM: run compact blocks in tiles of lanes whose data fit "
-                      "this many bytes (0: never; default 524288)")
-      ->transform(IntegerIn(0, kInt64Max));
+                      "wall-clock budget in seconds (0: no limit; default 0)")
+      ->transform(TimeoutSeconds())
+      ->option_text("SECONDS in [0, 1e9]");
+  AddInteger(run_cmd, "--max-stack-depth", run.max_stack_depth,
+             absl::StrCat("recursion limit in frames (default ", CallOptions{}.max_stack_depth,
+                          ")"),
+             1, kMaxStackDepth);
+  AddInteger(run_cmd, "--tile-bytes", run.tile_bytes,
+             absl::StrCat("stack VM: run compact blocks in tiles of lanes whose data fit "
+                          "this many bytes (0: never; default ",
+                          CallOptions{}.tile_bytes, ")"),
+             0, kInt64Max);
   run_cmd->add_option("--max-memory", run.max_memory,
                       "the most memory the run may hold, e.g. 512M or 4G (every value, stack "
                       "and scratch buffer together; default: " +
                           DescribeDefaultMemoryLimit(ReadMemoryBounds()) + ")")
-      ->transform(ByteCount());
+      ->transform(ByteCount())
+      ->option_text(kBytesText);
   run_cmd->add_flag("--fused", run.fused,
                     "stack VM: compile the program's fused blocks with the C++ compiler "
                     "(cached in $AUTOBATCH_CACHE_DIR or ~/.cache/autobatch) and run them");
   run_cmd->add_flag("--profile", run.profile,
-                    "time primitives; print per-block and per-primitive tables to stderr");
+                    "add the profile to the JSON (block executions, active lanes, "
+                    "utilization, per-primitive counts and times) and print its tables to "
+                    "stderr; without it only the outputs are printed");
 
   CompileArgs compile;
   CLI::App* compile_cmd = app.add_subcommand(
       "compile", "write the program's fused blocks as C++ (pass them to CallOptions::fused_blocks)");
   compile_cmd->add_option("program", compile.program, kProgramHelp)
-      ->required();
-  compile_cmd->add_option("--types", compile.types, "entry input types, e.g. i64,f64[3]");
+      ->required()
+      ->type_name("FILE|SAMPLE");
+  compile_cmd->add_option("--types", compile.types, "entry input types, e.g. i64,f64[3]")
+      ->type_name("TYPES");
   compile_cmd->add_option("--symbol", compile.symbol,
                           "name of the generated function: a C++ identifier, not a keyword "
-                          "(default FusedBlocks)");
-  compile_cmd->add_option("-o,--output", compile.output, "C++ file to write (default: stdout)");
+                          "(default FusedBlocks)")
+      ->type_name("NAME");
+  compile_cmd->add_option("-o,--output", compile.output, "C++ file to write (default: stdout)")
+      ->type_name("FILE");
 
   SampleArgs sample;
   CLI::App* sample_cmd = AddSampleCommand(app, sample);
@@ -483,6 +527,9 @@ int Dispatch(int argc, char** argv) {
   ModelArgs model;
   CLI::App* model_cmd = AddModelCommand(app, model);
 
+  TargetsArgs targets;
+  CLI::App* targets_cmd = AddTargetsCommand(app, targets);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -492,6 +539,7 @@ int Dispatch(int argc, char** argv) {
   if (*compile_cmd) return RunCompile(compile);
   if (*sample_cmd) return RunSampleCommand(sample);
   if (*model_cmd) return RunModelCommand(model);
+  if (*targets_cmd) return RunTargetsCommand(targets);
   if (*opt_cmd) return RunOptCommand(opt, {.load = LoadProgramFile, .parse_types = ParseTypes});
   return RunRun(run);
 }

@@ -75,7 +75,8 @@ CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args) {
   cmd->add_option(
          "model", args.model,
          "a model file (autobatch-model JSON, as --json writes) or an example model: " + models)
-      ->required();
+      ->required()
+      ->type_name("FILE|NAME");
   cmd->add_flag("--json", args.json,
                 "print the model as JSON: declarations, its log density's IR and its "
                 "generated quantities' (if any); a model whose parameter sizes come from its "
@@ -84,9 +85,11 @@ CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args) {
                 "print the log density (lp__) and its gradient at --at's constrained values");
   cmd->add_option("--data", args.data,
                   "the model's data: a CmdStan JSON file (for --log-prob; for --json, the "
-                  "parameter sizes)");
+                  "parameter sizes)")
+      ->type_name("FILE");
   cmd->add_option("--at", args.at,
-                  "constrained parameter values: a CmdStan JSON file, one entry per parameter");
+                  "constrained parameter values: a CmdStan JSON file, one entry per parameter")
+      ->type_name("FILE");
   return cmd;
 }
 

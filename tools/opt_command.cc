@@ -52,11 +52,14 @@ bool Runs(const Pipeline& pipeline, std::string_view name) {
 CLI::App* AddOptCommand(CLI::App& app, OptArgs& args) {
   CLI::App* cmd = app.add_subcommand(
       "opt", "run a list of passes on a program, verifying after each; print the result");
-  cmd->add_option("program", args.program, "program.json or a sample name");
+  cmd->add_option("program", args.program, "program.json or a sample name")
+      ->type_name("FILE|SAMPLE");
   cmd->add_option("--passes", args.passes,
                   "passes to run, e.g. infer_types,allocate_variables or "
-                  "repeat(thread_jumps,merge_blocks) (see --list-passes)");
-  cmd->add_option("--types", args.types, "entry input types for infer_types, e.g. i64,f64[3]");
+                  "repeat(thread_jumps,merge_blocks) (see --list-passes)")
+      ->type_name("PASSES");
+  cmd->add_option("--types", args.types, "entry input types for infer_types, e.g. i64,f64[3]")
+      ->type_name("TYPES");
   cmd->add_flag("--json", args.json, "print JSON instead of text");
   cmd->add_flag("--print-after-all", args.print_after_all,
                 "print the IR after every pass (to stderr)");

@@ -23,6 +23,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "backends/run_on_threads.h"
 #include "ir/printer.h"
 #include "support/memory.h"
@@ -34,6 +35,7 @@
 #include "mcmc/model/program_model.h"
 #include "mcmc/model/targets/registry.h"
 #include "samples/models/models.h"
+#include "tools/cli_types.h"
 #include "tools/model_command.h"
 
 namespace autobatch {
@@ -91,6 +93,12 @@ int Fail(const absl::Status& status) {
   std::fprintf(stderr, "autobatch sample: error: %s\n", std::string(status.message()).c_str());
   return 1;
 }
+
+// The ranges MakeOptions checks, which --help shows.
+constexpr int64_t kMaxChains = int64_t{1} << 24;
+constexpr int64_t kMaxIterations = (int64_t{1} << 31) - 1;
+constexpr int64_t kMaxShards = 256;
+constexpr char kSeedText[] = "INT in [0, 18446744073709551615]";
 
 absl::StatusOr<int64_t> ParseInt(const std::string& option, const std::string& text,
                                  int64_t min, int64_t max) {
@@ -159,6 +167,44 @@ absl::Status CheckWritableFile(const std::string& option, const std::string& pat
   return absl::OkStatus();
 }
 
+// --output-file must not be another output of the run (--summary-json,
+// --save-adaptation) nor named like a chain's file in --output-dir, which a
+// later run there would take for one (and remove as stale). Paths only:
+// checked before --output-dir is created or cleaned.
+absl::Status CheckOutputFileIsItsOwn(const SampleArgs& args) {
+  std::error_code ec;
+  const std::filesystem::path file = std::filesystem::weakly_canonical(args.output_file, ec);
+  if (ec) return absl::OkStatus();  // CheckWritableFile reports it
+  auto same = [&](const std::string& other) {
+    std::error_code other_ec;
+    return !other.empty() && std::filesystem::weakly_canonical(other, other_ec) == file &&
+           !other_ec;
+  };
+  for (const auto& [option, path] : {std::pair{"--summary-json", &args.summary_json},
+                                     std::pair{"--save-adaptation", &args.save_adaptation}}) {
+    if (same(*path)) {
+      return absl::InvalidArgumentError(absl::StrCat("--output-file '", args.output_file,
+                                                     "' is also ", option,
+                                                     "'s file: give each output its own path"));
+    }
+  }
+  const std::string filename = file.filename().string();
+  absl::string_view name = filename;
+  int64_t n = 0;
+  if (!args.output_dir.empty() && absl::ConsumePrefix(&name, "output_") &&
+      absl::ConsumeSuffix(&name, ".csv") && absl::SimpleAtoi(name, &n)) {
+    std::error_code dir_ec;
+    if (std::filesystem::weakly_canonical(args.output_dir, dir_ec) == file.parent_path() &&
+        !dir_ec) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--output-file '", args.output_file,
+          "' is named like a chain's file in --output-dir (output_<n>.csv): give the combined "
+          "file another name or directory"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mcmc::Model& model) {
   mcmc::SampleOptions o;
   if (args.algorithm == "nuts") {
@@ -191,8 +237,7 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
         "--fused runs fused blocks on the stack VM; with --vm stackless drop --fused");
   }
   o.call.jit_fused_blocks = args.fused;
-  constexpr int64_t kMaxIterations = (int64_t{1} << 31) - 1;
-  AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, int64_t{1} << 24));
+  AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, kMaxChains));
   if (args.shards == "auto") {
     // A model whose kernel is not bit-stable cannot be sharded (vm/options.h).
     o.call.shards =
@@ -200,7 +245,7 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
             ? mcmc::DefaultShards(o.num_chains, model.dimension(), HardwareThreads())
             : 1;
   } else {
-    AB_ASSIGN_OR_RETURN(const int64_t shards, ParseInt("--shards", args.shards, 1, 256));
+    AB_ASSIGN_OR_RETURN(const int64_t shards, ParseInt("--shards", args.shards, 1, kMaxShards));
     o.call.shards = static_cast<int>(shards);
   }
   if (!args.max_memory.empty()) {
@@ -269,60 +314,84 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   CLI::App* cmd = app.add_subcommand(
       "sample", "run MCMC chains of a known target in one batch; print the summary (SIGINT or "
       "SIGTERM stop sampling and keep the draws so far: outputs written, exit 130/143)");
-  std::string targets;
-  for (const std::string& name : mcmc::TargetNames()) {
-    absl::StrAppend(&targets, targets.empty() ? "" : ", ", name);
-  }
-  std::string models;
-  for (const std::string& name : samples::ExampleModelNames()) {
-    absl::StrAppend(&models, models.empty() ? "" : ", ", name);
-  }
-  cmd->add_option("--target", args.target, "built-in target (hand-written C++): " + targets);
+  // Values are read as text and checked by MakeOptions (exit 1 with a
+  // message); option_text shows their real type and range in --help.
+  const std::string targets = absl::StrJoin(mcmc::UserTargetNames(), ", ");
+  const std::string models = absl::StrJoin(samples::ExampleModelNames(), ", ");
+  cmd->add_option("--target", args.target,
+                  "built-in target (hand-written C++): " + targets +
+                      " (`autobatch targets` describes them and their parameters)")
+      ->type_name("NAME");
   cmd->add_option("--model", args.model,
                   "instead of --target, a model written as a program: a model file "
-                  "(`autobatch model NAME --json` writes one) or an example model: " + models);
-  cmd->add_option("--data", args.data, "the --model's data: a CmdStan JSON file");
+                  "(`autobatch model NAME --json` writes one) or an example model: " + models)
+      ->type_name("FILE|NAME");
+  cmd->add_option("--data", args.data, "the --model's data: a CmdStan JSON file")
+      ->type_name("FILE");
   cmd->add_option("--target-params", args.target_params,
-                  "target parameters: JSON object or k=v,k=v (e.g. dimension=50)");
-  cmd->add_option("--chains", args.chains, "number of chains (default 4)");
-  cmd->add_option("--warmup", args.warmup, "warmup iterations per chain (default 1000)");
-  cmd->add_option("--samples", args.samples, "sampling iterations per chain (default 1000)");
-  cmd->add_option("--seed", args.seed, "random seed (default 1)");
-  cmd->add_option("--delta", args.delta, "adaptation target acceptance (default 0.8)");
-  cmd->add_option("--max-depth", args.max_depth, "NUTS maximum tree depth (default 10)");
+                  "target parameters: JSON object or k=v,k=v (e.g. dimension=50; `autobatch "
+                  "targets` lists each target's)")
+      ->type_name("JSON|k=v,...");
+  cmd->add_option("--chains", args.chains, "number of chains (default 4)")
+      ->option_text(IntegerText(1, kMaxChains));
+  cmd->add_option("--warmup", args.warmup, "warmup iterations per chain (default 1000)")
+      ->option_text(IntegerText(0, kMaxIterations));
+  cmd->add_option("--samples", args.samples, "sampling iterations per chain (default 1000)")
+      ->option_text(IntegerText(1, kMaxIterations));
+  cmd->add_option("--seed", args.seed, "random seed (default 1)")->option_text(kSeedText);
+  cmd->add_option("--delta", args.delta, "adaptation target acceptance (default 0.8)")
+      ->option_text("NUMBER in (0, 1)");
+  cmd->add_option("--max-depth", args.max_depth, "NUTS maximum tree depth (default 10)")
+      ->option_text(IntegerText(1, mcmc::kMaxTreeDepth));
   cmd->add_option("--step-size", args.step_size,
-                  "initial (or, with --no-adapt, fixed) step size (default 1)");
+                  "initial (or, with --no-adapt, fixed) step size (default 1)")
+      ->option_text("NUMBER > 0");
   cmd->add_flag("--no-adapt", args.no_adapt,
                 "no adaptation: warmup is burn-in with the given step size and unit metric");
-  cmd->add_option("--algorithm", args.algorithm, "nuts, hmc or rwmh (default nuts)");
-  cmd->add_option("--vm", args.vm, "stack or stackless (default stack)");
-  cmd->add_option("--backend", args.backend, "backend name (default eigen)");
-  cmd->add_option("--block-policy", args.block_policy,
-                  "stack VM schedule: most-lanes (default) or lowest-index");
+  cmd->add_option("--algorithm", args.algorithm, "the sampler (default nuts)")
+      ->option_text(ChoiceText({"nuts", "hmc", "rwmh"}));
+  cmd->add_option("--vm", args.vm, "the VM that runs the chains (default stack)")
+      ->option_text(ChoiceText({"stack", "stackless"}));
+  cmd->add_option("--backend", args.backend, "backend name (default eigen)")->type_name("NAME");
+  cmd->add_option("--block-policy", args.block_policy, "stack VM schedule (default most-lanes)")
+      ->option_text(ChoiceText({"most-lanes", "lowest-index"}));
   cmd->add_option("--shards", args.shards,
                   "run the chains as N sub-batches on N threads (same draws for every N); "
                   "default auto: at least one per hardware thread, smaller for big models "
-                  "(mcmc::DefaultShards)");
+                  "(mcmc::DefaultShards)")
+      ->option_text(IntegerText(1, kMaxShards) + " or auto");
   cmd->add_option("--max-memory", args.max_memory,
                   "the most memory the run may hold, e.g. 512M or 4G (the draws and every "
                   "VM call's values, stacks and scratch; default: " +
-                      DescribeDefaultMemoryLimit(ReadMemoryBounds()) + ")");
+                      DescribeDefaultMemoryLimit(ReadMemoryBounds()) + ")")
+      ->option_text(kBytesText);
   cmd->add_option("--output-dir", args.output_dir,
                   "write one Stan CSV file per chain there (output_<id+1>.csv); the directory "
-                  "is locked for the run, and an earlier run's extra output_<n>.csv removed");
-  cmd->add_option("--sig-figs", args.sig_figs, "significant digits in the CSV files (default 6)");
-  cmd->add_option("--summary-json", args.summary_json, "write the summary as JSON to FILE");
+                  "is locked for the run, and an earlier run's extra output_<n>.csv removed")
+      ->type_name("DIR");
+  cmd->add_option("--output-file", args.output_file,
+                  "also write every chain's draws to this one Stan CSV file, with a chain__ "
+                  "column (1-based chain id) first")
+      ->type_name("FILE");
+  cmd->add_option("--sig-figs", args.sig_figs, "significant digits in the CSV files (default 6)")
+      ->option_text(IntegerText(1, mcmc::kStanCsvMaxSigFigs));
+  cmd->add_option("--summary-json", args.summary_json,
+                  "write the summary as JSON to FILE: the run, then per column, then totals, "
+                  "then per chain")
+      ->type_name("FILE");
   cmd->add_option("--save-adaptation", args.save_adaptation,
-                  "write chain 0's adapted step size and metric to FILE (JSON)");
+                  "write chain 0's adapted step size and metric to FILE (JSON)")
+      ->type_name("FILE");
   cmd->add_option("--load-adaptation", args.load_adaptation,
-                  "use the step size and metric in FILE for every chain; no adaptation");
+                  "use the step size and metric in FILE for every chain; no adaptation")
+      ->type_name("FILE");
   cmd->add_flag("--no-progress", args.no_progress, "print no progress to stderr");
   cmd->add_flag("--fused", args.fused,
                 "stack VM: compile the sampler's fused blocks with the C++ compiler (once; "
                 "cached in $AUTOBATCH_CACHE_DIR or ~/.cache/autobatch): same draws, faster");
   cmd->add_option("--print-ir", args.print_ir,
-                  "print the sampling program's IR at STAGE (untyped, typed or lowered) and "
-                  "exit without sampling");
+                  "print the sampling program's IR at this stage and exit without sampling")
+      ->option_text(ChoiceText({"untyped", "typed", "lowered"}));
   return cmd;
 }
 
@@ -383,6 +452,9 @@ int RunSampleCommand(const SampleArgs& args) {
   if (absl::Status s = mcmc::CheckSampleMemory(**target, *options); !s.ok()) return Fail(s);
   // The directory is held from here until the files are written: a second
   // run on it fails now instead of mixing its files with ours.
+  if (!args.output_file.empty()) {
+    if (absl::Status s = CheckOutputFileIsItsOwn(args); !s.ok()) return Fail(s);
+  }
   std::optional<OutputDirectoryLock> lock;
   if (!args.output_dir.empty()) {
     absl::Status s = mcmc::CheckChainCsvFiles(args.output_dir, options->num_chains);
@@ -411,6 +483,11 @@ int RunSampleCommand(const SampleArgs& args) {
   }
   if (!args.summary_json.empty()) {
     if (absl::Status s = CheckWritableFile("--summary-json", args.summary_json); !s.ok()) {
+      return Fail(s);
+    }
+  }
+  if (!args.output_file.empty()) {
+    if (absl::Status s = CheckWritableFile("--output-file", args.output_file); !s.ok()) {
       return Fail(s);
     }
   }
@@ -459,6 +536,15 @@ int RunSampleCommand(const SampleArgs& args) {
     absl::StatusOr<std::vector<std::string>> paths =
         mcmc::WriteChainCsvFiles(*result, args.output_dir, static_cast<int>(*sig_figs));
     if (!paths.ok()) status = std::max(status, Fail(paths.status()));
+  }
+  if (!args.output_file.empty()) {
+    absl::Status written =
+        mcmc::WriteCombinedCsvFile(*result, args.output_file, static_cast<int>(*sig_figs));
+    if (!written.ok()) {
+      status = std::max(status, Fail(absl::Status(
+                                    written.code(),
+                                    absl::StrCat("--output-file: ", written.message()))));
+    }
   }
   if (!args.summary_json.empty()) {
     absl::Status written = WriteFileAtomically(

@@ -7,10 +7,15 @@
 //       [--chains 4] [--warmup 1000] [--samples 1000] [--seed 1]
 //       [--delta 0.8] [--max-depth 10] [--algorithm nuts|hmc|rwmh]
 //       [--step-size 1] [--no-adapt] [--vm stack|stackless] [--backend eigen]
-//       [--output-dir DIR] [--sig-figs 6] [--summary-json FILE]
+//       [--output-dir DIR] [--output-file FILE] [--sig-figs 6] [--summary-json FILE]
 //       [--save-adaptation FILE] [--load-adaptation FILE] [--no-progress] [--fused]
 //       [--print-ir untyped|typed|lowered]
 //
+// `autobatch targets` lists the targets and example models (the samplers'
+// test mocks only with --all). --help shows every option's type with its
+// range or choices. --output-file writes every chain's draws to one Stan CSV
+// file with a chain__ column first (mcmc::MakeCombinedCsv), as well as (or
+// instead of) --output-dir's file per chain.
 // Progress goes to stderr: a bar redrawn with '\r' when stderr is a
 // terminal, a plain line every ~10% otherwise. The summary table goes to
 // stdout at the end. --load-adaptation starts every chain from the file's
@@ -27,7 +32,8 @@
 // a kernel), with --data read as CmdStan JSON against its declarations.
 // Errors (unknown target, bad numbers, unwritable outputs, sampler
 // failures) print one message and exit with status 1. The outputs (every
-// chain's CSV path, --summary-json, --save-adaptation) and the memory the
+// chain's CSV path, --output-file, which may not be another output's path,
+// --summary-json, --save-adaptation) and the memory the
 // draws need (mcmc::CheckSampleMemory) are checked before sampling starts; an
 // output that still fails afterwards (a full disk) is reported without
 // losing the others or the summary, and is left absent, never cut
@@ -65,6 +71,7 @@ struct SampleArgs {
   std::string shards = "auto";
   std::string max_memory;  // empty: the default limit
   std::string output_dir;
+  std::string output_file;  // all chains in one Stan CSV file, with chain__
   std::string sig_figs = "6";
   std::string summary_json;
   std::string save_adaptation;

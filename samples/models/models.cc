@@ -10,15 +10,22 @@ namespace {
 struct Entry {
   const char* name;
   std::unique_ptr<mcmc::ProgramModel> (*make)();
+  const char* summary;
 };
 
 constexpr Entry kModels[] = {
-    {"eight_schools", &EightSchoolsModel},
-    {"logistic_regression", &LogisticRegressionModel},
-    {"hierarchical", &HierarchicalModel},
-    {"ar2", &Ar2Model},
-    {"mixture", &MixtureModel},
-    {"poisson_regression", &PoissonRegressionModel},
+    {"eight_schools", &EightSchoolsModel,
+     "the non-centred eight schools hierarchical model, with theta and posterior "
+     "predictive y_rep generated"},
+    {"logistic_regression", &LogisticRegressionModel,
+     "logistic regression on German-credit shaped data: 1000 rows, 24 features"},
+    {"hierarchical", &HierarchicalModel,
+     "varying intercepts, non-centred: 200 observations in 8 groups"},
+    {"ar2", &Ar2Model, "AR(2) time series of 100 points; its log density is a loop"},
+    {"mixture", &MixtureModel,
+     "two-component normal mixture of 200 points, ordered means"},
+    {"poisson_regression", &PoissonRegressionModel,
+     "Poisson regression with an exposure offset: 200 rows, 3 features"},
 };
 
 }  // namespace
@@ -27,6 +34,12 @@ std::vector<std::string> ExampleModelNames() {
   std::vector<std::string> names;
   for (const Entry& e : kModels) names.emplace_back(e.name);
   return names;
+}
+
+std::vector<ExampleModelInfo> ExampleModelInfos() {
+  std::vector<ExampleModelInfo> infos;
+  for (const Entry& e : kModels) infos.push_back({e.name, e.summary});
+  return infos;
 }
 
 absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> MakeExampleModel(std::string_view name) {

@@ -17,6 +17,14 @@ namespace autobatch::samples {
 // The example models' names, e.g. "eight_schools".
 std::vector<std::string> ExampleModelNames();
 
+// An example model's name and a one-line description.
+struct ExampleModelInfo {
+  std::string name;
+  std::string summary;
+};
+// In ExampleModelNames() order.
+std::vector<ExampleModelInfo> ExampleModelInfos();
+
 // The model called `name`, without data (LoadData it from its data file).
 // NotFound listing the names for an unknown one.
 absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> MakeExampleModel(std::string_view name);

@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -15,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mcmc/warmup/initialize.h"
@@ -337,7 +340,7 @@ TEST(SampleTest, SummaryTextAndJson) {
                            "Batch utilization"}) {
     EXPECT_THAT(text, HasSubstr(line));
   }
-  const json j = SummaryJson(*result);
+  const nlohmann::ordered_json j = SummaryJson(*result);
   ASSERT_EQ(j["columns"].size(), result->column_names.size());
   const json& x1 = j["columns"][kNumDrawStats];
   EXPECT_EQ(x1["name"], "x.1");
@@ -354,6 +357,100 @@ TEST(SampleTest, SummaryTextAndJson) {
   EXPECT_TRUE(j.contains("warmup_seconds"));
   EXPECT_TRUE(j.contains("sampling_seconds"));
   EXPECT_TRUE(j["ess_bulk_lp_per_second"].is_number());
+}
+
+// The summary JSON reads top down: the run, the per-column summary, the
+// totals (divergences with their note), the per-chain details last.
+TEST(SampleTest, SummaryJsonPutsColumnsFirstAndChainsLast) {
+  std::unique_ptr<Target> model = Make("iid_gaussian", {{"dimension", 2}});
+  absl::StatusOr<SampleResult> result = Sample(*model, Small(2, 50, 20));
+  ASSERT_TRUE(result.ok()) << result.status();
+  const nlohmann::ordered_json j = SummaryJson(*result);
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  const auto at = [&](const std::string& key) {
+    return std::find(keys.begin(), keys.end(), key) - keys.begin();
+  };
+  EXPECT_EQ(keys.front(), "model");
+  EXPECT_EQ(keys.back(), "chains");
+  EXPECT_LT(at("num_draws"), at("columns"));
+  EXPECT_LT(at("columns"), at("divergences"));
+  EXPECT_LT(at("divergences"), at("gradient_evaluations"));
+  // Also as text: the file a user opens shows the columns before the chains.
+  const std::string text = j.dump(2);
+  EXPECT_LT(text.find("\"columns\""), text.find("\"chains\""));
+  const nlohmann::ordered_json& d = j["divergences"];
+  for (const char* key : {"sampling", "sampling_chains", "warmup", "warmup_chains"}) {
+    EXPECT_TRUE(d[key].is_number_integer()) << key;
+  }
+  EXPECT_THAT(d["warmup_note"].get<std::string>(), HasSubstr("expected while the step size adapts"));
+  EXPECT_EQ(j["chains"][1]["chain_id"], 1);
+}
+
+// Warmup divergences are reported apart from sampling's, per chain, with
+// what they mean. A fixed step size far too large for the funnel diverges in
+// both phases.
+TEST(SampleTest, SummaryReportsWarmupDivergencesApartWithANote) {
+  std::unique_ptr<Target> model = Make("funnel", {{"dimension", 3}});
+  SampleOptions o = Small(3, 30, 30);
+  o.adaptation.engaged = false;
+  o.sampler.step_size = 20;
+  absl::StatusOr<SampleResult> result = Sample(*model, o);
+  ASSERT_TRUE(result.ok()) << result.status();
+  int64_t warmup = 0, sampling = 0;
+  for (const ChainSummary& c : result->chains) {
+    warmup += c.warmup_divergences;
+    sampling += c.sampling_divergences;
+  }
+  ASSERT_GT(warmup, 0);
+  ASSERT_GT(sampling, 0);
+  const std::string text = FormatSummary(*result);
+  EXPECT_THAT(text, HasSubstr(absl::StrCat("Divergences: ", sampling, " during sampling (")));
+  EXPECT_THAT(text, HasSubstr(absl::StrCat(warmup, " during warmup (")));
+  EXPECT_THAT(text, HasSubstr("; ids 0: " + std::to_string(result->chains[0].warmup_divergences)));
+  EXPECT_THAT(text, HasSubstr("expected while the step size adapts"));
+  EXPECT_THAT(text, HasSubstr("the draws may be biased"));
+  const nlohmann::ordered_json j = SummaryJson(*result);
+  EXPECT_EQ(j["divergences"]["warmup"], warmup);
+  EXPECT_EQ(j["divergences"]["sampling"], sampling);
+}
+
+// One Stan CSV file holds every chain, with chain__ first.
+TEST(SampleTest, CombinedCsvHoldsEveryChainWithAChainColumn) {
+  std::unique_ptr<Target> model = Make("eight_schools");
+  absl::StatusOr<SampleResult> result = Sample(*model, Small(3, 40, 25));
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::string dir = ::testing::TempDir() + "/sample_test_combined";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/all.csv";
+  ASSERT_TRUE(WriteCombinedCsvFile(*result, path, /*sig_figs=*/17).ok());
+  absl::StatusOr<StanCsv> csv = ReadStanCsv(path);
+  ASSERT_TRUE(csv.ok()) << csv.status();
+  ASSERT_EQ(csv->column_names.size(), result->column_names.size() + 1);
+  EXPECT_EQ(csv->column_names[0], "chain__");
+  EXPECT_EQ(std::vector<std::string>(csv->column_names.begin() + 1, csv->column_names.end()),
+            result->column_names);
+  ASSERT_EQ(csv->draws.rows(), 3 * 25);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_TRUE((csv->draws.block(25 * k, 0, 25, 1).array() == k + 1).all()) << k;
+    EXPECT_EQ(csv->draws.block(25 * k, 1, 25, csv->draws.cols() - 1), result->draws[k]) << k;
+  }
+  EXPECT_FALSE(csv->adaptation.has_value());
+  ASSERT_TRUE(csv->timing.has_value());
+  ASSERT_EQ(csv->notes.size(), 3u);
+  EXPECT_THAT(csv->notes[2], HasSubstr("chain 3: step size = "));
+  bool chains_line = false;
+  for (const std::string& line : csv->config) {
+    EXPECT_FALSE(absl::StartsWith(line, "id = ")) << line;
+    chains_line |= absl::StartsWith(line, "chains = 3, all in this file");
+  }
+  EXPECT_TRUE(chains_line);
+  // Replaced whole, never through a symbolic link.
+  std::filesystem::create_symlink(path, dir + "/link.csv");
+  const absl::Status linked = WriteCombinedCsvFile(*result, dir + "/link.csv");
+  EXPECT_FALSE(linked.ok());
+  EXPECT_THAT(linked.message(), HasSubstr("symbolic link"));
 }
 
 TEST(SampleTest, ProgressIsReportedInOrder) {

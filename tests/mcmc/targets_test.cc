@@ -125,6 +125,23 @@ void ExpectInvalid(std::string_view name, const json& params, std::string_view f
       << target.status();
 }
 
+// The mocks are for the samplers' tests: buildable, but not in the lists
+// users read.
+TEST(RegistryTest, UserTargetsLeaveOutTheTestMocks) {
+  std::vector<std::string> user;
+  for (const TargetInfo& info : TargetInfos()) {
+    EXPECT_EQ(info.test_only, info.name == "energy_jump" || info.name == "never_uturn")
+        << info.name;
+    EXPECT_EQ(info.summary.find('\n'), std::string::npos) << info.name;
+    if (!info.test_only) user.push_back(info.name);
+  }
+  EXPECT_EQ(UserTargetNames(), user);
+  EXPECT_EQ(user.size(), kAllTargets.size() - 2);
+  ExpectInvalid("gaussian", json(),
+                "logistic_regression (`autobatch targets` describes them; for the samplers' "
+                "tests also energy_jump, never_uturn)");
+}
+
 TEST(RegistryTest, ErrorsNameTheProblem) {
   ExpectInvalid("gaussian", json(), "unknown target \"gaussian\"; known targets: ar1, ");
   ExpectInvalid("gaussian", json(), "never_uturn");

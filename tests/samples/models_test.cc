@@ -64,6 +64,17 @@ TEST(ExampleModelsTest, TheTableNamesEveryModelAndRefusesOthers) {
               ::testing::HasSubstr("no example model 'nope'; the models are eight_schools, "));
 }
 
+// `autobatch targets` prints each model with its one-line summary.
+TEST(ExampleModelsTest, EveryModelHasASummary) {
+  const std::vector<ExampleModelInfo> infos = ExampleModelInfos();
+  ASSERT_EQ(infos.size(), ExampleModelNames().size());
+  for (size_t i = 0; i < infos.size(); ++i) {
+    EXPECT_EQ(infos[i].name, ExampleModelNames()[i]);
+    EXPECT_FALSE(infos[i].summary.empty()) << infos[i].name;
+    EXPECT_EQ(infos[i].summary.find('\n'), std::string::npos) << infos[i].name;
+  }
+}
+
 class ExampleModelTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ExampleModelTest, ValidatesAndLoadsItsDataFile) {

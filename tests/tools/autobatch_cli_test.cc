@@ -25,6 +25,7 @@ namespace autobatch {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Result {
   int exit_code = -1;  // -1: killed by a signal
@@ -44,6 +45,12 @@ Result RunCli(const std::string& args, const std::string& shell_prefix = "") {
   int status = pclose(pipe);
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   return result;
+}
+
+// Runs `autobatch args`, keeping only stdout (--profile's tables go to
+// stderr).
+Result RunCliStdout(const std::string& args) {
+  return RunCli(args + " 2>/dev/null; }", "{");
 }
 
 std::string WriteFile(const std::string& name, const std::string& text) {
@@ -97,11 +104,13 @@ func @main(%x: ?, %w: ?) -> (%r: ?) {
       R"({"inputs": [{"dtype": "f64", "shape": [2, 2], "uniform": [[1, 2], [3, 4]]},
                      [1.0, -1.0, 0.5]]})");
   for (const char* vm : {"stack", "stackless", "reference"}) {
-    Result r = RunCli("run " + program + " --inputs " + inputs + " --vm " + vm);
+    const bool reference = std::string(vm) == "reference";
+    Result r = RunCliStdout("run " + program + " --inputs " + inputs + " --vm " + vm +
+                            (reference ? "" : " --profile"));
     ASSERT_EQ(r.exit_code, 0) << r.out;
     nlohmann::json out = nlohmann::json::parse(r.out);
     EXPECT_EQ(out["outputs"][0]["values"], nlohmann::json({10.0, -10.0, 5.0})) << vm;
-    if (std::string(vm) != "reference") {
+    if (!reference) {
       // x once (32 bytes), w, s and r per lane (3 x 8 x 3 lanes) at most.
       EXPECT_LE(out["profile"]["storage_bytes"].get<int>(), 32 + 3 * 8 * 3) << vm;
     }
@@ -122,11 +131,13 @@ TEST(CliTest, DumpedJsonRunsLikeTheSample) {
   const std::string cache = ::testing::TempDir() + "autobatch_cli_jit_cache";
   ASSERT_EQ(setenv("AUTOBATCH_CACHE_DIR", cache.c_str(), 1), 0);
   for (const char* vm : {"stack", "stackless", "reference", "stack --fused"}) {
-    Result r = RunCli("run " + program + " --inputs " + inputs + " --vm " + vm);
+    const bool reference = std::string(vm) == "reference";
+    Result r = RunCliStdout("run " + program + " --inputs " + inputs + " --vm " + vm +
+                            (reference ? "" : " --profile"));
     ASSERT_EQ(r.exit_code, 0) << r.out;
     nlohmann::json out = nlohmann::json::parse(r.out);
     EXPECT_EQ(out["outputs"][0]["values"], nlohmann::json({0, 8, 111, 118})) << vm;
-    if (std::string(vm) != "reference") {
+    if (!reference) {
       EXPECT_GT(out["profile"]["steps"].get<int>(), 0);
     }
   }
@@ -297,7 +308,8 @@ TEST(CliTest, BlockPoliciesGiveTheSameOutputsOnOtherSchedules) {
   int steps[2];
   const char* policies[2] = {"lowest-index", "most-lanes"};
   for (int i = 0; i < 2; ++i) {
-    Result r = RunCli("run fibonacci --inputs " + inputs + " --block-policy " + policies[i]);
+    Result r = RunCliStdout("run fibonacci --inputs " + inputs + " --profile --block-policy " +
+                            policies[i]);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     nlohmann::json out = nlohmann::json::parse(r.out);
     outputs[i] = out["outputs"];
@@ -310,7 +322,7 @@ TEST(CliTest, BlockPoliciesGiveTheSameOutputsOnOtherSchedules) {
   EXPECT_THAT(bad.out, HasSubstr("most-lanes"));
 
   // Sharded runs (--shards): the same outputs; the summed profile.
-  Result sharded = RunCli("run fibonacci --inputs " + inputs + " --shards 3");
+  Result sharded = RunCliStdout("run fibonacci --inputs " + inputs + " --profile --shards 3");
   ASSERT_EQ(sharded.exit_code, 0) << sharded.out;
   nlohmann::json out = nlohmann::json::parse(sharded.out);
   EXPECT_EQ(out["outputs"], outputs[0]);
@@ -336,6 +348,99 @@ TEST(CliTest, ProfileFlagPrintsTables) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("utilization"));
   EXPECT_THAT(r.out, HasSubstr("seconds"));
+}
+
+// `run` prints the outputs only; the profile (in the JSON, and its tables on
+// stderr) only with --profile, which the reference interpreter cannot give.
+TEST(CliTest, RunPrintsTheProfileOnlyOnRequest) {
+  std::string inputs = WriteFile("fib_profile_inputs.json", R"({"inputs": [[6, 7, 8, 7]]})");
+  Result plain = RunCli("run fibonacci --inputs " + inputs);
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  const nlohmann::json out = nlohmann::json::parse(plain.out);  // stderr is empty too
+  ASSERT_EQ(out.size(), 1u) << out;  // {"outputs": ...} alone
+  EXPECT_EQ(out["outputs"][0]["values"], nlohmann::json({13, 21, 34, 21}));
+  Result profiled = RunCliStdout("run fibonacci --inputs " + inputs + " --profile");
+  ASSERT_EQ(profiled.exit_code, 0) << profiled.out;
+  const nlohmann::json with = nlohmann::json::parse(profiled.out);
+  EXPECT_EQ(with["outputs"], out["outputs"]);
+  EXPECT_GT(with["profile"]["steps"].get<int>(), 0);
+  Result reference = RunCli("run fibonacci --inputs " + inputs + " --vm reference --profile");
+  EXPECT_EQ(reference.exit_code, 1) << reference.out;
+  EXPECT_THAT(reference.out,
+              HasSubstr("error: --profile counts the batched VMs' blocks and primitives; the "
+                        "reference interpreter keeps no profile: drop --profile or use --vm "
+                        "stack or stackless"));
+}
+
+// `autobatch --version` prints the project's version (CMake's
+// project(VERSION)).
+TEST(CliTest, VersionPrintsTheProjectVersion) {
+  Result r = RunCli("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, std::string("autobatch ") + AUTOBATCH_VERSION + "\n");
+}
+
+// Every subcommand's --help shows each option's type (no bare TEXT), the
+// integer ranges and the choices.
+TEST(CliTest, HelpShowsTypesRangesAndChoices) {
+  for (const char* command : {"ir", "run", "compile", "sample", "targets", "model", "opt"}) {
+    Result r = RunCli(std::string(command) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.out;
+    EXPECT_THAT(r.out, Not(HasSubstr("TEXT"))) << command << "\n" << r.out;
+  }
+  Result sample = RunCli("sample --help");
+  for (const char* text : {"--chains INT in [1, 16777216]", "--warmup INT in [0, 2147483647]",
+                           "--seed INT in [0, 18446744073709551615]", "--delta NUMBER in (0, 1)",
+                           "--max-depth INT in [1, 30]", "--algorithm {nuts,hmc,rwmh}",
+                           "--shards INT in [1, 256] or auto", "--sig-figs INT in [1, 18]",
+                           "--print-ir {untyped,typed,lowered}", "--output-file FILE",
+                           "(default 4)", "(default 1000)", "`autobatch targets` describes"}) {
+    EXPECT_THAT(sample.out, HasSubstr(text)) << sample.out;
+  }
+  // The samplers' test mocks are not offered to users.
+  EXPECT_THAT(sample.out, Not(HasSubstr("energy_jump")));
+  EXPECT_THAT(sample.out, Not(HasSubstr("never_uturn")));
+  Result run = RunCli("run --help");
+  for (const char* text : {"--vm {stack,stackless,reference}", "--shards INT in [1, 256]",
+                           "--max-steps INT >= 0", "--timeout SECONDS in [0, 1e9]",
+                           "--max-memory BYTES", "--inputs FILE REQUIRED", "(default 1)"}) {
+    EXPECT_THAT(run.out, HasSubstr(text)) << run.out;
+  }
+  // A bad value is still a usage error naming the option and the range.
+  Result bad = RunCli("run fibonacci --inputs x.json --shards 300");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_THAT(bad.out, HasSubstr("--shards: '300' is not an integer in [1, 256]"));
+}
+
+// `autobatch targets`: each target with its description, what it samples
+// and its --target-params; the example models; the mocks only with --all.
+TEST(CliTest, TargetsListsEachTargetWithItsParameters) {
+  Result r = RunCli("targets");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* text :
+       {"autobatch sample --target NAME", "  eight_schools\n      the non-centred eight schools",
+        "samples mu, tau, eta[8] (10 coordinates)\n      no --target-params",
+        "  iid_gaussian\n", "samples x[100] (100 coordinates with the defaults)",
+        "      dimension  integer >= 1 (default 100)", "rho        correlation in (-1, 1)",
+        "autobatch sample --model NAME --data samples/models/NAME.data.json",
+        "  hierarchical\n      varying intercepts", "  poisson_regression\n"}) {
+    EXPECT_THAT(r.out, HasSubstr(text)) << r.out;
+  }
+  EXPECT_THAT(r.out, Not(HasSubstr("energy_jump")));
+  EXPECT_THAT(r.out, Not(HasSubstr("never_uturn")));
+  EXPECT_THAT(r.out, Not(HasSubstr("mock")));
+  Result all = RunCli("targets --all");
+  ASSERT_EQ(all.exit_code, 0) << all.out;
+  EXPECT_THAT(all.out, HasSubstr(r.out));  // the same, then the test targets
+  EXPECT_THAT(all.out, HasSubstr("Test targets (mocks for the samplers' tests"));
+  EXPECT_THAT(all.out, HasSubstr("  energy_jump\n      mock: "));
+  EXPECT_THAT(all.out, HasSubstr("  never_uturn\n"));
+  // The test targets still sample.
+  Result mock = RunCli("sample --target never_uturn --chains 1 --warmup 0 --no-adapt "
+                       "--samples 2 --max-depth 3 --no-progress");
+  EXPECT_EQ(mock.exit_code, 0) << mock.out;
+  Result extra = RunCli("targets extra");
+  EXPECT_EQ(extra.exit_code, 2) << extra.out;
 }
 
 TEST(CliTest, ErrorsExitNonZeroWithAMessage) {
@@ -375,8 +480,8 @@ TEST(CliTest, TileBytesSplitsCompactBlocksIntoTiles) {
   std::string n = "[";
   for (int i = 0; i < 200; ++i) n += std::to_string(i % 12) + (i < 199 ? ", " : "]");
   std::string inputs = WriteFile("tile_inputs.json", R"({"inputs": [)" + n + "]}");
-  Result whole = RunCli("run fibonacci --inputs " + inputs + " --tile-bytes 0");
-  Result tiled = RunCli("run fibonacci --inputs " + inputs + " --tile-bytes 1");
+  Result whole = RunCliStdout("run fibonacci --inputs " + inputs + " --profile --tile-bytes 0");
+  Result tiled = RunCliStdout("run fibonacci --inputs " + inputs + " --profile --tile-bytes 1");
   ASSERT_EQ(whole.exit_code, 0) << whole.out;
   ASSERT_EQ(tiled.exit_code, 0) << tiled.out;
   const nlohmann::json a = nlohmann::json::parse(whole.out);

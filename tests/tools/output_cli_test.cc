@@ -126,6 +126,7 @@ TEST(OutputCliTest, StdoutOnAClosedPipeOrDescriptorFailsWithTheReason) {
 TEST(OutputCliTest, OutputFilesOnAFullDiskFailWithTheReason) {
   const std::vector<std::string> commands = {kSmallSample + "--summary-json /dev/full",
                                              kSmallSample + "--save-adaptation /dev/full",
+                                             kSmallSample + "--output-file /dev/full",
                                              "compile collatz -o /dev/full"};
   const int null = open("/dev/null", O_WRONLY);
   ASSERT_GE(null, 0);
@@ -145,7 +146,7 @@ TEST(OutputCliTest, SymbolicLinksAreRefusedAndTheirTargetsKept) {
   { std::ofstream(dir + "/precious") << "keep me"; }
   const std::string link = dir + "/link";
   std::filesystem::create_symlink(dir + "/precious", link);
-  for (const std::string option : {"--summary-json", "--save-adaptation"}) {
+  for (const std::string option : {"--summary-json", "--save-adaptation", "--output-file"}) {
     Result r = RunCli(kSmallSample + option + " " + link);
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_THAT(r.err, HasSubstr(option + ": '" + link + "' is a symbolic link"));

@@ -80,7 +80,8 @@ TEST(SampleCliTest, RunsAndWritesCsvAndSummaryJson) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* text : {"Mean", "MCSE", "StdDev", "MAD", "5%", "50%", "95%", "ESS_bulk",
                            "ESS_tail", "R_hat", "lp__", "x.2", "Divergences:",
-                           "Gradient evaluations:", "Batch utilization"}) {
+                           "during sampling (", "during warmup (", "Gradient evaluations:",
+                           "Batch utilization"}) {
     EXPECT_THAT(r.out, HasSubstr(text));
   }
   // Not a terminal: plain progress lines, no carriage returns.
@@ -328,6 +329,36 @@ TEST(SampleCliTest, PrintIrShowsTheSamplingProgramAtEachStage) {
   EXPECT_THAT(lowered.out, Not(HasSubstr("call @")));
 }
 
+// --output-file: every chain's draws in one Stan CSV file with chain__
+// first, the same draws as the files per chain.
+TEST(SampleCliTest, OutputFileHoldsEveryChainWithAChainColumn) {
+  const std::string dir = FreshTempDir("sample_cli_output_file");
+  Result r = RunCli("sample --target iid_gaussian --target-params dimension=2 --chains 3 "
+                    "--warmup 50 --samples 40 --no-progress --output-dir " + dir +
+                    "/out --output-file " + dir + "/all.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  absl::StatusOr<mcmc::StanCsv> all = mcmc::ReadStanCsv(dir + "/all.csv");
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->column_names.size(), 10u);
+  EXPECT_EQ(all->column_names[0], "chain__");
+  EXPECT_EQ(all->column_names[1], "lp__");
+  ASSERT_EQ(all->draws.rows(), 3 * 40);
+  for (int k = 0; k < 3; ++k) {
+    absl::StatusOr<mcmc::StanCsv> chain =
+        mcmc::ReadStanCsv(dir + "/out/output_" + std::to_string(k + 1) + ".csv");
+    ASSERT_TRUE(chain.ok()) << chain.status();
+    EXPECT_TRUE((all->draws.block(40 * k, 0, 40, 1).array() == k + 1).all()) << k;
+    EXPECT_EQ(all->draws.block(40 * k, 1, 40, 9), chain->draws) << k;
+  }
+  // Alone, without --output-dir.
+  r = RunCli("sample --target iid_gaussian --target-params dimension=2 --chains 2 --warmup 20 "
+             "--samples 10 --no-progress --output-file " + dir + "/alone.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  absl::StatusOr<mcmc::StanCsv> alone = mcmc::ReadStanCsv(dir + "/alone.csv");
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_EQ(alone->draws.rows(), 20);
+}
+
 // Every output path is checked before sampling starts: a directory where
 // chain 0's CSV file (output_1.csv) or the summary JSON goes fails at once,
 // naming it, with nothing sampled or written. (It used to sample, write
@@ -558,6 +589,18 @@ TEST(SampleCliTest, ErrorsExitOneWithAMessage) {
       {"--target iid_gaussian --print-ir assembly", "--print-ir: unknown stage 'assembly'"},
       {"--target iid_gaussian --print-ir lowered --max-depth 0", "--max-depth"},
       {"--target iid_gaussian --summary-json " + dir + "/no/such/dir/s.json", "--summary-json"},
+      {"--target iid_gaussian --output-file " + dir + "/no/such/dir/all.csv",
+       "--output-file: cannot write"},
+      {"--target iid_gaussian --output-file " + dir, "--output-file: '" + dir + "' is a directory"},
+      {"--target iid_gaussian --output-dir " + dir + "/out --output-file " + dir +
+           "/out/output_2.csv",
+       "--output-file '" + dir + "/out/output_2.csv' is named like a chain's file in "
+       "--output-dir (output_<n>.csv)"},
+      {"--target iid_gaussian --chains 2 --output-dir " + dir + "/out2 --output-file " + dir +
+           "/out2/./output_9.csv",
+       "is named like a chain's file in --output-dir"},
+      {"--target iid_gaussian --summary-json " + dir + "/s.json --output-file " + dir + "/s.json",
+       "is also --summary-json's file: give each output its own path"},
       {"--target iid_gaussian --vm stackless --fused",
        "--fused runs fused blocks on the stack VM; with --vm stackless drop --fused"},
   };

@@ -193,14 +193,18 @@ Entry Ar1Entry(std::string name, Ar1Gaussian::Variant variant, std::string summa
 std::vector<Entry> Entries() {
   std::vector<Entry> entries;
   entries.push_back(Ar1Entry("ar1", Ar1Gaussian::Variant::kTridiagonal,
-                             "AR(1) Gaussian, Sigma_ij = rho^|i-j|, tridiagonal precision, O(d)"));
+                             "AR(1) Gaussian, Sigma_ij = rho^|i-j|: tridiagonal precision, O(d) per gradient; "
+                             "varied tree depths (the divergent-control-flow workload)"));
   entries.push_back(Ar1Entry("ar1_batched", Ar1Gaussian::Variant::kBatched,
-                             "AR(1) Gaussian, batched kernel = one GEMM over active lanes "
-                             "(not batch bit-stable)"));
+                             "AR(1) Gaussian whose gradient is one matrix product over the active "
+                             "chains (a batched kernel: draws not bit-identical across "
+                             "batch sizes)"));
   entries.push_back(Ar1Entry("ar1_dense", Ar1Gaussian::Variant::kDense,
-                             "AR(1) Gaussian, dense precision matrix-vector product per lane"));
+                             "AR(1) Gaussian with a dense precision matrix: one matrix-vector "
+                             "product per chain, O(d^2)"));
   entries.push_back(
-      {{"banana", "x0 ~ N(0, 10^2), x1 ~ N(curvature (x0^2 - 100), 1)",
+      {{"banana", "banana: x0 ~ N(0, 10^2), x1 ~ N(curvature (x0^2 - 100), 1); a curved "
+        "ridge",
         {{"curvature", "finite number (default 0.03)"}}},
        [](const ParamReader& p) -> absl::StatusOr<std::unique_ptr<Target>> {
          Banana::Options o;
@@ -208,7 +212,8 @@ std::vector<Entry> Entries() {
          return Upcast(Banana::Create(o));
        }});
   entries.push_back(
-      {{"beta_bernoulli", "theta ~ Beta(a, b), y_i ~ Bernoulli(theta), logit transform",
+      {{"beta_bernoulli", "Beta-Bernoulli: theta ~ Beta(a, b), y_i ~ Bernoulli(theta), sampled on "
+        "the logit scale; closed-form posterior",
         {{"a", "positive number (default 1)"},
          {"b", "positive number (default 1)"},
          {"y", "array of 0/1 (default Stan's bernoulli data [0,1,0,0,0,0,0,0,0,1])"}}},
@@ -220,7 +225,8 @@ std::vector<Entry> Entries() {
          return Upcast(BetaBernoulli::Create(o));
        }});
   entries.push_back(
-      {{"bimodal", "0.5 N(-offset, I) + 0.5 N(+offset, I)",
+      {{"bimodal", "two Gaussian modes, 0.5 N(-offset, I) + 0.5 N(+offset, I): chains that "
+        "start apart give R-hat > 1",
         {kDimension2, {"offset", "finite number (default 4)"}}},
        [](const ParamReader& p) -> absl::StatusOr<std::unique_ptr<Target>> {
          Bimodal::Options o;
@@ -229,7 +235,7 @@ std::vector<Entry> Entries() {
          return Upcast(Bimodal::Create(o));
        }});
   entries.push_back(
-      {{"correlated_2d", "2-d Gaussian, mean (0, 3), sd (1, 2), correlation 0.75",
+      {{"correlated_2d", "2-d correlated Gaussian, mean (0, 3), sd (1, 2), correlation 0.75",
         {{"mean", "array of 2 finite numbers (default [0, 3])"},
          {"sd", "array of 2 positive numbers (default [1, 2])"},
          {"rho", "correlation in (-1, 1) (default 0.75)"}}},
@@ -241,14 +247,16 @@ std::vector<Entry> Entries() {
          return Upcast(Correlated2d::Create(o));
        }});
   entries.push_back(
-      {{"eight_schools", "eight schools, non-centred (mu, tau, eta[8]; theta generated)", {}},
+      {{"eight_schools", "the non-centred eight schools hierarchical model: mu, tau, eta[8] "
+        "(theta[8] generated); use --delta 0.9 or more", {}},
        [](const ParamReader&) -> absl::StatusOr<std::unique_ptr<Target>> {
          return std::unique_ptr<Target>(EightSchools::Create());
        }});
   entries.push_back(
       {{"energy_jump",
         "mock: log p = 0 at the origin, -height elsewhere, gradient 0 (divergence tests)",
-        {kDimension2, {"height", "number, not infinite (default 1001)"}}},
+        {kDimension2, {"height", "number, not infinite (default 1001)"}},
+        /*test_only=*/true},
        [](const ParamReader& p) -> absl::StatusOr<std::unique_ptr<Target>> {
          EnergyJump::Options o;
          AB_RETURN_IF_ERROR(p.Int("dimension", &o.dimension));
@@ -256,7 +264,8 @@ std::vector<Entry> Entries() {
          return Upcast(EnergyJump::Create(o));
        }});
   entries.push_back(
-      {{"funnel", "Neal's funnel: x0 ~ N(0, 3^2), x_i ~ N(0, exp(x0/2)^2)",
+      {{"funnel", "Neal's funnel: x0 ~ N(0, 3^2), x_i ~ N(0, exp(x0/2)^2); hard for NUTS "
+        "by design (divergences expected)",
         {{"dimension", "integer >= 1 (default 10)"}}},
        [](const ParamReader& p) -> absl::StatusOr<std::unique_ptr<Target>> {
          Funnel::Options o;
@@ -264,14 +273,16 @@ std::vector<Entry> Entries() {
          return Upcast(Funnel::Create(o));
        }});
   entries.push_back(
-      {{"iid_gaussian", "N(0, I)", {kDimension100}},
+      {{"iid_gaussian", "standard Gaussian N(0, I): every chain takes the same tree depth",
+        {kDimension100}},
        [](const ParamReader& p) -> absl::StatusOr<std::unique_ptr<Target>> {
          IidGaussian::Options o;
          AB_RETURN_IF_ERROR(p.Int("dimension", &o.dimension));
          return Upcast(IidGaussian::Create(o));
        }});
   entries.push_back(
-      {{"ill_conditioned", "diagonal Gaussian, sd log-spaced from min_sd to max_sd",
+      {{"ill_conditioned", "diagonal Gaussian, sd log-spaced from min_sd to max_sd: tests metric "
+        "adaptation",
         {kDimension100,
          {"min_sd", "positive number (default 1)"},
          {"max_sd", "positive number (default 100)"}}},
@@ -283,7 +294,8 @@ std::vector<Entry> Entries() {
          return Upcast(IllConditionedGaussian::Create(o));
        }});
   entries.push_back(
-      {{"logistic_regression", "logistic regression on synthetic data from a fixed seed",
+      {{"logistic_regression", "Bayesian logistic regression (intercept + features) on synthetic data "
+        "from a fixed seed",
         {{"rows", "integer in [1, 1000000] (default 200)"},
          {"features", "integer in [1, 1000] (default 5)"},
          {"seed", "non-negative integer, the data seed (default 20240601)"},
@@ -298,7 +310,8 @@ std::vector<Entry> Entries() {
        }});
   entries.push_back(
       {{"never_uturn", "mock: flat density (gradient 0), trajectories never U-turn",
-        {kDimension2}},
+        {kDimension2},
+        /*test_only=*/true},
        [](const ParamReader& p) -> absl::StatusOr<std::unique_ptr<Target>> {
          NeverUturn::Options o;
          AB_RETURN_IF_ERROR(p.Int("dimension", &o.dimension));
@@ -330,15 +343,28 @@ std::vector<TargetInfo> TargetInfos() {
   return infos;
 }
 
+std::vector<std::string> UserTargetNames() {
+  std::vector<std::string> names;
+  for (const Entry& e : Entries()) {
+    if (!e.info.test_only) names.push_back(e.info.name);
+  }
+  return names;
+}
+
 absl::StatusOr<std::unique_ptr<Target>> MakeTarget(std::string_view name,
                                                    const json& params) {
   std::vector<Entry> entries = Entries();
   auto it = std::find_if(entries.begin(), entries.end(),
                          [&](const Entry& e) { return e.info.name == name; });
   if (it == entries.end()) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown target ", QuotedExcerpt(name),
-                                                   "; known targets: ",
-                                                   absl::StrJoin(TargetNames(), ", ")));
+    std::vector<std::string> test_targets;
+    for (const Entry& e : entries) {
+      if (e.info.test_only) test_targets.push_back(e.info.name);
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown target ", QuotedExcerpt(name), "; known targets: ",
+        absl::StrJoin(UserTargetNames(), ", "), " (`autobatch targets` describes them; for the "
+        "samplers' tests also ", absl::StrJoin(test_targets, ", "), ")"));
   }
   const TargetInfo& info = it->info;
   if (!params.is_null() && !params.is_object()) {

@@ -21,9 +21,13 @@ struct TargetParamInfo {
 };
 
 struct TargetInfo {
-  std::string name;  // e.g. "ar1"
-  std::string summary;
+  std::string name;     // e.g. "ar1"
+  std::string summary;  // one line: what the density is and what it is for
   std::vector<TargetParamInfo> params;
+  // A mock for the samplers' tests (energy_jump, never_uturn): buildable
+  // like any target, but left out of the lists users read (`autobatch
+  // targets`, `sample --help`).
+  bool test_only = false;
 };
 
 // Every known target, sorted by name: ar1, ar1_batched, ar1_dense, banana,
@@ -31,12 +35,15 @@ struct TargetInfo {
 // iid_gaussian, ill_conditioned, logistic_regression, never_uturn.
 std::vector<std::string> TargetNames();
 std::vector<TargetInfo> TargetInfos();  // same order, with parameters
+// The targets users sample (test_only false), sorted by name.
+std::vector<std::string> UserTargetNames();
 
 // Builds target `name`. `params` is null or a JSON object whose keys are a
 // subset of the target's params (missing = default). Integers may be written
 // as integral floats (50.0); doubles also accept the strings "nan", "inf",
 // "-inf" (the project's JSON spelling of non-finite numbers).
-// InvalidArgument on an unknown name (listing the known names), a params
+// InvalidArgument on an unknown name (listing the user targets, then the
+// test targets apart), a params
 // value that is not an object, an unknown key (listing the target's
 // parameters with their descriptions), a value of the wrong type, or a value
 // the target rejects (naming the parameter and the valid range).
