@@ -6,20 +6,24 @@
 //   autobatch ir  <program|sample> [--stage untyped|typed|lowered]
 //                 [--json] [--types i64,f64[3]] [--print-after-all]
 //                 [--dot | --stats]   (ir/dot.h, passes/analysis/stats.h)
-//   autobatch run <program|sample> --inputs inputs.json
+//                 [--dump-ir-on-error]
+//   autobatch run <program|sample> --inputs inputs.json [--types ...]
 //                 [--vm stack|stackless|reference] [--backend eigen|...]
 //                 [--block-policy lowest-index|most-lanes] [--shards N]
 //                 [--max-steps N] [--timeout S] [--max-stack-depth N]
 //                 [--tile-bytes N] [--max-memory BYTES] [--fused]
-//                 [--profile]
+//                 [--profile] [--dump-ir-on-error]
 //   autobatch compile <program|sample> [--types ...] [--symbol NAME]
-//                 [-o FILE]
+//                 [-o FILE] [--dump-ir-on-error]
 //   autobatch sample --target NAME [...]   (tools/sample_command.h)
 //   autobatch opt <program.json|sample> --passes a,b,c [...]
 //                 (tools/opt_command.h)
 //
 // Errors print one clear message and exit with status 1 (2 for bad usage,
-// such as a number out of its option's range); never a signal.
+// such as a number out of its option's range); never a signal. A compile
+// error shows the program's IR only with --dump-ir-on-error. `run` checks
+// the inputs file against the entry's parameters (--types, else the
+// program's declared types) before compiling (tools/run_inputs.h).
 // Outputs are never torn: stdout is checked at exit and files are replaced
 // whole (support/output_file.h); a failed write is status 1 with its reason.
 #include <algorithm>
@@ -57,6 +61,7 @@
 #include "tools/model_command.h"
 #include "tools/opt_command.h"
 #include "tools/program_loader.h"
+#include "tools/run_inputs.h"
 #include "tools/sample_command.h"
 #include "tools/sample_programs.h"
 #include "tools/tensor_json.h"
@@ -169,6 +174,7 @@ struct IrArgs {
   bool no_inline = false;
   bool dot = false;
   bool stats = false;
+  bool dump_ir_on_error = false;
 };
 
 int RunIr(const IrArgs& args) {
@@ -191,6 +197,7 @@ int RunIr(const IrArgs& args) {
   PipelineOptions options;
   options.print_ir_after_each_pass = args.print_after_all ? &std::cerr : nullptr;
   options.inline_calls = !args.no_inline;
+  options.show_ir_on_error = args.dump_ir_on_error;
   // A lowered program (a lowered JSON dump) is printed as it is: lowering
   // cannot run twice, nor be undone.
   if (program.stage == Stage::kLowered && args.stage == "typed") {
@@ -230,6 +237,7 @@ struct CompileArgs {
   std::string types;
   std::string symbol = "FusedBlocks";
   std::string output;
+  bool dump_ir_on_error = false;
 };
 
 // Writes the fused blocks (codegen/codegen.h) of the program as C++ source.
@@ -257,7 +265,8 @@ int RunCompile(const CompileArgs& args) {
       return Fail(absl::InvalidArgumentError(
           "compile needs the input types: pass --types (e.g. --types i64)"));
     }
-    absl::StatusOr<Program> lowered = LowerProgram(program, types);
+    absl::StatusOr<Program> lowered =
+        LowerProgram(program, types, {.show_ir_on_error = args.dump_ir_on_error});
     if (!lowered.ok()) return Fail(lowered.status());
     program = std::move(*lowered);
   }
@@ -287,6 +296,8 @@ struct RunArgs {
   int64_t max_memory = 0;  // 0: the default limit
   bool fused = false;
   bool profile = false;
+  std::string types;
+  bool dump_ir_on_error = false;
 };
 
 void PrintProfileTable(const Profile& profile) {
@@ -339,21 +350,24 @@ int RunRun(const RunArgs& args) {
                      "with other kernels from C++, through RunProgram with your KernelRegistry)")));
   }
 
-  std::vector<std::optional<TensorType>> expected;
-  for (VarId p : program.entry_function().params) expected.push_back(program.module.var(p).type);
+  std::vector<TensorType> types;
+  if (!args.types.empty()) {
+    absl::StatusOr<std::vector<TensorType>> parsed = ParseTypes(args.types);
+    if (!parsed.ok()) return Fail(parsed.status());
+    types = *std::move(parsed);
+  }
   if (IsDirectory(args.inputs)) {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
         "--inputs: '", args.inputs, "' is a directory, not an inputs file: give the path of "
         "a JSON file like {\"inputs\": [[lane values...], ...]}")));
   }
-  std::vector<bool> uniform;
-  absl::StatusOr<std::vector<Tensor>> inputs = ReadInputsFile(args.inputs, expected, &uniform);
+  absl::StatusOr<RunInputs> inputs = ReadRunInputs(args.inputs, program, types);
   if (!inputs.ok()) return Fail(inputs.status());
   // Inputs written {"uniform": ...} make their parameters uniform (ir/ir.h).
   Program marked = program;
-  for (size_t i = 0; i < uniform.size() && i < marked.entry_function().params.size(); ++i) {
+  for (size_t i = 0; i < inputs->uniform.size(); ++i) {
     Variable& param = marked.module.var(marked.entry_function().params[i]);
-    if (!uniform[i] || param.uniform) continue;
+    if (!inputs->uniform[i] || param.uniform) continue;
     if (marked.stage == Stage::kLowered) {
       return Fail(absl::InvalidArgumentError(absl::StrCat(
           args.inputs, ": inputs[", i, "] is uniform but parameter '", param.name,
@@ -384,10 +398,17 @@ int RunRun(const RunArgs& args) {
   options.max_memory_bytes = args.max_memory;
   options.jit_fused_blocks = args.fused;
   options.profile_timing = args.profile;
+  options.dump_ir_on_error = args.dump_ir_on_error;
+  std::vector<TensorType> input_types;
+  for (const Tensor& t : inputs->tensors) input_types.push_back(t.type());
   Profile profile;
   absl::StatusOr<std::vector<Tensor>> outputs =
-      RunProgram(marked, std::move(*inputs), &ctx.kernels(), options, &profile);
-  if (!outputs.ok()) return Fail(outputs.status());
+      RunProgram(marked, std::move(inputs->tensors), &ctx.kernels(), options, &profile);
+  if (!outputs.ok()) {
+    // A type error that the inputs' guessed dtypes cause is about the file.
+    return Fail(ExplainGuessedTypes(args.inputs, marked, input_types, inputs->guessed,
+                                    outputs.status()));
+  }
   nlohmann::json out;
   out["outputs"] = nlohmann::json::array();
   for (const Tensor& t : *outputs) out["outputs"].push_back(TensorToJson(t));
@@ -401,6 +422,9 @@ int RunRun(const RunArgs& args) {
 constexpr char kProgramHelp[] =
     "a program file (.json, .ir or .txt; JSON if it starts with '{', else the IR text that "
     "`autobatch ir` prints) or a sample name";
+
+constexpr char kDumpIrOnErrorHelp[] =
+    "on a compile error (a type error, say), also print the IR the failing pass received";
 
 int Dispatch(int argc, char** argv) {
   CLI::App app{"autobatch: auto-batching compiler and VM"};
@@ -421,11 +445,17 @@ int Dispatch(int argc, char** argv) {
                    "write the control-flow graph for Graphviz (e.g. | dot -Tsvg > cfg.svg)");
   ir_cmd->add_flag("--stats", ir.stats,
                    "print op counts and a per-lane memory estimate (--json: as JSON)");
+  ir_cmd->add_flag("--dump-ir-on-error", ir.dump_ir_on_error, kDumpIrOnErrorHelp);
 
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "run a program on JSON inputs");
   run_cmd->add_option("program", run.program, kProgramHelp)->required();
   run_cmd->add_option("--inputs", run.inputs, "JSON file: {\"inputs\": [...]}")->required();
+  run_cmd->add_option("--types", run.types,
+                      "entry input types, e.g. i64,f64[3]: the inputs file is read as them "
+                      "(default: the types the program declares, else those of the file's "
+                      "values)");
+  run_cmd->add_flag("--dump-ir-on-error", run.dump_ir_on_error, kDumpIrOnErrorHelp);
   run_cmd->add_option("--vm", run.vm, "stack, stackless or reference")
       ->check(CLI::IsMember({"stack", "stackless", "reference"}));
   run_cmd->add_option("--backend", run.backend, "backend name");
@@ -473,6 +503,7 @@ int Dispatch(int argc, char** argv) {
                           "name of the generated function: a C++ identifier, not a keyword "
                           "(default FusedBlocks)");
   compile_cmd->add_option("-o,--output", compile.output, "C++ file to write (default: stdout)");
+  compile_cmd->add_flag("--dump-ir-on-error", compile.dump_ir_on_error, kDumpIrOnErrorHelp);
 
   SampleArgs sample;
   CLI::App* sample_cmd = AddSampleCommand(app, sample);

@@ -191,6 +191,7 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
         "--fused runs fused blocks on the stack VM; with --vm stackless drop --fused");
   }
   o.call.jit_fused_blocks = args.fused;
+  o.call.dump_ir_on_error = args.dump_ir_on_error;
   constexpr int64_t kMaxIterations = (int64_t{1} << 31) - 1;
   AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, int64_t{1} << 24));
   if (args.shards == "auto") {
@@ -255,7 +256,8 @@ int PrintSamplerIr(const mcmc::Model& model, const mcmc::SampleOptions& options,
   const Program* program = &(*sampler)->program();
   if (stage != "untyped") {
     absl::StatusOr<const Program*> compiled =
-        (*sampler)->ExecutableProgram(/*lowered=*/stage == "lowered");
+        (*sampler)->ExecutableProgram(/*lowered=*/stage == "lowered",
+                                      options.call.dump_ir_on_error);
     if (!compiled.ok()) return Fail(compiled.status());
     program = *compiled;
   }
@@ -323,6 +325,9 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   cmd->add_option("--print-ir", args.print_ir,
                   "print the sampling program's IR at STAGE (untyped, typed or lowered) and "
                   "exit without sampling");
+  cmd->add_flag("--dump-ir-on-error", args.dump_ir_on_error,
+                "on a compile error (a type error in --model's program, say), also print the "
+                "IR the failing pass received");
   return cmd;
 }
 
