@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "ir/printer.h"
+#include "support/saturating_cast.h"
 #include "support/status.h"
 
 namespace autobatch {
@@ -30,23 +31,16 @@ std::string DimsToString(const std::vector<int64_t>& dims) {
 }
 
 // A literal's scalar as fill_like casts it to another dtype (the kernels'
-// Convert, backends/element_ops.h): what it becomes, and whether that is
-// the same number. A float rounded to f32's nearest value counts as the
-// same (0.1 is not exact in f64 either); a finite float that becomes inf
-// in f32 does not, nor anything an integer or bool dtype cannot hold
-// exactly (a fraction, NaN, inf, a value out of range), nor an integer
-// with more digits than the float dtype.
+// Convert, backends/element_ops.h): what it becomes, and whether that is the
+// same number. A float rounded to f32's nearest value counts as the same
+// (0.1 is not exact in f64 either); a finite float that becomes inf in f32
+// does not, nor anything an integer or bool dtype cannot hold exactly (a
+// fraction, NaN, inf, a value out of range), nor an integer with more
+// digits than the float dtype.
 struct LiteralCast {
   bool exact = true;
   std::string becomes;  // the cast value, as text
 };
-
-template <typename I>
-constexpr double TwoToDigits() {
-  double v = 1.0;
-  for (int i = 0; i < std::numeric_limits<I>::digits; ++i) v *= 2.0;
-  return v;
-}
 
 template <typename To>
 LiteralCast CastFloat(double x) {
@@ -56,18 +50,9 @@ LiteralCast CastFloat(double x) {
     const To y = static_cast<To>(x);
     return {!(std::isfinite(x) && !std::isfinite(y)), PrintDouble(y)};
   } else {
-    // Saturating, NaN to 0 (primitives.def: cast).
-    constexpr double kLowest = static_cast<double>(std::numeric_limits<To>::min());
-    To y = 0;
-    if (x >= TwoToDigits<To>()) {
-      y = std::numeric_limits<To>::max();
-    } else if (x <= kLowest) {
-      y = std::numeric_limits<To>::min();
-    } else if (x == x) {
-      y = static_cast<To>(x);
-    }
-    const bool in_range = x >= kLowest && x < TwoToDigits<To>();
-    return {in_range && std::trunc(x) == x, absl::StrCat(y)};
+    const bool in_range =
+        x >= static_cast<double>(std::numeric_limits<To>::min()) && x < TwoToDigits<To>();
+    return {in_range && std::trunc(x) == x, absl::StrCat(SaturatingCast<To>(x))};
   }
 }
 
@@ -93,9 +78,10 @@ LiteralCast CastLiteral(const Literal& lit) {
       return CastFloat<To>(lit.floats[0]);
     case DType::kU64:
       return CastInteger<To>(static_cast<uint64_t>(lit.ints[0]));
+    case DType::kBool:
+      return CastInteger<To>(int64_t{lit.ints[0] != 0});
     case DType::kI64:
     case DType::kI32:
-    case DType::kBool:
       return CastInteger<To>(lit.ints[0]);
   }
   return {};

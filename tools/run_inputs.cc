@@ -119,7 +119,8 @@ absl::StatusOr<RunInputs> ReadRunInputs(const std::string& path, const Program& 
           where, " is ", tensor->type().ToString(),
           " (its \"dtype\" or \"shape\" says so) but it is for ", params.Label(i), expects,
           ": write \"dtype\": \"", std::string(DTypeName(expected[i]->dtype)),
-          "\" and its shape there, or drop them"));
+          "\", \"shape\": [", absl::StrJoin(expected[i]->shape, ", "),
+          "] there, or drop both"));
     }
     out.uniform.push_back(input.is_object() && input.contains("uniform"));
     out.guessed.push_back(!expected[i] && !DeclaresDType(input));

@@ -263,6 +263,11 @@ TEST(PipelineTest, RejectsMalformedInputBeforeAnyPass) {
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()),
               ::testing::StartsWith("the program given to the compiler is malformed:\n"));
+  EXPECT_THAT(std::string(result.status().message()), ::testing::HasSubstr(kIrOnErrorHint));
+  PipelineOptions dump;
+  dump.show_ir_on_error = true;
+  result = CompileProgram(p, {Scalar(DType::kI64)}, dump);
+  ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()), ::testing::HasSubstr("^<bad:42>"));
 }
 

@@ -174,6 +174,28 @@ TEST(CliTest, InputErrorsPointAtTheInputsFile) {
                 "\"inputs\" per parameter, in order\n");
 }
 
+// A program file's literals keep their value as the Context's do
+// (ir/type_rules.h): 0.5 with an i64 operand is an error, 2.0 is 2.
+TEST(CliTest, LiteralsThatChangeValueAreTypeErrors) {
+  const std::string program = WriteFile("fill.ir", R"(program stage=untyped entry=@main
+
+func @main(%n: ?) -> (%r: ?) {
+^0 entry:
+  %h: ? = fill_like %n {literal = f64 0.5}
+  %r: ? = mul %n, %h
+  return
+}
+)");
+  const std::string inputs = WriteFile("fill_inputs.json", R"({"inputs": [[4]]})");
+  Result half = RunCli("run " + program + " --inputs " + inputs + " --types i64");
+  EXPECT_EQ(half.exit_code, 1);
+  EXPECT_THAT(half.out, HasSubstr("fill_like (at <unknown>): the literal 0.5 would become 0 as "
+                                  "i64, the dtype of the value it is combined with"));
+  Result floats = RunCli("run " + program + " --inputs " + inputs + " --types f64");
+  ASSERT_EQ(floats.exit_code, 0) << floats.out;
+  EXPECT_EQ(nlohmann::json::parse(floats.out)["outputs"][0]["values"], nlohmann::json({2.0}));
+}
+
 TEST(CliTest, InputsAreCheckedAgainstDeclaredParameterTypes) {
   const std::string program = WriteFile("declared.ir", R"(program stage=untyped entry=@main
 
@@ -202,7 +224,7 @@ func @main(%x: f64, %n: i64) -> (%r: ?) {
             "autobatch: error: " + other +
                 ": inputs[0] is f32 (its \"dtype\" or \"shape\" says so) but it is for "
                 "parameter 'x' (1 of 2) of 'main', which is f64 as the program declares: write "
-                "\"dtype\": \"f64\" and its shape there, or drop them\n");
+                "\"dtype\": \"f64\", \"shape\": [] there, or drop both\n");
   EXPECT_EQ(RunCli("run " + program + " --inputs " + ok + " --types f64,f64").out,
             "autobatch: error: --types gives f64 for parameter 'n' (2 of 2) of 'main' but the "
             "program declares it i64: give i64 there, or drop --types\n");

@@ -570,7 +570,12 @@ std::vector<BadInput> TypeEntries() {
                       }));
   }
   e.push_back(Entry("CliAddI64ToF64", "a + b with a declared i64 and b f64", Via::kCli, kExit1,
-                    kCliError + MixedTypeError() + "\n", false, [] {
+                    kCliError + MixedTypeError() +
+                        "\n(the input types were read from the values in " +
+                        TempPath("mixed_in.json") +
+                        ": 'b' f64; if the program expects other types, pass --types or "
+                        "declare \"dtype\" in the file)\n",
+                    false, [] {
                       return RunFiles("mixed.json", ProgramJson(DefineMixed), "mixed_in.json",
                                       R"({"inputs": [{"dtype": "i64", "values": [1]}, [0.5]]})");
                     }));
@@ -659,11 +664,13 @@ std::vector<BadInput> InputEntries() {
                             RunProgram(**compiled, {I32({1, 2})}, &ctx.kernels(), x.options));
                       }));
   }
-  // The command line: the same checks, and the JSON form of the values.
+  // The command line: the same checks, before anything is compiled, naming
+  // the inputs file and the parameter; and the JSON form of the values.
   e.push_back(Entry("CliI32ForI64", "inputs declared i32 for an i64 parameter", Via::kCli, kExit1,
-                    std::string(kCliError) +
-                        "input 0 (parameter 'a' of 'add') has type i32 but the parameter is "
-                        "declared i64\n",
+                    kCliError + TempPath("add_i32_in.json") +
+                        ": inputs[0] is i32 (its \"dtype\" or \"shape\" says so) but it is for "
+                        "parameter 'a' (1 of 2) of 'add', which is i64 as the program declares: "
+                        "write \"dtype\": \"i64\", \"shape\": [] there, or drop both\n",
                     false, [] {
                       return RunFiles("add_i32.json", ProgramJson(DefineAdd), "add_i32_in.json",
                                       R"({"inputs": [{"dtype": "i32", "values": [1]}, [2]]})");
@@ -678,7 +685,9 @@ std::vector<BadInput> InputEntries() {
                     }));
   e.push_back(Entry("CliValueOutOfRange", "3000000000 for an i32 input", Via::kCli, kExit1,
                     kCliError + TempPath("add_range_in.json") +
-                        ": inputs[0] element 0: 3000000000 does not fit dtype i32\n",
+                        ": inputs[0] element 0: 3000000000 does not fit dtype i32 (inputs[0] is "
+                        "for parameter 'a' (1 of 2) of 'add', which is i64 as the program "
+                        "declares)\n",
                     false, [] {
                       return RunFiles(
                           "add_range.json", ProgramJson(DefineAdd), "add_range_in.json",
@@ -688,16 +697,18 @@ std::vector<BadInput> InputEntries() {
                     Via::kCli, kExit1,
                     kCliError + TempPath("nan_spelling_in.json") +
                         ": inputs[0] element 1: expected a number or \"nan\"/\"inf\"/\"-inf\", "
-                        "got \"NaN\"\n",
+                        "got \"NaN\" (inputs[0] is for parameter 'x' (1 of 1) of 'non_finite')\n",
                     false, [] {
                       return RunFiles("nan_spelling.json", ProgramJson(DefineNonFinite),
                                       "nan_spelling_in.json", R"({"inputs": [[1.5, "NaN"]]})");
                     }));
   e.push_back(Entry("CliRankMismatch", "lanes of f64[2] for an f64[3] parameter", Via::kCli,
                     kExit1,
-                    std::string(kCliError) +
-                        "input 0 (parameter 'x' of 'scale') has type f64[2] but the parameter "
-                        "is declared f64[3]\n",
+                    kCliError + TempPath("scale_rank_in.json") +
+                        ": inputs[0] is f64[2] (its \"dtype\" or \"shape\" says so) but it is "
+                        "for parameter 'x' (1 of 2) of 'scale', which is f64[3] as the program "
+                        "declares: write \"dtype\": \"f64\", \"shape\": [3] there, or drop "
+                        "both\n",
                     false, [] {
                       return RunFiles(
                           "scale_rank.json", ProgramJson(DefineScale), "scale_rank_in.json",
