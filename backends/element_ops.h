@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "support/math/math.h"
+#include "support/saturating_cast.h"
 
 namespace autobatch::element {
 
@@ -142,22 +143,6 @@ inline T Abs(T x) {
   }
 }
 
-// 2^digits of I as a double: the first value above I's range.
-template <typename I>
-constexpr double TwoToDigits() {
-  double v = 1.0;
-  for (int i = 0; i < std::numeric_limits<I>::digits; ++i) v *= 2.0;
-  return v;
-}
-
-template <typename I>
-inline I SaturatingCast(double x) {
-  constexpr double kLowest = static_cast<double>(std::numeric_limits<I>::min());
-  if (x != x) return 0;
-  if (x >= TwoToDigits<I>()) return std::numeric_limits<I>::max();
-  if (x <= kLowest) return std::numeric_limits<I>::min();
-  return static_cast<I>(x);
-}
 
 // Cast semantics (kernels.h). From is a loaded value (bool already 0/1).
 template <typename To, typename From>

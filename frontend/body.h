@@ -20,6 +20,7 @@
 #include "backends/kernel_registry.h"
 #include "frontend/context.h"
 #include "ir/ir.h"
+#include "passes/pipeline.h"
 #include "support/deadline.h"
 #include "vm/stack/block_plan.h"
 
@@ -286,16 +287,19 @@ class ContextImpl {
   // The program of `entry` compiled (lowered = false: CompileProgram, for
   // the stackless VM; true: LowerProgram, for the stack VM) for
   // `input_types`, cached per (entry, signature) until the next registration.
-  // A compile not yet cached stops once `deadline` has passed
-  // (PipelineOptions::deadline), and nothing is cached.
+  // A compile not yet cached runs with `compile`'s deadline and error
+  // options (PipelineOptions::deadline, show_ir_on_error; its other
+  // switches are ignored: the cache holds the default pipelines' output);
+  // once the deadline has passed it stops, and nothing is cached.
   absl::StatusOr<std::shared_ptr<const autobatch::Program>> CachedCompiled(
       int entry, const std::vector<TensorType>& input_types, bool lowered,
-      const Deadline& deadline = {});
+      const PipelineOptions& compile = {});
   // The stack VM's plan of CachedCompiled(entry, input_types, lowered =
-  // true, deadline), built once and cached beside it; it keeps its program
+  // true, compile), built once and cached beside it; it keeps its program
   // alive.
   absl::StatusOr<std::shared_ptr<const BlockPlan>> CachedPlan(
-      int entry, const std::vector<TensorType>& input_types, const Deadline& deadline = {});
+      int entry, const std::vector<TensorType>& input_types,
+      const PipelineOptions& compile = {});
   // The name of the body with this id, if it belongs to this context.
   std::optional<std::string> BodyName(uint64_t id) const;
 

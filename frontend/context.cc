@@ -325,15 +325,13 @@ absl::StatusOr<std::shared_ptr<const autobatch::Program>> ContextImpl::CachedPro
 
 absl::StatusOr<std::shared_ptr<const autobatch::Program>> ContextImpl::CachedCompiled(
     int entry, const std::vector<TensorType>& input_types, bool lowered,
-    const Deadline& deadline) {
+    const PipelineOptions& compile) {
   std::string signature;
   for (const TensorType& t : input_types) absl::StrAppend(&signature, t.ToString(), ";");
   auto key = std::make_tuple(entry, lowered, signature);
   auto it = compiled_cache_.find(key);
   if (it != compiled_cache_.end() && it->second.first == generation_) return it->second.second;
   AB_ASSIGN_OR_RETURN(std::shared_ptr<const autobatch::Program> untyped, CachedProgram(entry));
-  PipelineOptions compile;
-  compile.deadline = deadline;
   AB_ASSIGN_OR_RETURN(autobatch::Program compiled,
                       lowered ? LowerProgram(*untyped, input_types, compile)
                               : CompileProgram(*untyped, input_types, compile));
@@ -343,9 +341,9 @@ absl::StatusOr<std::shared_ptr<const autobatch::Program>> ContextImpl::CachedCom
 }
 
 absl::StatusOr<std::shared_ptr<const BlockPlan>> ContextImpl::CachedPlan(
-    int entry, const std::vector<TensorType>& input_types, const Deadline& deadline) {
+    int entry, const std::vector<TensorType>& input_types, const PipelineOptions& compile) {
   AB_ASSIGN_OR_RETURN(std::shared_ptr<const autobatch::Program> program,
-                      CachedCompiled(entry, input_types, /*lowered=*/true, deadline));
+                      CachedCompiled(entry, input_types, /*lowered=*/true, compile));
   auto it = plan_cache_.find(program.get());
   if (it != plan_cache_.end() && it->second.first == generation_) return it->second.second;
   AB_ASSIGN_OR_RETURN(BlockPlan plan, BlockPlan::Build(*program));
@@ -364,34 +362,39 @@ absl::StatusOr<std::shared_ptr<const BlockPlan>> ContextImpl::CachedPlan(
 }  // namespace frontend_internal
 
 absl::StatusOr<const autobatch::Program*> Context::CompiledProgram(
-    const BatchFunction& entry, const std::vector<TensorType>& input_types) {
+    const BatchFunction& entry, const std::vector<TensorType>& input_types,
+    bool dump_ir_on_error) {
   if (entry.ctx_ != this) {
     return absl::InvalidArgumentError("CompiledProgram: the handle belongs to another Context");
   }
   std::lock_guard lock(impl_->mu());
   AB_ASSIGN_OR_RETURN(std::shared_ptr<const autobatch::Program> program,
-                      impl_->CachedCompiled(entry.index_, input_types, /*lowered=*/false));
+                      impl_->CachedCompiled(entry.index_, input_types, /*lowered=*/false,
+                                            {.show_ir_on_error = dump_ir_on_error}));
   return program.get();  // the cache keeps it alive until the next registration
 }
 
 absl::StatusOr<const autobatch::Program*> Context::LoweredProgram(
-    const BatchFunction& entry, const std::vector<TensorType>& input_types) {
+    const BatchFunction& entry, const std::vector<TensorType>& input_types,
+    bool dump_ir_on_error) {
   if (entry.ctx_ != this) {
     return absl::InvalidArgumentError("LoweredProgram: the handle belongs to another Context");
   }
   std::lock_guard lock(impl_->mu());
   AB_ASSIGN_OR_RETURN(std::shared_ptr<const autobatch::Program> program,
-                      impl_->CachedCompiled(entry.index_, input_types, /*lowered=*/true));
+                      impl_->CachedCompiled(entry.index_, input_types, /*lowered=*/true,
+                                            {.show_ir_on_error = dump_ir_on_error}));
   return program.get();  // the cache keeps it alive until the next registration
 }
 
 absl::StatusOr<std::shared_ptr<const BlockPlan>> Context::LoweredPlan(
-    const BatchFunction& entry, const std::vector<TensorType>& input_types) {
+    const BatchFunction& entry, const std::vector<TensorType>& input_types,
+    bool dump_ir_on_error) {
   if (entry.ctx_ != this) {
     return absl::InvalidArgumentError("LoweredPlan: the handle belongs to another Context");
   }
   std::lock_guard lock(impl_->mu());
-  return impl_->CachedPlan(entry.index_, input_types);
+  return impl_->CachedPlan(entry.index_, input_types, {.show_ir_on_error = dump_ir_on_error});
 }
 
 // --- Context --------------------------------------------------------------------
@@ -595,11 +598,13 @@ absl::StatusOr<std::vector<Tensor>> BatchFunction::Run(std::vector<Tensor> input
     if (!options.dry_run) {
       std::vector<TensorType> types;
       for (const Tensor& t : inputs) types.push_back(t.type());
+      const PipelineOptions compile{.show_ir_on_error = options.dump_ir_on_error,
+                                    .deadline = deadline};
       if (options.vm == Vm::kStack) {
-        AB_ASSIGN_OR_RETURN(plan, ctx_->impl_->CachedPlan(index_, types, deadline));
+        AB_ASSIGN_OR_RETURN(plan, ctx_->impl_->CachedPlan(index_, types, compile));
       } else {
         AB_ASSIGN_OR_RETURN(compiled, ctx_->impl_->CachedCompiled(index_, types,
-                                                                  /*lowered=*/false, deadline));
+                                                                  /*lowered=*/false, compile));
       }
     }
     kernels = ctx_->impl_->RegistrySnapshot();

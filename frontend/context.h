@@ -396,17 +396,21 @@ class Context {
   // "compiled" program; runs on the stackless VM), and the same program
   // lowered (runs on the stack VM). Each is compiled once per input signature
   // and cached until the next registration; the pointer stays valid until
-  // then. Errors name the failing pass.
+  // then. Errors name the failing pass, and show the IR it received if
+  // `dump_ir_on_error` (CallOptions::dump_ir_on_error).
   absl::StatusOr<const autobatch::Program*> CompiledProgram(
-      const BatchFunction& entry, const std::vector<TensorType>& input_types);
+      const BatchFunction& entry, const std::vector<TensorType>& input_types,
+      bool dump_ir_on_error = false);
   absl::StatusOr<const autobatch::Program*> LoweredProgram(
-      const BatchFunction& entry, const std::vector<TensorType>& input_types);
+      const BatchFunction& entry, const std::vector<TensorType>& input_types,
+      bool dump_ir_on_error = false);
   // The stack VM's block plan (vm/stack/block_plan.h) of LoweredProgram,
   // built once per input signature and cached beside it; it keeps its
   // program alive. For callers that run the same program many times
   // (RunProgram(const BlockPlan&, ...)), as BatchFunction::Run does.
   absl::StatusOr<std::shared_ptr<const BlockPlan>> LoweredPlan(
-      const BatchFunction& entry, const std::vector<TensorType>& input_types);
+      const BatchFunction& entry, const std::vector<TensorType>& input_types,
+      bool dump_ir_on_error = false);
 
   // The user kernels registered so far. Reading it races with a
   // RegisterKernel on another thread (runs use their own snapshot).

@@ -205,9 +205,11 @@ absl::Status CheckCallOptions(const CallOptions& options) {
 
 // The compile's options under the call's time budget (`deadline`, from
 // CallOptions::timeout_seconds when the call began): the compile stops once
-// it has passed (PipelineOptions::deadline).
-PipelineOptions CompileOptions(const Deadline& deadline) {
+// it has passed (PipelineOptions::deadline). Its errors show the IR if
+// `options` ask (CallOptions::dump_ir_on_error).
+PipelineOptions CompileOptions(const CallOptions& options, const Deadline& deadline) {
   PipelineOptions compile;
+  compile.show_ir_on_error = options.dump_ir_on_error;
   compile.deadline = deadline;
   return compile;
 }
@@ -263,6 +265,7 @@ absl::StatusOr<std::vector<Tensor>> RunProgramInScope(const Program& program,
                                                       Profile* profile) {
   // The call's time budget covers the compile too.
   const Deadline deadline = CallDeadline(options);
+  const PipelineOptions compile = CompileOptions(options, deadline);
   if (options.dry_run) {
     if (program.stage == Stage::kLowered) {
       return absl::InvalidArgumentError(
@@ -277,7 +280,7 @@ absl::StatusOr<std::vector<Tensor>> RunProgramInScope(const Program& program,
       // a gradient stub gets its body from the differentiate pass.
       AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
       AB_ASSIGN_OR_RETURN(Program typed,
-                          CompileProgram(program, TypesOf(inputs), CompileOptions(deadline)));
+                          CompileProgram(program, TypesOf(inputs), compile));
       return RunReferenceBatch(typed, std::move(inputs), kernels,
                                ToReferenceOptions(TimeLeft(options, deadline)));
     }
@@ -286,7 +289,7 @@ absl::StatusOr<std::vector<Tensor>> RunProgramInScope(const Program& program,
       // (a type error on a path no lane takes, a read before assignment),
       // so that every executor gives the same error.
       AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
-      AB_RETURN_IF_ERROR(CheckProgram(program, TypesOf(inputs), CompileOptions(deadline)));
+      AB_RETURN_IF_ERROR(CheckProgram(program, TypesOf(inputs), compile));
     } else {
       AB_RETURN_IF_ERROR(CheckRunsAsGiven(program));
     }
@@ -306,14 +309,14 @@ absl::StatusOr<std::vector<Tensor>> RunProgramInScope(const Program& program,
     }
     AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
     AB_ASSIGN_OR_RETURN(Program compiled,
-                        CompileProgram(program, TypesOf(inputs), CompileOptions(deadline)));
+                        CompileProgram(program, TypesOf(inputs), compile));
     return RunSharded(compiled, nullptr, std::move(inputs), kernels, TimeLeft(options, deadline),
                       profile);
   }
   Program lowered;
   if (program.stage != Stage::kLowered) {
     AB_RETURN_IF_ERROR(CheckInputs(program, inputs));
-    AB_ASSIGN_OR_RETURN(lowered, LowerProgram(program, TypesOf(inputs), CompileOptions(deadline)));
+    AB_ASSIGN_OR_RETURN(lowered, LowerProgram(program, TypesOf(inputs), compile));
   }
   const Program& executable = program.stage == Stage::kLowered ? program : lowered;
   AB_ASSIGN_OR_RETURN(const BlockPlan plan, BlockPlan::Build(executable));

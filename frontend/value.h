@@ -19,8 +19,9 @@
 //
 // Literals. A literal operand combined with a non-literal one takes the
 // other's dtype and shape (`n - 1`, `x * 0.5`): the frontend emits
-// `fill_like(other) {literal}` (cast semantics, so 0.5 with an i64 operand is
-// 0). A literal that stands alone (assigned to a Var, returned, passed to a
+// `fill_like(other) {literal}`. A literal whose value that cast would change
+// (0.5 with an i64 operand, 1e40 with f32, -1 with u64) is a type error at
+// the user's line (ir/type_rules.h). A literal that stands alone (assigned to a Var, returned, passed to a
 // call, or the operand of a unary primitive) is a `constant` of its C++
 // type: bool -> bool, float -> f32, double -> f64, 64-bit unsigned integers
 // -> u64, every other integer type -> i64.

@@ -5,9 +5,13 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "ir/printer.h"
+#include "support/saturating_cast.h"
 #include "support/status.h"
 
 namespace autobatch {
@@ -24,6 +28,123 @@ std::string DimsToString(const std::vector<int64_t>& dims) {
     absl::StrAppend(&out, dims[i]);
   }
   return out + "]";
+}
+
+// A literal's scalar as fill_like casts it to another dtype (the kernels'
+// Convert, backends/element_ops.h): what it becomes, and whether that is the
+// same number. A float rounded to f32's nearest value counts as the same
+// (0.1 is not exact in f64 either); a finite float that becomes inf in f32
+// does not, nor anything an integer or bool dtype cannot hold exactly (a
+// fraction, NaN, inf, a value out of range), nor an integer with more
+// digits than the float dtype.
+struct LiteralCast {
+  bool exact = true;
+  std::string becomes;  // the cast value, as text
+};
+
+template <typename To>
+LiteralCast CastFloat(double x) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return {x == 0 || x == 1, x != 0 ? "true" : "false"};
+  } else if constexpr (std::is_floating_point_v<To>) {
+    const To y = static_cast<To>(x);
+    return {!(std::isfinite(x) && !std::isfinite(y)), PrintDouble(y)};
+  } else {
+    const bool in_range =
+        x >= static_cast<double>(std::numeric_limits<To>::min()) && x < TwoToDigits<To>();
+    return {in_range && std::trunc(x) == x, absl::StrCat(SaturatingCast<To>(x))};
+  }
+}
+
+template <typename To, typename From>
+LiteralCast CastInteger(From x) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return {x == 0 || x == 1, x != 0 ? "true" : "false"};
+  } else if constexpr (std::is_floating_point_v<To>) {
+    const To y = static_cast<To>(x);
+    const bool exact = y >= static_cast<To>(std::numeric_limits<From>::min()) &&
+                       y < static_cast<To>(TwoToDigits<From>()) && static_cast<From>(y) == x;
+    return {exact, PrintDouble(y)};
+  } else {
+    return {std::in_range<To>(x), absl::StrCat(static_cast<To>(x))};  // modulo 2^bits
+  }
+}
+
+template <typename To>
+LiteralCast CastLiteral(const Literal& lit) {
+  switch (lit.type.dtype) {
+    case DType::kF64:
+    case DType::kF32:
+      return CastFloat<To>(lit.floats[0]);
+    case DType::kU64:
+      return CastInteger<To>(static_cast<uint64_t>(lit.ints[0]));
+    case DType::kBool:
+      return CastInteger<To>(int64_t{lit.ints[0] != 0});
+    case DType::kI64:
+    case DType::kI32:
+      return CastInteger<To>(lit.ints[0]);
+  }
+  return {};
+}
+
+LiteralCast CastLiteral(const Literal& lit, DType to) {
+  switch (to) {
+    case DType::kF64: return CastLiteral<double>(lit);
+    case DType::kF32: return CastLiteral<float>(lit);
+    case DType::kI64: return CastLiteral<int64_t>(lit);
+    case DType::kI32: return CastLiteral<int32_t>(lit);
+    case DType::kU64: return CastLiteral<uint64_t>(lit);
+    case DType::kBool: return CastLiteral<bool>(lit);
+  }
+  return {};
+}
+
+// The literal's value as the user wrote it.
+std::string LiteralText(const Literal& lit) {
+  switch (lit.type.dtype) {
+    case DType::kF64:
+    case DType::kF32:
+      return PrintDouble(lit.floats[0]);
+    case DType::kU64:
+      return absl::StrCat(static_cast<uint64_t>(lit.ints[0]));
+    case DType::kBool:
+      return lit.ints[0] != 0 ? "true" : "false";
+    case DType::kI64:
+    case DType::kI32:
+      return absl::StrCat(lit.ints[0]);
+  }
+  return "?";
+}
+
+// What to write instead of a literal that `to` cannot hold.
+std::string LiteralFix(const Literal& lit, DType to) {
+  const std::string name(DTypeName(to));
+  if (to == DType::kBool) return "write true or false (or 0 or 1)";
+  if (IsFloat(lit.type.dtype) && !IsFloat(to)) {
+    if (!std::isfinite(lit.floats[0])) {
+      return absl::StrCat(name, " has no NaN or infinity: cast the other operand to f64 "
+                          "(cast(x, DType::kF64)) first");
+    }
+    if (std::trunc(lit.floats[0]) == lit.floats[0]) {
+      return absl::StrCat("use a literal in ", name,
+                          "'s range, or cast the other operand to f64 (cast(x, "
+                          "DType::kF64)) first");
+    }
+    return absl::StrCat("write a whole number if ", name,
+                        " is meant, or cast the other operand to f64 (cast(x, DType::kF64)) "
+                        "so the fraction is kept");
+  }
+  if (IsFloat(to)) {
+    if (IsFloat(lit.type.dtype)) {
+      return "cast the other operand to f64 (cast(x, DType::kF64)) first, or write inf if "
+             "infinity is meant";
+    }
+    return absl::StrCat("the integer has more digits than ", name,
+                        " holds: cast the other operand to an integer dtype, or write the "
+                        "float you mean");
+  }
+  return absl::StrCat("use a literal in ", name, "'s range, or cast the other operand to ",
+                      to == DType::kU64 ? "i64" : "a wider dtype", " first");
 }
 
 // Checks one primitive application; every error names the primitive and the
@@ -171,6 +292,14 @@ class RuleChecker {
                                     "; it must be a scalar"));
         }
         AB_RETURN_IF_ERROR(CheckLiteral(*attrs.literal));
+        const LiteralCast cast = CastLiteral(*attrs.literal, in_[0].dtype);
+        if (!cast.exact) {
+          const std::string dtype(DTypeName(in_[0].dtype));
+          return Error(absl::StrCat(
+              "the literal ", LiteralText(*attrs.literal), " would become ", cast.becomes,
+              " as ", dtype, ", the dtype of the value it is combined with (", Operand(0),
+              "); ", LiteralFix(*attrs.literal, in_[0].dtype)));
+        }
         return One(in_[0]);
       }
       case TypeRule::kSame:

@@ -192,8 +192,11 @@ class PassRunner {
         return absl::InternalError(absl::StrCat(
             "pass ", name,
             " produced an invalid program (a bug in autobatch; please report it):\n",
-            std::string(status.message()), IrSuffix(name), "\n--- IR it produced ---\n",
-            PrintProgram(*out, PrintOptions{.locations = true})));
+            std::string(status.message()), IrSuffix(name),
+            options_.show_ir_on_error
+                ? absl::StrCat("\n--- IR it produced ---\n",
+                               PrintProgram(*out, PrintOptions{.locations = true}))
+                : ""));
       }
     }
     if (options_.print_ir_after_each_pass != nullptr) {
@@ -219,7 +222,7 @@ class PassRunner {
   }
 
   std::string IrSuffix(std::string_view receiver) const {
-    if (!options_.show_ir_on_error) return "";
+    if (!options_.show_ir_on_error) return absl::StrCat("\n", kIrOnErrorHint);
     return absl::StrCat("\n--- IR given to ", std::string(receiver), " ---\n",
                         PrintProgram(program_, PrintOptions{.locations = true}));
   }

@@ -36,6 +36,11 @@
 
 namespace autobatch {
 
+// The line a compile error ends with when its IR is not shown.
+inline constexpr char kIrOnErrorHint[] =
+    "(pass --dump-ir-on-error, or set dump_ir_on_error in CallOptions or show_ir_on_error in "
+    "PipelineOptions, to see the program's IR)";
+
 struct PipelineOptions {
   // Run VerifyProgram (ir/verifier.h) on the input and after every pass. A
   // failure after a pass is a bug of autobatch, reported as Internal. Always
@@ -46,8 +51,11 @@ struct PipelineOptions {
   // and later rounds of a repeated group), or "(unchanged)" when the pass
   // changed nothing.
   std::ostream* print_ir_after_each_pass = nullptr;
-  // On a pass's error, append the IR the pass received to the message.
-  bool show_ir_on_error = true;
+  // On a pass's error, append the IR the pass received to the message
+  // (`--dump-ir-on-error` on the command line). Off by default: the error
+  // names the op and the user's source line, and a whole program's IR would
+  // bury it; the message then ends with a one-line hint (kIrOnErrorHint).
+  bool show_ir_on_error = false;
   // Optional optimizations of LowerProgram (the tidy passes always run).
   // `cleanup` (both pipelines): the repeated fold_constants,
   // simplify_arithmetic, cse, propagate_copies, remove_dead_ops group after
@@ -106,8 +114,9 @@ std::string LowerPipelineText(const PipelineOptions& options = {});
 // the pass does not take), prefixed "pass <name> failed: "; a pass's output
 // that does not verify is Internal (a bug of autobatch) naming the pass.
 // With options.show_ir_on_error the message ends with the IR the pass
-// received. A compile stopped by options.deadline is DeadlineExceeded, with
-// no IR (see PipelineOptions::deadline).
+// received, else with kIrOnErrorHint. A compile stopped by
+// options.deadline is DeadlineExceeded, with no IR (see
+// PipelineOptions::deadline).
 absl::StatusOr<Program> RunPipeline(Program program, const Pipeline& pipeline,
                                     const PassContext& context,
                                     const PipelineOptions& options = {});

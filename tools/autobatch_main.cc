@@ -6,16 +6,17 @@
 //   autobatch ir  <program|sample> [--stage untyped|typed|lowered]
 //                 [--json] [--types i64,f64[3]] [--print-after-all]
 //                 [--dot | --stats]   (ir/dot.h, passes/analysis/stats.h)
-//   autobatch run <program|sample> --inputs inputs.json
+//                 [--dump-ir-on-error]
+//   autobatch run <program|sample> --inputs inputs.json [--types ...]
 //                 [--vm stack|stackless|reference] [--backend eigen|...]
 //                 [--block-policy lowest-index|most-lanes] [--shards N]
 //                 [--max-steps N] [--timeout S] [--max-stack-depth N]
 //                 [--tile-bytes N] [--max-memory BYTES] [--fused]
-//                 [--profile]
+//                 [--profile] [--dump-ir-on-error]
 //       prints {"outputs": [...]}; --profile adds "profile" (block and
 //       primitive counts and times) and prints its tables to stderr
 //   autobatch compile <program|sample> [--types ...] [--symbol NAME]
-//                 [-o FILE]
+//                 [-o FILE] [--dump-ir-on-error]
 //   autobatch sample --target NAME [...]   (tools/sample_command.h)
 //   autobatch targets [--all]              (tools/targets_command.h)
 //   autobatch model NAME [...]             (tools/model_command.h)
@@ -26,7 +27,10 @@
 // --help, for every subcommand, shows each option's type with its range or
 // choices (tools/cli_types.h) and its default.
 // Errors print one clear message and exit with status 1 (2 for bad usage,
-// such as a number out of its option's range); never a signal.
+// such as a number out of its option's range); never a signal. A compile
+// error shows the program's IR only with --dump-ir-on-error. `run` checks
+// the inputs file against the entry's parameters (--types, else the
+// program's declared types) before compiling (tools/run_inputs.h).
 // Outputs are never torn: stdout is checked at exit and files are replaced
 // whole (support/output_file.h); a failed write is status 1 with its reason.
 #include <algorithm>
@@ -65,6 +69,7 @@
 #include "tools/model_command.h"
 #include "tools/opt_command.h"
 #include "tools/program_loader.h"
+#include "tools/run_inputs.h"
 #include "tools/sample_command.h"
 #include "tools/sample_programs.h"
 #include "tools/targets_command.h"
@@ -177,6 +182,7 @@ struct IrArgs {
   bool no_inline = false;
   bool dot = false;
   bool stats = false;
+  bool dump_ir_on_error = false;
 };
 
 int RunIr(const IrArgs& args) {
@@ -199,6 +205,7 @@ int RunIr(const IrArgs& args) {
   PipelineOptions options;
   options.print_ir_after_each_pass = args.print_after_all ? &std::cerr : nullptr;
   options.inline_calls = !args.no_inline;
+  options.show_ir_on_error = args.dump_ir_on_error;
   // A lowered program (a lowered JSON dump) is printed as it is: lowering
   // cannot run twice, nor be undone.
   if (program.stage == Stage::kLowered && args.stage == "typed") {
@@ -238,6 +245,7 @@ struct CompileArgs {
   std::string types;
   std::string symbol = "FusedBlocks";
   std::string output;
+  bool dump_ir_on_error = false;
 };
 
 // Writes the fused blocks (codegen/codegen.h) of the program as C++ source.
@@ -265,7 +273,8 @@ int RunCompile(const CompileArgs& args) {
       return Fail(absl::InvalidArgumentError(
           "compile needs the input types: pass --types (e.g. --types i64)"));
     }
-    absl::StatusOr<Program> lowered = LowerProgram(program, types);
+    absl::StatusOr<Program> lowered =
+        LowerProgram(program, types, {.show_ir_on_error = args.dump_ir_on_error});
     if (!lowered.ok()) return Fail(lowered.status());
     program = std::move(*lowered);
   }
@@ -295,6 +304,8 @@ struct RunArgs {
   int64_t max_memory = 0;  // 0: the default limit
   bool fused = false;
   bool profile = false;
+  std::string types;
+  bool dump_ir_on_error = false;
 };
 
 void PrintProfileTable(const Profile& profile) {
@@ -347,21 +358,24 @@ int RunRun(const RunArgs& args) {
                      "with other kernels from C++, through RunProgram with your KernelRegistry)")));
   }
 
-  std::vector<std::optional<TensorType>> expected;
-  for (VarId p : program.entry_function().params) expected.push_back(program.module.var(p).type);
+  std::vector<TensorType> types;
+  if (!args.types.empty()) {
+    absl::StatusOr<std::vector<TensorType>> parsed = ParseTypes(args.types);
+    if (!parsed.ok()) return Fail(parsed.status());
+    types = *std::move(parsed);
+  }
   if (IsDirectory(args.inputs)) {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
         "--inputs: '", args.inputs, "' is a directory, not an inputs file: give the path of "
         "a JSON file like {\"inputs\": [[lane values...], ...]}")));
   }
-  std::vector<bool> uniform;
-  absl::StatusOr<std::vector<Tensor>> inputs = ReadInputsFile(args.inputs, expected, &uniform);
+  absl::StatusOr<RunInputs> inputs = ReadRunInputs(args.inputs, program, types);
   if (!inputs.ok()) return Fail(inputs.status());
   // Inputs written {"uniform": ...} make their parameters uniform (ir/ir.h).
   Program marked = program;
-  for (size_t i = 0; i < uniform.size() && i < marked.entry_function().params.size(); ++i) {
+  for (size_t i = 0; i < inputs->uniform.size(); ++i) {
     Variable& param = marked.module.var(marked.entry_function().params[i]);
-    if (!uniform[i] || param.uniform) continue;
+    if (!inputs->uniform[i] || param.uniform) continue;
     if (marked.stage == Stage::kLowered) {
       return Fail(absl::InvalidArgumentError(absl::StrCat(
           args.inputs, ": inputs[", i, "] is uniform but parameter '", param.name,
@@ -397,10 +411,18 @@ int RunRun(const RunArgs& args) {
         "keeps no profile: drop --profile or use --vm stack or stackless"));
   }
   options.profile_timing = args.profile;
+  options.dump_ir_on_error = args.dump_ir_on_error;
+  std::vector<TensorType> input_types;
+  for (const Tensor& t : inputs->tensors) input_types.push_back(t.type());
   Profile profile;
-  absl::StatusOr<std::vector<Tensor>> outputs = RunProgram(
-      marked, std::move(*inputs), &ctx.kernels(), options, args.profile ? &profile : nullptr);
-  if (!outputs.ok()) return Fail(outputs.status());
+  absl::StatusOr<std::vector<Tensor>> outputs =
+      RunProgram(marked, std::move(inputs->tensors), &ctx.kernels(), options,
+                 args.profile ? &profile : nullptr);
+  if (!outputs.ok()) {
+    // A type error that the inputs' guessed dtypes cause is about the file.
+    return Fail(ExplainGuessedTypes(args.inputs, marked, input_types, inputs->guessed,
+                                    outputs.status()));
+  }
   nlohmann::json out;
   out["outputs"] = nlohmann::json::array();
   for (const Tensor& t : *outputs) out["outputs"].push_back(TensorToJson(t));
@@ -433,6 +455,9 @@ CLI::Option* AddChoice(CLI::App* cmd, const std::string& name, std::string& valu
       ->option_text(ChoiceText(choices));
 }
 
+constexpr char kDumpIrOnErrorHelp[] =
+    "on a compile error (a type error, say), also print the IR the failing pass received";
+
 int Dispatch(int argc, char** argv) {
   CLI::App app{"autobatch: auto-batching compiler and VM"};
   app.require_subcommand(1);
@@ -455,6 +480,7 @@ int Dispatch(int argc, char** argv) {
                    "write the control-flow graph for Graphviz (e.g. | dot -Tsvg > cfg.svg)");
   ir_cmd->add_flag("--stats", ir.stats,
                    "print op counts and a per-lane memory estimate (--json: as JSON)");
+  ir_cmd->add_flag("--dump-ir-on-error", ir.dump_ir_on_error, kDumpIrOnErrorHelp);
 
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "run a program on JSON inputs");
@@ -468,6 +494,12 @@ int Dispatch(int argc, char** argv) {
       ->type_name("NAME");
   AddChoice(run_cmd, "--block-policy", run.block_policy,
             "stack VM schedule (default lowest-index)", {"lowest-index", "most-lanes"});
+  run_cmd->add_option("--types", run.types,
+                      "entry input types, e.g. i64,f64[3]: the inputs file is read as them "
+                      "(default: the types the program declares, else those of the file's "
+                      "values)")
+      ->type_name("TYPES");
+  run_cmd->add_flag("--dump-ir-on-error", run.dump_ir_on_error, kDumpIrOnErrorHelp);
   constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
   AddInteger(run_cmd, "--shards", run.shards,
              "run the batch as N sub-batches on N threads, same results (default 1)", 1, 256);
@@ -517,6 +549,7 @@ int Dispatch(int argc, char** argv) {
       ->type_name("NAME");
   compile_cmd->add_option("-o,--output", compile.output, "C++ file to write (default: stdout)")
       ->type_name("FILE");
+  compile_cmd->add_flag("--dump-ir-on-error", compile.dump_ir_on_error, kDumpIrOnErrorHelp);
 
   SampleArgs sample;
   CLI::App* sample_cmd = AddSampleCommand(app, sample);

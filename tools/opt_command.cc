@@ -65,6 +65,8 @@ CLI::App* AddOptCommand(CLI::App& app, OptArgs& args) {
                 "print the IR after every pass (to stderr)");
   cmd->add_flag("--list-passes", args.list_passes,
                 "list every pass with its description, and the pipelines");
+  cmd->add_flag("--dump-ir-on-error", args.dump_ir_on_error,
+                "on a pass's error, also print the IR the pass received");
   return cmd;
 }
 
@@ -102,6 +104,7 @@ int RunOptCommand(const OptArgs& args, const ProgramReader& reader) {
   }
   PipelineOptions options;
   options.print_ir_after_each_pass = args.print_after_all ? &std::cerr : nullptr;
+  options.show_ir_on_error = args.dump_ir_on_error;
   absl::StatusOr<Program> result =
       RunPipeline(std::move(named->program), *pipeline,
                   PassContext{.input_types = std::move(types)}, options);

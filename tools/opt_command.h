@@ -2,7 +2,7 @@
 // program, verifying after each, and prints the result.
 //
 //   autobatch opt PROGRAM --passes a,b,repeat(c,d),e [--types i64,f64[3]]
-//       [--json] [--print-after-all]
+//       [--json] [--print-after-all] [--dump-ir-on-error]
 //   autobatch opt --list-passes
 //
 // PROGRAM is a program file or a sample name, read as `autobatch ir` reads
@@ -10,7 +10,8 @@
 // --types gives the entry's input types for infer_types (default: the
 // sample's, or the parameter types a typed program file carries). The
 // result is printed as text, or as JSON with --json; --print-after-all
-// writes the IR after every pass to stderr. --list-passes prints every
+// writes the IR after every pass to stderr; --dump-ir-on-error adds the IR
+// a failing pass received to its error. --list-passes prints every
 // pass with its one-line description, then the compiler's pipelines as pass
 // lists. Errors (an unknown pass, which lists the valid ones; a pass given a
 // program at a stage it does not take; a malformed program; a type error)
@@ -37,6 +38,7 @@ struct OptArgs {
   bool json = false;
   bool print_after_all = false;
   bool list_passes = false;
+  bool dump_ir_on_error = false;
 };
 
 // How the command line reads programs and --types lists (the same for every

@@ -237,6 +237,7 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
         "--fused runs fused blocks on the stack VM; with --vm stackless drop --fused");
   }
   o.call.jit_fused_blocks = args.fused;
+  o.call.dump_ir_on_error = args.dump_ir_on_error;
   AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, kMaxChains));
   if (args.shards == "auto") {
     // A model whose kernel is not bit-stable cannot be sharded (vm/options.h).
@@ -300,7 +301,8 @@ int PrintSamplerIr(const mcmc::Model& model, const mcmc::SampleOptions& options,
   const Program* program = &(*sampler)->program();
   if (stage != "untyped") {
     absl::StatusOr<const Program*> compiled =
-        (*sampler)->ExecutableProgram(/*lowered=*/stage == "lowered");
+        (*sampler)->ExecutableProgram(/*lowered=*/stage == "lowered",
+                                      options.call.dump_ir_on_error);
     if (!compiled.ok()) return Fail(compiled.status());
     program = *compiled;
   }
@@ -392,6 +394,9 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   cmd->add_option("--print-ir", args.print_ir,
                   "print the sampling program's IR at this stage and exit without sampling")
       ->option_text(ChoiceText({"untyped", "typed", "lowered"}));
+  cmd->add_flag("--dump-ir-on-error", args.dump_ir_on_error,
+                "on a compile error (a type error in --model's program, say), also print the "
+                "IR the failing pass received");
   return cmd;
 }
 

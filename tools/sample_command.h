@@ -80,6 +80,7 @@ struct SampleArgs {
   bool no_adapt = false;
   bool no_progress = false;
   bool fused = false;
+  bool dump_ir_on_error = false;
 };
 
 // Adds the subcommand to `app`, binding its options to `args` (which must

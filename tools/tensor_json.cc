@@ -335,10 +335,7 @@ absl::StatusOr<Tensor> TensorFromJson(const nlohmann::json& json,
   return out;
 }
 
-absl::StatusOr<std::vector<Tensor>> ReadInputsFile(
-    const std::string& path, const std::vector<std::optional<TensorType>>& expected,
-    std::vector<bool>* uniform) {
-  if (uniform != nullptr) uniform->clear();
+absl::StatusOr<nlohmann::json> ReadInputsList(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     return absl::NotFoundError(absl::StrCat("cannot open inputs file '", path, "'"));
@@ -351,19 +348,29 @@ absl::StatusOr<std::vector<Tensor>> ReadInputsFile(
         path, ": ", parsed.status().message(),
         "; expected {\"inputs\": [[lane values...], ...]}"));
   }
-  const nlohmann::json& json = *parsed;
-  const nlohmann::json* list = &json;
-  if (json.is_object()) {
-    if (!json.contains("inputs")) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": expected an object with an \"inputs\" array"));
-    }
-    list = &json.at("inputs");
+  nlohmann::json& json = *parsed;
+  if (json.is_object() && !json.contains("inputs")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": expected an object with an \"inputs\" array"));
   }
-  if (!list->is_array()) {
+  nlohmann::json list = json.is_object() ? std::move(json.at("inputs")) : std::move(json);
+  if (!list.is_array()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": \"inputs\" must be an array with one tensor per parameter"));
   }
+  return list;
+}
+
+bool DeclaresDType(const nlohmann::json& input) {
+  return input.is_object() && input.contains("dtype");
+}
+
+absl::StatusOr<std::vector<Tensor>> ReadInputsFile(
+    const std::string& path, const std::vector<std::optional<TensorType>>& expected,
+    std::vector<bool>* uniform) {
+  if (uniform != nullptr) uniform->clear();
+  AB_ASSIGN_OR_RETURN(const nlohmann::json inputs, ReadInputsList(path));
+  const nlohmann::json* list = &inputs;
   std::vector<Tensor> out;
   for (size_t i = 0; i < list->size(); ++i) {
     std::optional<TensorType> want =

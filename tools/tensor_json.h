@@ -42,6 +42,14 @@ absl::StatusOr<Tensor> TensorFromJson(const nlohmann::json& json,
                                       const std::string& where,
                                       std::optional<TensorType> expected = {});
 
+// The array of tensors (JSON, not read yet) of an inputs file:
+// {"inputs": [tensor, ...]} or a bare array of tensors. Errors name the file.
+absl::StatusOr<nlohmann::json> ReadInputsList(const std::string& path);
+
+// Whether an input as written declares its dtype ({"dtype": ...}); if not,
+// TensorFromJson takes the expected one, else infers it from the values.
+bool DeclaresDType(const nlohmann::json& input);
+
 // Reads {"inputs": [tensor, ...]} (or a bare array of tensors) from a file.
 // An input written {"uniform": VALUE} (with optional "dtype" and "shape")
 // is UNIFORM: one value for every lane, read as a tensor of one lane;

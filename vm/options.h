@@ -105,6 +105,10 @@ struct CallOptions {
   // measurable on vm_bench. RunProgram's compile counts against it too
   // (frontend/run.h): it stops between passes and inside the long ones.
   double timeout_seconds = 0;
+  // A compile error (a type error, say) ends with the IR the failing pass
+  // received (PipelineOptions::show_ir_on_error; `--dump-ir-on-error`).
+  // Off by default: the error names the op and the source line.
+  bool dump_ir_on_error = false;
   // When timeout_seconds > 0: the point in time the budget ends, if it began
   // before the executor started. RunProgram and BatchFunction::Run set it
   // when the call begins, so that the compile, a JIT compile and every shard

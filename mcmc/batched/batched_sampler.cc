@@ -179,17 +179,19 @@ std::vector<TensorType> BatchedSampler::InputTypes() const {
   return types;
 }
 
-absl::StatusOr<const Program*> BatchedSampler::ExecutableProgram(bool lowered) {
+absl::StatusOr<const Program*> BatchedSampler::ExecutableProgram(bool lowered,
+                                                                 bool dump_ir_on_error) {
   const std::vector<TensorType> types = InputTypes();
-  return lowered ? ctx_.LoweredProgram(entry_, types) : ctx_.CompiledProgram(entry_, types);
+  return lowered ? ctx_.LoweredProgram(entry_, types, dump_ir_on_error)
+                 : ctx_.CompiledProgram(entry_, types, dump_ir_on_error);
 }
 
 absl::Status BatchedSampler::Prepare(const CallOptions& options) {
   if (options.dry_run || options.vm != Vm::kStack) {
-    return ExecutableProgram(/*lowered=*/false).status();
+    return ExecutableProgram(/*lowered=*/false, options.dump_ir_on_error).status();
   }
   AB_ASSIGN_OR_RETURN(std::shared_ptr<const BlockPlan> plan,
-                      ctx_.LoweredPlan(entry_, InputTypes()));
+                      ctx_.LoweredPlan(entry_, InputTypes(), options.dump_ir_on_error));
   if (options.jit_fused_blocks && options.fused_blocks == nullptr) {
     // Loaded once per process: the Run's own JitFusedBlocks finds it.
     AB_RETURN_IF_ERROR(JitFusedBlocks(plan->program()).status());

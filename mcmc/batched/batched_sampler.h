@@ -184,8 +184,9 @@ class BatchedSampler {
   const Program& program() const { return untyped_; }
   // The program an executor runs, compiled on first use and cached: the
   // lowered one (the stack VM's) or the typed one (the stackless VM's and
-  // dry run's). The pipeline's errors otherwise.
-  absl::StatusOr<const Program*> ExecutableProgram(bool lowered);
+  // dry run's). The pipeline's errors otherwise, with the IR the failing
+  // pass received if `dump_ir_on_error` (CallOptions::dump_ir_on_error).
+  absl::StatusOr<const Program*> ExecutableProgram(bool lowered, bool dump_ir_on_error = false);
   int64_t dimension() const { return dimension_; }
   const SamplerConfig& config() const { return config_; }
   Algorithm algorithm() const { return algorithm_; }

@@ -339,5 +339,39 @@ TEST(ErrorsTest, LaterTypeErrorsPointAtTheUsersLine) {
   EXPECT_GT(line, 0);
 }
 
+// A literal takes the dtype of the value it is combined with; one whose
+// value that changes (0.5 as i64 is 0) is a type error at the user's line
+// that says what to write, on every executor. Exact ones (2.0 as i64) run.
+TEST(ErrorsTest, LiteralsThatChangeValueInTheOtherDtypeAreTypeErrors) {
+  Context ctx;
+  int line = 0;
+  BatchFunction half = ctx.Batch("half")([&](Value n) {
+    line = __LINE__ + 1;
+    return n * 0.5;
+  });
+  BatchFunction twice = ctx.Batch("twice")([&](Value n) { return n * 2.0; });
+  for (const CallOptions& options :
+       {CallOptions{.dry_run = true}, CallOptions{.vm = Vm::kStackless}, CallOptions{}}) {
+    const std::string error = ErrorOf(half.Run({*Tensor::FromVector<int64_t>({3})}, options));
+    EXPECT_THAT(error, AllOf(HasSubstr("fill_like (at errors_test.cc:" + std::to_string(line) +
+                                       "): the literal 0.5 would become 0 as i64"),
+                             HasSubstr("cast the other operand to f64"),
+                             Not(HasSubstr("--- IR"))))
+        << error;
+    absl::StatusOr<std::vector<Tensor>> doubled =
+        twice.Run({*Tensor::FromVector<int64_t>({3})}, options);
+    ASSERT_TRUE(doubled.ok()) << doubled.status();
+    EXPECT_EQ((*doubled)[0].data<int64_t>()[0], 6);
+  }
+  // The IR comes with the error only on request.
+  EXPECT_THAT(ErrorOf(half.Run({*Tensor::FromVector<int64_t>({3})},
+                               {.dump_ir_on_error = true})),
+              HasSubstr("--- IR given to infer_types ---"));
+  // The same literal is fine where the other operand is a float.
+  absl::StatusOr<std::vector<Tensor>> halved = half.Run({*Tensor::FromVector<double>({3.0})});
+  ASSERT_TRUE(halved.ok()) << halved.status();
+  EXPECT_EQ((*halved)[0].data<double>()[0], 1.5);
+}
+
 }  // namespace
 }  // namespace autobatch

@@ -141,12 +141,60 @@ TEST(TypeRulesTest, Constant) {
 
 TEST(TypeRulesTest, FillLike) {
   ExpectType(Infer(Primitive::kFillLike, {T("i32[2,3]")},
-                   WithLiteral(Literal::F64(0.5))),
+                   WithLiteral(Literal::F64(2.0))),
              "i32[2,3]");
   ExpectInvalid(Infer(Primitive::kFillLike, {T("f64[2]")}), {"'literal'"});
   Literal vector{T("f64[2]"), {1.0, 2.0}, {}};
   ExpectInvalid(Infer(Primitive::kFillLike, {T("f64[2]")}, WithLiteral(vector)),
                 {"fill_like", "f64[2]", "must be a scalar"});
+}
+
+// A literal takes the dtype of the value it is combined with (x * 0.5 is
+// fill_like(x) {0.5} times x), which must not change the number written.
+TEST(TypeRulesTest, FillLikeLiteralKeepsItsValue) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  Literal u64_max{T("u64"), {}, {-1}};  // bit-cast
+  for (const auto& [literal, type] : std::vector<std::pair<Literal, std::string>>{
+           {Literal::F64(2.0), "i64"},
+           {Literal::F64(-3.0), "i32"},
+           {Literal::F64(0.1), "f32"},  // rounded to f32's nearest, as C++ does
+           {Literal::F64(kInf), "f32"},
+           {Literal::F64(kNaN), "f64"},
+           {Literal::I64(1), "f64"},
+           {Literal::I64(-7), "f32"},
+           {Literal::I64(int64_t{1} << 53), "f64"},
+           {Literal::I64(7), "u64"},
+           {u64_max, "u64"},
+           {Literal::I64(1), "bool"},
+           {Literal::Bool(true), "i64"},
+       }) {
+    ExpectType(Infer(Primitive::kFillLike, {T(type + "[2]")}, WithLiteral(literal)),
+               type + "[2]");
+  }
+  ExpectInvalid(Infer(Primitive::kFillLike, {T("i64")}, WithLiteral(Literal::F64(0.5))),
+                {"fill_like (at rules.cc:7): the literal 0.5 would become 0 as i64, the dtype "
+                 "of the value it is combined with (operand 0 has type i64); write a whole "
+                 "number if i64 is meant, or cast the other operand to f64"});
+  ExpectInvalid(Infer(Primitive::kFillLike, {T("f32")}, WithLiteral(Literal::F64(1e40))),
+                {"the literal 1e+40 would become inf as f32", "write inf if infinity"});
+  ExpectInvalid(Infer(Primitive::kFillLike, {T("u64")}, WithLiteral(Literal::I64(-1))),
+                {"the literal -1 would become 18446744073709551615 as u64",
+                 "use a literal in u64's range, or cast the other operand to i64"});
+  ExpectInvalid(Infer(Primitive::kFillLike, {T("i32")}, WithLiteral(Literal::I64(3000000000))),
+                {"the literal 3000000000 would become", "as i32", "wider dtype"});
+  ExpectInvalid(Infer(Primitive::kFillLike, {T("i64")}, WithLiteral(Literal::F64(kNaN))),
+                {"the literal nan would become 0 as i64", "i64 has no NaN or infinity"});
+  ExpectInvalid(Infer(Primitive::kFillLike, {T("i64")}, WithLiteral(Literal::F64(1e19))),
+                {"would become 9223372036854775807 as i64"});
+  ExpectInvalid(Infer(Primitive::kFillLike, {T("i64")}, WithLiteral(u64_max)),
+                {"the literal 18446744073709551615 would become -1 as i64"});
+  ExpectInvalid(Infer(Primitive::kFillLike, {T("f64")},
+                      WithLiteral(Literal::I64((int64_t{1} << 53) + 1))),
+                {"the literal 9007199254740993 would become 9007199254740992 as f64",
+                 "more digits than f64 holds"});
+  ExpectInvalid(Infer(Primitive::kFillLike, {T("bool")}, WithLiteral(Literal::I64(2))),
+                {"the literal 2 would become true as bool", "write true or false"});
 }
 
 TEST(TypeRulesTest, Copy) {

@@ -232,10 +232,12 @@ func @main(%X: ? uniform, %y: ?) -> (%r: ?) {
             2);
 }
 
-TEST(PipelineTest, AFailingPassIsNamedWithTheIrItReceived) {
+TEST(PipelineTest, AFailingPassIsNamedWithTheIrItReceivedOnRequest) {
   // fib called with a bool: sub on bools breaks the arithmetic type rule.
+  PipelineOptions dump;
+  dump.show_ir_on_error = true;
   absl::StatusOr<Program> result =
-      LowerProgram(autobatch::testing::MakeFibonacciProgram(), {Scalar(DType::kBool)});
+      LowerProgram(autobatch::testing::MakeFibonacciProgram(), {Scalar(DType::kBool)}, dump);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   const std::string message(result.status().message());
@@ -245,13 +247,13 @@ TEST(PipelineTest, AFailingPassIsNamedWithTheIrItReceived) {
                                             "program stage=untyped entry=@main"));
   EXPECT_THAT(message, ::testing::HasSubstr("// fib.cc:11"));  // with locations
 
-  PipelineOptions quiet;
-  quiet.show_ir_on_error = false;
-  result = LowerProgram(autobatch::testing::MakeFibonacciProgram(), {Scalar(DType::kBool)},
-                        quiet);
+  // By default: the error and a line saying how to see the IR.
+  result = LowerProgram(autobatch::testing::MakeFibonacciProgram(), {Scalar(DType::kBool)});
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()),
               ::testing::Not(::testing::HasSubstr("--- IR")));
+  EXPECT_THAT(std::string(result.status().message()),
+              ::testing::EndsWith(absl::StrCat("\n", kIrOnErrorHint)));
 }
 
 TEST(PipelineTest, RejectsMalformedInputBeforeAnyPass) {
@@ -261,6 +263,11 @@ TEST(PipelineTest, RejectsMalformedInputBeforeAnyPass) {
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()),
               ::testing::StartsWith("the program given to the compiler is malformed:\n"));
+  EXPECT_THAT(std::string(result.status().message()), ::testing::HasSubstr(kIrOnErrorHint));
+  PipelineOptions dump;
+  dump.show_ir_on_error = true;
+  result = CompileProgram(p, {Scalar(DType::kI64)}, dump);
+  ASSERT_FALSE(result.ok());
   EXPECT_THAT(std::string(result.status().message()), ::testing::HasSubstr("^<bad:42>"));
 }
 

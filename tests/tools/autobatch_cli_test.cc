@@ -122,6 +122,122 @@ func @main(%x: ?, %w: ?) -> (%r: ?) {
   EXPECT_THAT(bad.out, HasSubstr("has \"values\" (one per lane) or \"uniform\""));
 }
 
+// A mistake in the inputs file is reported as one, before any type
+// inference: the file, the input, its parameter, what was expected and what
+// to write. The program's IR comes with an error only on request.
+constexpr char kHalfProgram[] = R"(program stage=untyped entry=@main
+
+func @main(%x: ?) -> (%r: ?) {
+^0 entry:
+  %h: ? = constant {literal = f64 0.5}
+  %r: ? = mul %x, %h
+  return
+}
+)";
+
+TEST(CliTest, InputErrorsPointAtTheInputsFile) {
+  const std::string program = WriteFile("half.ir", kHalfProgram);
+  const std::string integers = WriteFile("half_integers.json", R"({"inputs": [[2, 9, 16]]})");
+  Result guessed = RunCli("run " + program + " --inputs " + integers);
+  EXPECT_EQ(guessed.exit_code, 1);
+  EXPECT_EQ(guessed.out,
+            "autobatch: error: " + integers +
+                ": inputs[0] holds only integers, so it was read as i64, but it is for "
+                "parameter 'x' (1 of 1) of 'main', which the program needs as f64: write its "
+                "values as floats (2.0, not 2), declare \"dtype\": \"f64\" on it, or pass "
+                "--types f64\n");
+
+  Result typed = RunCli("run " + program + " --inputs " + integers + " --types f64");
+  ASSERT_EQ(typed.exit_code, 0) << typed.out;
+  EXPECT_EQ(nlohmann::json::parse(typed.out)["outputs"][0]["values"],
+            nlohmann::json({1.0, 4.5, 8.0}));
+
+  // The compiler's error for the types given: no IR unless asked for.
+  Result wrong = RunCli("run " + program + " --inputs " + integers + " --types i64");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_THAT(wrong.out, HasSubstr("pass infer_types failed: type error in function 'main'"));
+  EXPECT_THAT(wrong.out, HasSubstr("(pass --dump-ir-on-error"));
+  EXPECT_THAT(wrong.out, Not(HasSubstr("--- IR")));
+  Result dumped = RunCli("run " + program + " --inputs " + integers +
+                         " --types i64 --dump-ir-on-error");
+  EXPECT_EQ(dumped.exit_code, 1);
+  EXPECT_THAT(dumped.out, HasSubstr("--- IR given to infer_types ---\n"
+                                    "program stage=untyped entry=@main"));
+  Result ir_dumped = RunCli("ir " + program + " --stage typed --types bool --dump-ir-on-error");
+  EXPECT_THAT(ir_dumped.out, HasSubstr("--- IR given to infer_types ---"));
+  EXPECT_THAT(RunCli("ir " + program + " --stage typed --types bool").out,
+              Not(HasSubstr("--- IR")));
+
+  EXPECT_EQ(RunCli("run " + program + " --inputs " + integers + " --types f64,i64").out,
+            "autobatch: error: --types gives 2 types but 'main' takes 1 parameter (x): give "
+            "one type per parameter, in order\n");
+  EXPECT_EQ(RunCli("run " + program + " --inputs " + integers + " --types f64[3]").out,
+            "autobatch: error: " + integers +
+                ": inputs[0][0]: expected an array of 3 elements, got 2 (inputs[0] is for "
+                "parameter 'x' (1 of 1) of 'main', which is f64[3] as --types gives)\n");
+  const std::string two = WriteFile("half_two.json", R"({"inputs": [[1.5], [2.5]]})");
+  EXPECT_EQ(RunCli("run " + program + " --inputs " + two).out,
+            "autobatch: error: " + two +
+                ": holds 2 inputs but 'main' takes 1 parameter (x): write one entry of "
+                "\"inputs\" per parameter, in order\n");
+}
+
+// A program file's literals keep their value as the Context's do
+// (ir/type_rules.h): 0.5 with an i64 operand is an error, 2.0 is 2.
+TEST(CliTest, LiteralsThatChangeValueAreTypeErrors) {
+  const std::string program = WriteFile("fill.ir", R"(program stage=untyped entry=@main
+
+func @main(%n: ?) -> (%r: ?) {
+^0 entry:
+  %h: ? = fill_like %n {literal = f64 0.5}
+  %r: ? = mul %n, %h
+  return
+}
+)");
+  const std::string inputs = WriteFile("fill_inputs.json", R"({"inputs": [[4]]})");
+  Result half = RunCli("run " + program + " --inputs " + inputs + " --types i64");
+  EXPECT_EQ(half.exit_code, 1);
+  EXPECT_THAT(half.out, HasSubstr("fill_like (at <unknown>): the literal 0.5 would become 0 as "
+                                  "i64, the dtype of the value it is combined with"));
+  Result floats = RunCli("run " + program + " --inputs " + inputs + " --types f64");
+  ASSERT_EQ(floats.exit_code, 0) << floats.out;
+  EXPECT_EQ(nlohmann::json::parse(floats.out)["outputs"][0]["values"], nlohmann::json({2.0}));
+}
+
+TEST(CliTest, InputsAreCheckedAgainstDeclaredParameterTypes) {
+  const std::string program = WriteFile("declared.ir", R"(program stage=untyped entry=@main
+
+func @main(%x: f64, %n: i64) -> (%r: ?) {
+^0 entry:
+  %c: ? = cast %n {dtype = f64}
+  %r: ? = mul %x, %c
+  return
+}
+)");
+  // JSON integers are fine for an f64 parameter.
+  const std::string ok = WriteFile("declared_ok.json", R"({"inputs": [[2, 0.5], [3, 4]]})");
+  Result run = RunCli("run " + program + " --inputs " + ok);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["outputs"][0]["values"], nlohmann::json({6.0, 2.0}));
+  const std::string fraction = WriteFile("declared_fraction.json",
+                                         R"({"inputs": [[2, 0.5], [3, 4.5]]})");
+  EXPECT_EQ(RunCli("run " + program + " --inputs " + fraction).out,
+            "autobatch: error: " + fraction +
+                ": inputs[1] element 1: expected an integer for dtype i64, got 4.5; write "
+                "whole numbers without a fraction or exponent, or use dtype f64 (inputs[1] is "
+                "for parameter 'n' (2 of 2) of 'main', which is i64 as the program declares)\n");
+  const std::string other = WriteFile(
+      "declared_other.json", R"({"inputs": [{"dtype": "f32", "values": [2]}, [3]]})");
+  EXPECT_EQ(RunCli("run " + program + " --inputs " + other).out,
+            "autobatch: error: " + other +
+                ": inputs[0] is f32 (its \"dtype\" or \"shape\" says so) but it is for "
+                "parameter 'x' (1 of 2) of 'main', which is f64 as the program declares: write "
+                "\"dtype\": \"f64\", \"shape\": [] there, or drop both\n");
+  EXPECT_EQ(RunCli("run " + program + " --inputs " + ok + " --types f64,f64").out,
+            "autobatch: error: --types gives f64 for parameter 'n' (2 of 2) of 'main' but the "
+            "program declares it i64: give i64 there, or drop --types\n");
+}
+
 TEST(CliTest, DumpedJsonRunsLikeTheSample) {
   Result dump = RunCli("ir collatz --json");
   ASSERT_EQ(dump.exit_code, 0) << dump.out;
@@ -459,7 +575,7 @@ TEST(CliTest, ErrorsExitNonZeroWithAMessage) {
            {"run " + truncated + " --inputs " + good, "truncated.json"},
            {"run fibonacci --inputs /nonexistent/inputs.json", "cannot open inputs file"},
            {"run fibonacci --inputs " + not_json, "not valid JSON"},
-           {"run fibonacci --inputs " + wrong_arity, "takes 1 input"},
+           {"run fibonacci --inputs " + wrong_arity, "takes 1 parameter (n)"},
            {"run fibonacci --inputs " + ragged, "expected an array of 2 elements"},
            {"run fibonacci --inputs " + good + " --backend cuda", "eigen"},
            {"run fibonacci --inputs " + deep + " --max-stack-depth 3", "max_stack_depth"},

@@ -526,15 +526,18 @@ std::vector<BadInput> KernelEntries() {
 // --- type errors ----------------------------------------------------------------
 
 // infer_types' error for mixed(i64, f64): the pass, the op, both types, and
-// the IR it was given: the program as written (typed before the compiler
-// tidies it, so that every executor refuses what the reference interpreter
-// would).
-std::string MixedTypeError() {
+// how to see the IR it was given (the program as written, typed before the
+// compiler tidies it, so that every executor refuses what the reference
+// interpreter would); with CallOptions::dump_ir_on_error, that IR.
+std::string MixedTypeError(bool dump_ir = false) {
   const std::string add = At("mixed-add"), fn = At("mixed");
-  return "pass infer_types failed: type error in function 'mixed', block ^0 (entry): add (at " +
-         add +
-         "): operand 1 has type f64 but operand 0 has type i64; elementwise operands need one "
-         "dtype (cast one of them) (operands 'a': i64, 'b': f64)\n"
+  const std::string error =
+      "pass infer_types failed: type error in function 'mixed', block ^0 (entry): add (at " +
+      add +
+      "): operand 1 has type f64 but operand 0 has type i64; elementwise operands need one "
+      "dtype (cast one of them) (operands 'a': i64, 'b': f64)\n";
+  if (!dump_ir) return error + std::string(kIrOnErrorHint);
+  return error +
          "--- IR given to infer_types ---\n"
          "program stage=untyped entry=@mixed\n\n"
          "func @mixed(%a: ?, %b: ?) -> (%r0: ?) {  // " + fn + "\n"
@@ -557,11 +560,36 @@ std::vector<BadInput> TypeEntries() {
                         BatchFunction mixed = DefineMixed(ctx);
                         return Of(mixed.Run({I64({1, 2}), F64({0.5, 1.5})}, x.options));
                       }));
+    e.push_back(Entry("AddI64ToF64WithIr" + x.name, "a + b with a i64 and b f64, IR asked for",
+                      Via::kContextCall, kInvalid, MixedTypeError(/*dump_ir=*/true), false, [x] {
+                        Context ctx;
+                        BatchFunction mixed = DefineMixed(ctx);
+                        CallOptions options = x.options;
+                        options.dump_ir_on_error = true;
+                        return Of(mixed.Run({I64({1, 2}), F64({0.5, 1.5})}, options));
+                      }));
   }
-  e.push_back(Entry("CliAddI64ToF64", "a + b with a i64 and b f64", Via::kCli, kExit1,
-                    kCliError + MixedTypeError() + "\n", false, [] {
+  e.push_back(Entry("CliAddI64ToF64", "a + b with a declared i64 and b f64", Via::kCli, kExit1,
+                    kCliError + MixedTypeError() +
+                        "\n(the input types were read from the values in " +
+                        TempPath("mixed_in.json") +
+                        ": 'b' f64; if the program expects other types, pass --types or "
+                        "declare \"dtype\" in the file)\n",
+                    false, [] {
                       return RunFiles("mixed.json", ProgramJson(DefineMixed), "mixed_in.json",
-                                      R"({"inputs": [[1], [0.5]]})");
+                                      R"({"inputs": [{"dtype": "i64", "values": [1]}, [0.5]]})");
+                    }));
+  // Integers written for what the program needs as f64: read as i64, they
+  // would make the type error above; the error is about the inputs file.
+  e.push_back(Entry("CliIntegersForF64", "a + b with a written 1 and b 0.5", Via::kCli, kExit1,
+                    kCliError + TempPath("mixed_ints_in.json") +
+                        ": inputs[0] holds only integers, so it was read as i64, but it is for "
+                        "parameter 'a' (1 of 2) of 'mixed', which the program needs as f64: "
+                        "write its values as floats (2.0, not 2), declare \"dtype\": \"f64\" "
+                        "on it, or pass --types f64,f64\n",
+                    false, [] {
+                      return RunFiles("mixed_ints.json", ProgramJson(DefineMixed),
+                                      "mixed_ints_in.json", R"({"inputs": [[1], [0.5]]})");
                     }));
   return e;
 }
@@ -636,11 +664,13 @@ std::vector<BadInput> InputEntries() {
                             RunProgram(**compiled, {I32({1, 2})}, &ctx.kernels(), x.options));
                       }));
   }
-  // The command line: the same checks, and the JSON form of the values.
+  // The command line: the same checks, before anything is compiled, naming
+  // the inputs file and the parameter; and the JSON form of the values.
   e.push_back(Entry("CliI32ForI64", "inputs declared i32 for an i64 parameter", Via::kCli, kExit1,
-                    std::string(kCliError) +
-                        "input 0 (parameter 'a' of 'add') has type i32 but the parameter is "
-                        "declared i64\n",
+                    kCliError + TempPath("add_i32_in.json") +
+                        ": inputs[0] is i32 (its \"dtype\" or \"shape\" says so) but it is for "
+                        "parameter 'a' (1 of 2) of 'add', which is i64 as the program declares: "
+                        "write \"dtype\": \"i64\", \"shape\": [] there, or drop both\n",
                     false, [] {
                       return RunFiles("add_i32.json", ProgramJson(DefineAdd), "add_i32_in.json",
                                       R"({"inputs": [{"dtype": "i32", "values": [1]}, [2]]})");
@@ -655,7 +685,9 @@ std::vector<BadInput> InputEntries() {
                     }));
   e.push_back(Entry("CliValueOutOfRange", "3000000000 for an i32 input", Via::kCli, kExit1,
                     kCliError + TempPath("add_range_in.json") +
-                        ": inputs[0] element 0: 3000000000 does not fit dtype i32\n",
+                        ": inputs[0] element 0: 3000000000 does not fit dtype i32 (inputs[0] is "
+                        "for parameter 'a' (1 of 2) of 'add', which is i64 as the program "
+                        "declares)\n",
                     false, [] {
                       return RunFiles(
                           "add_range.json", ProgramJson(DefineAdd), "add_range_in.json",
@@ -665,16 +697,18 @@ std::vector<BadInput> InputEntries() {
                     Via::kCli, kExit1,
                     kCliError + TempPath("nan_spelling_in.json") +
                         ": inputs[0] element 1: expected a number or \"nan\"/\"inf\"/\"-inf\", "
-                        "got \"NaN\"\n",
+                        "got \"NaN\" (inputs[0] is for parameter 'x' (1 of 1) of 'non_finite')\n",
                     false, [] {
                       return RunFiles("nan_spelling.json", ProgramJson(DefineNonFinite),
                                       "nan_spelling_in.json", R"({"inputs": [[1.5, "NaN"]]})");
                     }));
   e.push_back(Entry("CliRankMismatch", "lanes of f64[2] for an f64[3] parameter", Via::kCli,
                     kExit1,
-                    std::string(kCliError) +
-                        "input 0 (parameter 'x' of 'scale') has type f64[2] but the parameter "
-                        "is declared f64[3]\n",
+                    kCliError + TempPath("scale_rank_in.json") +
+                        ": inputs[0] is f64[2] (its \"dtype\" or \"shape\" says so) but it is "
+                        "for parameter 'x' (1 of 2) of 'scale', which is f64[3] as the program "
+                        "declares: write \"dtype\": \"f64\", \"shape\": [3] there, or drop "
+                        "both\n",
                     false, [] {
                       return RunFiles(
                           "scale_rank.json", ProgramJson(DefineScale), "scale_rank_in.json",

@@ -97,7 +97,7 @@ std::vector<PrimCase> AllCases() {
   return {
       {"constant", Primitive::kConstant, {}, LiteralAttr(Literal::F64(2.5)), Lane<double>({2.5})},
       {"fill_like", Primitive::kFillLike, {Lane<int64_t>({1, 2, 3}, {3})},
-       LiteralAttr(Literal::F64(7.9)), Lane<int64_t>({7, 7, 7}, {3})},
+       LiteralAttr(Literal::F64(7.0)), Lane<int64_t>({7, 7, 7}, {3})},
       {"copy", Primitive::kCopy, {Lane<double>({1.5})}, {}, Lane<double>({1.5})},
       {"select", Primitive::kSelect, {Lane<bool>({false}), Lane<double>({1.0}), Lane<double>({2.0})},
        {}, Lane<double>({2.0})},
