@@ -28,13 +28,6 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
-absl::StatusOr<std::string> ReadText(const std::string& option, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat(option, ": cannot read '", path, "' (does it exist?)"));
-  }
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 // The log density and gradient at the constrained values of `at_path`.
 absl::StatusOr<nlohmann::json> LogProb(mcmc::ProgramModel& model, const ModelArgs& args) {
@@ -55,6 +48,14 @@ absl::StatusOr<nlohmann::json> LogProb(mcmc::ProgramModel& model, const ModelArg
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> ReadText(const std::string& option, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat(option, ": cannot read '", path, "' (does it exist?)"));
+  }
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
 absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> LoadModel(const std::string& name_or_path) {
   std::error_code ec;

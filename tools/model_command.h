@@ -45,6 +45,10 @@ int RunModelCommand(const ModelArgs& args);
 // samples/models/.
 absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> LoadModel(const std::string& name_or_path);
 
+// The contents of the file at `path`, given with command-line option
+// `option`: NotFound "<option>: cannot read '<path>' (does it exist?)".
+absl::StatusOr<std::string> ReadText(const std::string& option, const std::string& path);
+
 }  // namespace autobatch
 
 #endif  // AUTOBATCH_TOOLS_MODEL_COMMAND_H_

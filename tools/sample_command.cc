@@ -22,7 +22,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "backends/run_on_threads.h"
 #include "ir/printer.h"
@@ -240,11 +242,7 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
   o.call.dump_ir_on_error = args.dump_ir_on_error;
   AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, kMaxChains));
   if (args.shards == "auto") {
-    // A model whose kernel is not bit-stable cannot be sharded (vm/options.h).
-    o.call.shards =
-        model.batch_bit_stable()
-            ? mcmc::DefaultShards(o.num_chains, model.dimension(), HardwareThreads())
-            : 1;
+    o.call.shards = mcmc::kAutoShards;  // Sample() chooses (mcmc::DefaultShards)
   } else {
     AB_ASSIGN_OR_RETURN(const int64_t shards, ParseInt("--shards", args.shards, 1, kMaxShards));
     o.call.shards = static_cast<int>(shards);
@@ -259,7 +257,42 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
   }
   AB_ASSIGN_OR_RETURN(o.num_warmup, ParseInt("--warmup", args.warmup, 0, kMaxIterations));
   AB_ASSIGN_OR_RETURN(o.num_samples, ParseInt("--samples", args.samples, 1, kMaxIterations));
-  AB_ASSIGN_OR_RETURN(o.seed, ParseSeed(args.seed));
+  // One seed, or one per chain.
+  if (absl::StrContains(args.seed, ',')) {
+    for (const absl::string_view part : absl::StrSplit(args.seed, ',')) {
+      AB_ASSIGN_OR_RETURN(const uint64_t seed, ParseSeed(std::string(part)));
+      o.chain_seeds.push_back(seed);
+    }
+    if (static_cast<int64_t>(o.chain_seeds.size()) != o.num_chains) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--seed '", args.seed, "' lists ", o.chain_seeds.size(), " seeds for ", o.num_chains,
+          " chains: give one seed for every chain, or one per chain"));
+    }
+    o.seed = o.chain_seeds.front();
+  } else {
+    AB_ASSIGN_OR_RETURN(o.seed, ParseSeed(args.seed));
+  }
+  AB_ASSIGN_OR_RETURN(o.thin, ParseInt("--thin", args.thin, 1, kMaxIterations));
+  o.save_warmup = args.save_warmup;
+  // --init: a radius, or a file of constrained values (CmdStan's init=).
+  double radius = 0;
+  if (absl::SimpleAtod(args.init, &radius)) {
+    if (!std::isfinite(radius) || radius < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--init '", args.init,
+          "' is not a radius >= 0 (uniform(-R, R) on the unconstrained scale) nor a JSON "
+          "file of initial values"));
+    }
+    o.init_radius = radius;
+  } else {
+    AB_ASSIGN_OR_RETURN(const std::string text, ReadText("--init", args.init));
+    absl::StatusOr<std::vector<double>> values = mcmc::ReadInitValues(model, text, args.init);
+    if (!values.ok()) {
+      return absl::Status(values.status().code(),
+                          absl::StrCat("--init: ", values.status().message()));
+    }
+    o.init_values = {*std::move(values)};
+  }
   AB_ASSIGN_OR_RETURN(const int64_t depth,
                       ParseInt("--max-depth", args.max_depth, 1, mcmc::kMaxTreeDepth));
   o.sampler.max_depth = static_cast<int>(depth);
@@ -340,7 +373,18 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
       ->option_text(IntegerText(0, kMaxIterations));
   cmd->add_option("--samples", args.samples, "sampling iterations per chain (default 1000)")
       ->option_text(IntegerText(1, kMaxIterations));
-  cmd->add_option("--seed", args.seed, "random seed (default 1)")->option_text(kSeedText);
+  cmd->add_option("--seed", args.seed,
+                  "random seed (default 1), or one per chain as a comma-separated list")
+      ->option_text(std::string(kSeedText) + " or INT,INT,...");
+  cmd->add_option("--init", args.init,
+                  "initial values: a radius R, each chain starting at uniform(-R, R) on the "
+                  "unconstrained scale (default 2; 0: the origin), or a CmdStan JSON file of "
+                  "every parameter's constrained values")
+      ->option_text("NUMBER >= 0 or FILE");
+  cmd->add_option("--thin", args.thin, "keep every N-th draw (default 1)")
+      ->option_text(IntegerText(1, kMaxIterations));
+  cmd->add_flag("--save-warmup", args.save_warmup,
+                "also write the warmup draws, before each CSV file's adaptation block");
   cmd->add_option("--delta", args.delta, "adaptation target acceptance (default 0.8)")
       ->option_text("NUMBER in (0, 1)");
   cmd->add_option("--max-depth", args.max_depth, "NUTS maximum tree depth (default 10)")
@@ -419,12 +463,7 @@ absl::StatusOr<std::unique_ptr<mcmc::Model>> MakeModel(const SampleArgs& args) {
           args.model, ".data.json)"));
     }
     AB_ASSIGN_OR_RETURN(std::unique_ptr<mcmc::ProgramModel> model, LoadModel(args.model));
-    std::ifstream in(args.data);
-    if (!in) {
-      return absl::NotFoundError(
-          absl::StrCat("--data: cannot read '", args.data, "' (does it exist?)"));
-    }
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    AB_ASSIGN_OR_RETURN(const std::string text, ReadText("--data", args.data));
     AB_RETURN_IF_ERROR(model->LoadData(text, args.data));
     return std::unique_ptr<mcmc::Model>(std::move(model));
   }

@@ -4,7 +4,8 @@
 //
 //   autobatch sample --target eight_schools [--target-params JSON-or-k=v]
 //   autobatch sample --model eight_schools --data samples/models/eight_schools.data.json
-//       [--chains 4] [--warmup 1000] [--samples 1000] [--seed 1]
+//       [--chains 4] [--warmup 1000] [--samples 1000] [--seed 1 | --seed 1,2,3,4]
+//       [--init 2 | --init inits.json] [--thin 1] [--save-warmup]
 //       [--delta 0.8] [--max-depth 10] [--algorithm nuts|hmc|rwmh]
 //       [--step-size 1] [--no-adapt] [--vm stack|stackless] [--backend eigen]
 //       [--output-dir DIR] [--output-file FILE] [--sig-figs 6] [--summary-json FILE]
@@ -16,6 +17,12 @@
 // range or choices. --output-file writes every chain's draws to one Stan CSV
 // file with a chain__ column first (mcmc::MakeCombinedCsv), as well as (or
 // instead of) --output-dir's file per chain.
+// CmdStan's everyday options: --seed is one seed for every chain or one per
+// chain (a comma-separated list); --init R starts each chain at
+// uniform(-R, R) on the unconstrained scale (0: the origin), --init FILE at
+// the constrained values in a CmdStan JSON file (every parameter, mapped
+// through the inverse transforms); --thin N keeps every N-th draw;
+// --save-warmup writes the warmup draws before each file's adaptation block.
 // Progress goes to stderr: a bar redrawn with '\r' when stderr is a
 // terminal, a plain line every ~10% otherwise. The summary table goes to
 // stdout at the end. --load-adaptation starts every chain from the file's
@@ -77,6 +84,9 @@ struct SampleArgs {
   std::string save_adaptation;
   std::string load_adaptation;
   std::string print_ir;  // empty: sample
+  std::string init = "2";  // a radius, or a JSON file of constrained values
+  std::string thin = "1";
+  bool save_warmup = false;
   bool no_adapt = false;
   bool no_progress = false;
   bool fused = false;

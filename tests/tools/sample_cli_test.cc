@@ -359,6 +359,63 @@ TEST(SampleCliTest, OutputFileHoldsEveryChainWithAChainColumn) {
   EXPECT_EQ(alone->draws.rows(), 20);
 }
 
+// CmdStan's everyday options: per-chain seeds, thinning and saved warmup in
+// the CSV files (warmup rows before the adaptation block), initial values
+// from a file of constrained values or a radius; bad values are one clear
+// error each.
+TEST(SampleCliTest, SeedsThinSaveWarmupAndInit) {
+  const std::string dir = FreshTempDir("sample_cli_cmdstan_options");
+  Result r = RunCli("sample --target iid_gaussian --target-params dimension=2 --chains 2 "
+                    "--warmup 30 --samples 20 --thin 3 --save-warmup --seed 5,6 --init 0.5 "
+                    "--no-progress --output-dir " + dir + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (int k = 0; k < 2; ++k) {
+    absl::StatusOr<mcmc::StanCsv> csv =
+        mcmc::ReadStanCsv(dir + "/out/output_" + std::to_string(k + 1) + ".csv");
+    ASSERT_TRUE(csv.ok()) << csv.status();
+    EXPECT_EQ(csv->draws.rows(), 10 + 7);  // ceil(30 / 3) warmup, ceil(20 / 3) sampling
+    ASSERT_TRUE(csv->adaptation.has_value());
+    EXPECT_EQ(csv->adaptation->draws_before, 10);
+    EXPECT_THAT(csv->config, ::testing::Contains("    thin = 3"));
+    EXPECT_THAT(csv->config, ::testing::Contains("    save_warmup = 1"));
+    EXPECT_THAT(csv->config, ::testing::Contains("  seed = " + std::to_string(5 + k)));
+    EXPECT_THAT(csv->config, ::testing::Contains("init = 0.5"));
+  }
+  // Chain 2 of `--seed 5,6` is chain 2 of `--seed 6`.
+  r = RunCli("sample --target iid_gaussian --target-params dimension=2 --chains 2 "
+             "--warmup 30 --samples 20 --seed 6 --init 0.5 --no-progress --output-dir " + dir +
+             "/common");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  absl::StatusOr<mcmc::StanCsv> per_chain = mcmc::ReadStanCsv(dir + "/out/output_2.csv");
+  absl::StatusOr<mcmc::StanCsv> common = mcmc::ReadStanCsv(dir + "/common/output_2.csv");
+  ASSERT_TRUE(per_chain.ok() && common.ok());
+  EXPECT_EQ(per_chain->draws.row(10), common->draws.row(0));
+
+  // Initial values from a file, for a model written as a program.
+  const std::string model = "--model eight_schools --data " + std::string(AUTOBATCH_SOURCE_DIR) +
+                            "/samples/models/eight_schools.data.json --chains 2 --warmup 20 "
+                            "--samples 10 --no-progress ";
+  {
+    std::ofstream(dir + "/init.json")
+        << R"({"mu": 1, "tau": 2, "eta": [0, 0, 0, 0, 0, 0, 0, 0]})";
+    std::ofstream(dir + "/outside.json")
+        << R"({"mu": 1, "tau": -2, "eta": [0, 0, 0, 0, 0, 0, 0, 0]})";
+    std::ofstream(dir + "/missing.json") << R"({"mu": 1, "tau": 2})";
+  }
+  r = RunCli("sample " + model + "--init " + dir + "/init.json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<ErrorCase> errors = {
+      {"--init " + dir + "/outside.json", "chain 0: initial values:"},
+      {"--init " + dir + "/missing.json", "eta"},
+      {"--init " + dir + "/none.json", "--init: cannot read"},
+      {"--init -1", "--init '-1' is not a radius >= 0"},
+      {"--thin 0", "--thin '0' is not an integer in [1, 2147483647]"},
+      {"--seed 1,2,3", "lists 3 seeds for 2 chains"},
+      {"--seed 1,x", "--seed 'x' is not an integer"},
+  };
+  ExpectErrors("sample " + model, errors);
+}
+
 // Every output path is checked before sampling starts: a directory where
 // chain 0's CSV file (output_1.csv) or the summary JSON goes fails at once,
 // naming it, with nothing sampled or written. (It used to sample, write
