@@ -1575,8 +1575,12 @@ std::string FormatSummary(const SampleResult& r) {
   absl::StrAppendFormat(&out, "Gradient evaluations: %d (warmup %d, sampling %d)\n",
                         r.gradient_evaluations, r.warmup_gradient_evaluations,
                         r.sampling_gradient_evaluations);
-  absl::StrAppendFormat(&out, "Wall time: %.3f s compiling, %.3f s warmup, %.3f s sampling\n",
+  absl::StrAppendFormat(&out, "Wall time: %.3f s compiling, %.3f s warmup, %.3f s sampling",
                         r.compile_seconds, r.warmup_seconds, r.sampling_seconds);
+  if (r.num_processes > 1) {
+    absl::StrAppendFormat(&out, " (the longest of %d processes)", r.num_processes);
+  }
+  out += "\n";
   absl::StrAppendFormat(&out,
                         "ESS_bulk(lp__): %s; per second of sampling %s; per sampling gradient "
                         "evaluation %s\n",

@@ -45,6 +45,13 @@ std::pair<int64_t, int64_t> RankRange(int64_t total, int rank, int size) {
   return {first, first + base + (rank < extra ? 1 : 0)};
 }
 
+bool StartedByMpiLauncher() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"}) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
+
 int ThreadsPerRank(const Communicator* comm) {
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (comm == nullptr) return threads;

@@ -96,6 +96,12 @@ Communicator& SingleProcess();
 // range (first == last == total). Requires total >= 0, 0 <= rank < size.
 std::pair<int64_t, int64_t> RankRange(int64_t total, int rank, int size);
 
+// Whether an MPI launcher (mpirun, mpiexec, or a PMIx/PMI scheduler) started
+// this process, from its environment (OMPI_COMM_WORLD_SIZE, PMIX_RANK,
+// PMI_RANK): the command line initializes MPI only then, so a plain run
+// never pays for it, and a build without MPI can say why it runs alone.
+bool StartedByMpiLauncher();
+
 // The hardware threads this process may use: HardwareThreads() divided
 // among the ranks on its node (at least 1). `comm` null: one process.
 int ThreadsPerRank(const Communicator* comm);

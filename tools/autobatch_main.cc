@@ -33,8 +33,12 @@
 // program's declared types) before compiling (tools/run_inputs.h).
 // Outputs are never torn: stdout is checked at exit and files are replaced
 // whole (support/output_file.h); a failed write is status 1 with its reason.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <memory>
 #include <csignal>
 #include <cmath>
 #include <cstdint>
@@ -57,6 +61,7 @@
 #include "absl/strings/str_split.h"
 #include "backends/backend.h"
 #include "frontend/context.h"
+#include "frontend/run.h"
 #include "ir/dot.h"
 #include "ir/json.h"
 #include "ir/printer.h"
@@ -71,6 +76,10 @@
 #include "tools/program_loader.h"
 #include "tools/run_inputs.h"
 #include "tools/sample_command.h"
+#include "support/communicator.h"
+#if AUTOBATCH_HAVE_MPI
+#include "support/mpi/mpi_communicator.h"
+#endif
 #include "tools/sample_programs.h"
 #include "tools/targets_command.h"
 #include "tools/tensor_json.h"
@@ -344,7 +353,7 @@ void PrintProfileTable(const Profile& profile) {
                100.0 * profile.Utilization(), 100.0 * profile.LockStepBound());
 }
 
-int RunRun(const RunArgs& args) {
+int RunRun(const RunArgs& args, Communicator& comm) {
   Context ctx;
   absl::StatusOr<NamedProgram> named = LoadProgramFile(args.program, ctx);
   if (!named.ok()) return Fail(named.status());
@@ -415,14 +424,17 @@ int RunRun(const RunArgs& args) {
   std::vector<TensorType> input_types;
   for (const Tensor& t : inputs->tensors) input_types.push_back(t.type());
   Profile profile;
+  // Under mpirun each rank runs its range of the lanes and rank 0 gathers
+  // the outputs (RunProgramOnRanks); the profile is rank 0's own lanes'.
   absl::StatusOr<std::vector<Tensor>> outputs =
-      RunProgram(marked, std::move(inputs->tensors), &ctx.kernels(), options,
-                 args.profile ? &profile : nullptr);
+      RunProgramOnRanks(comm, marked, std::move(inputs->tensors), &ctx.kernels(), options,
+                        args.profile ? &profile : nullptr);
   if (!outputs.ok()) {
     // A type error that the inputs' guessed dtypes cause is about the file.
     return Fail(ExplainGuessedTypes(args.inputs, marked, input_types, inputs->guessed,
                                     outputs.status()));
   }
+  if (comm.rank() != 0) return 0;
   nlohmann::json out;
   out["outputs"] = nlohmann::json::array();
   for (const Tensor& t : *outputs) out["outputs"].push_back(TensorToJson(t));
@@ -458,7 +470,7 @@ CLI::Option* AddChoice(CLI::App* cmd, const std::string& name, std::string& valu
 constexpr char kDumpIrOnErrorHelp[] =
     "on a compile error (a type error, say), also print the IR the failing pass received";
 
-int Dispatch(int argc, char** argv) {
+int Dispatch(int argc, char** argv, Communicator& comm) {
   CLI::App app{"autobatch: auto-batching compiler and VM"};
   app.require_subcommand(1);
   app.set_version_flag("--version", absl::StrCat("autobatch ", AUTOBATCH_VERSION),
@@ -570,11 +582,22 @@ int Dispatch(int argc, char** argv) {
   }
   if (*ir_cmd) return RunIr(ir);
   if (*compile_cmd) return RunCompile(compile);
-  if (*sample_cmd) return RunSampleCommand(sample);
+  if (*sample_cmd) return RunSampleCommand(sample, comm);
   if (*model_cmd) return RunModelCommand(model);
   if (*targets_cmd) return RunTargetsCommand(targets);
   if (*opt_cmd) return RunOptCommand(opt, {.load = LoadProgramFile, .parse_types = ParseTypes});
-  return RunRun(run);
+  return RunRun(run, comm);
+}
+
+// Points stdout and stderr at /dev/null (ranks other than 0 of an MPI run).
+void SilenceOutput() {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const int null = open("/dev/null", O_WRONLY);
+  if (null < 0) return;
+  dup2(null, STDOUT_FILENO);
+  dup2(null, STDERR_FILENO);
+  close(null);
 }
 
 // Every command's stdout is checked once, at the end: a full disk or a
@@ -582,11 +605,33 @@ int Dispatch(int argc, char** argv) {
 int Main(int argc, char** argv) {
   // A closed pipe must be an error we report (EPIPE), not a signal.
   std::signal(SIGPIPE, SIG_IGN);
+  // Under mpirun, the run's processes: `sample` and `run` spread their
+  // chains or lanes over them. Ranks other than 0 print nothing: their
+  // failures reach rank 0, which prints one message for all.
+  Communicator* comm = &SingleProcess();
+#if AUTOBATCH_HAVE_MPI
+  std::unique_ptr<MpiCommunicator> mpi;
+  if (StartedByMpiLauncher()) {
+    absl::StatusOr<std::unique_ptr<MpiCommunicator>> created =
+        MpiCommunicator::Create(&argc, &argv);
+    if (!created.ok()) return Fail(created.status());
+    mpi = *std::move(created);
+    comm = mpi.get();
+    if (comm->rank() != 0) SilenceOutput();
+  }
+#else
+  if (StartedByMpiLauncher()) {
+    return Fail(absl::FailedPreconditionError(
+        "started by an MPI launcher, but this autobatch was built without MPI: every rank "
+        "would run the whole job. Install Open MPI (tools/install_deps.sh) and build again "
+        "(AUTOBATCH_MPI=ON), or run without mpirun"));
+  }
+#endif
   // The library turns running out of memory or threads into errors; this
   // catches what remains (parsing a huge file, formatting the output).
   int status = 1;
   absl::Status resources = CatchResourceErrors("autobatch", [&] {
-    status = Dispatch(argc, argv);
+    status = Dispatch(argc, argv, *comm);
     return absl::OkStatus();
   });
   if (!resources.ok()) status = Fail(resources);

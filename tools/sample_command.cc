@@ -481,69 +481,74 @@ absl::StatusOr<std::unique_ptr<mcmc::Model>> MakeModel(const SampleArgs& args) {
   return std::unique_ptr<mcmc::Model>(std::move(target));
 }
 
-int RunSampleCommand(const SampleArgs& args) {
-  absl::StatusOr<std::unique_ptr<mcmc::Model>> target = MakeModel(args);
-  if (!target.ok()) return Fail(target.status());
-  absl::StatusOr<mcmc::SampleOptions> options = MakeOptions(args, **target);
-  if (!options.ok()) return Fail(options.status());
-  if (!args.print_ir.empty()) return PrintSamplerIr(**target, *options, args.print_ir);
-  absl::StatusOr<int64_t> sig_figs =
-      ParseInt("--sig-figs", args.sig_figs, 1, mcmc::kStanCsvMaxSigFigs);
-  if (!sig_figs.ok()) return Fail(sig_figs.status());
-
-  // Everything that can be checked before sampling is: a long run must not
-  // end in an error that loses its results.
-  if (absl::Status s = mcmc::CheckSampleMemory(**target, *options); !s.ok()) return Fail(s);
+// The output checks before sampling, and the output directory's lock and
+// cleaning (rank 0's alone in a run over processes: the other ranks write
+// their chains' files into the directory rank 0 holds).
+absl::Status PrepareOutputs(const SampleArgs& args, const mcmc::SampleOptions& options,
+                            std::optional<OutputDirectoryLock>& lock) {
   // The directory is held from here until the files are written: a second
   // run on it fails now instead of mixing its files with ours.
-  if (!args.output_file.empty()) {
-    if (absl::Status s = CheckOutputFileIsItsOwn(args); !s.ok()) return Fail(s);
-  }
-  std::optional<OutputDirectoryLock> lock;
+  if (!args.output_file.empty()) AB_RETURN_IF_ERROR(CheckOutputFileIsItsOwn(args));
   if (!args.output_dir.empty()) {
-    absl::Status s = mcmc::CheckChainCsvFiles(args.output_dir, options->num_chains);
-    if (!s.ok()) {
-      return Fail(absl::Status(s.code(), absl::StrCat("--output-dir: ", s.message())));
-    }
-    absl::StatusOr<OutputDirectoryLock> acquired = OutputDirectoryLock::Acquire(args.output_dir);
-    if (!acquired.ok()) return Fail(acquired.status());
-    lock.emplace(std::move(*acquired));
+    absl::Status s = mcmc::CheckChainCsvFiles(args.output_dir, options.num_chains);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--output-dir: ", s.message()));
+    AB_ASSIGN_OR_RETURN(OutputDirectoryLock acquired,
+                        OutputDirectoryLock::Acquire(args.output_dir));
+    lock.emplace(std::move(acquired));
     // Removed before sampling, so that even a failed run leaves no file of
     // an earlier run that could be read as one of this run's chains.
     absl::StatusOr<std::vector<std::string>> stale =
-        mcmc::RemoveStaleChainCsvFiles(args.output_dir, options->num_chains);
+        mcmc::RemoveStaleChainCsvFiles(args.output_dir, options.num_chains);
     if (!stale.ok()) {
-      return Fail(absl::Status(stale.status().code(),
-                               absl::StrCat("--output-dir: ", stale.status().message())));
+      return absl::Status(stale.status().code(),
+                          absl::StrCat("--output-dir: ", stale.status().message()));
     }
     if (!stale->empty()) {
       std::fprintf(stderr,
                    "autobatch sample: removed %zu file(s) of an earlier run from '%s' that this "
                    "run of %lld chain(s) does not write: %s\n",
                    stale->size(), args.output_dir.c_str(),
-                   static_cast<long long>(options->num_chains),
+                   static_cast<long long>(options.num_chains),
                    absl::StrJoin(*stale, ", ").c_str());
     }
   }
   if (!args.summary_json.empty()) {
-    if (absl::Status s = CheckWritableFile("--summary-json", args.summary_json); !s.ok()) {
-      return Fail(s);
-    }
+    AB_RETURN_IF_ERROR(CheckWritableFile("--summary-json", args.summary_json));
   }
   if (!args.output_file.empty()) {
-    if (absl::Status s = CheckWritableFile("--output-file", args.output_file); !s.ok()) {
-      return Fail(s);
-    }
+    AB_RETURN_IF_ERROR(CheckWritableFile("--output-file", args.output_file));
   }
   if (!args.save_adaptation.empty()) {
-    if (absl::Status s = CheckWritableFile("--save-adaptation", args.save_adaptation);
-        !s.ok()) {
-      return Fail(s);
-    }
+    AB_RETURN_IF_ERROR(CheckWritableFile("--save-adaptation", args.save_adaptation));
   }
+  return absl::OkStatus();
+}
+
+int RunSampleCommand(const SampleArgs& args, Communicator& comm) {
+  // In a run over processes every step that may fail on one process ends
+  // with the processes agreeing on the outcome, so none is left waiting.
+  const bool root = comm.rank() == 0;
+  absl::StatusOr<std::unique_ptr<mcmc::Model>> target = MakeModel(args);
+  absl::StatusOr<mcmc::SampleOptions> options =
+      target.ok() ? MakeOptions(args, **target) : absl::StatusOr<mcmc::SampleOptions>(target.status());
+  if (options.ok() && !args.print_ir.empty()) {
+    return root ? PrintSamplerIr(**target, *options, args.print_ir) : 0;
+  }
+  absl::StatusOr<int64_t> sig_figs =
+      ParseInt("--sig-figs", args.sig_figs, 1, mcmc::kStanCsvMaxSigFigs);
+  absl::Status setup = options.status();
+  if (setup.ok()) setup = sig_figs.status();
+  // Everything that can be checked before sampling is: a long run must not
+  // end in an error that loses its results.
+  if (setup.ok()) setup = mcmc::CheckSampleMemory(**target, *options);
+  if (absl::Status agreed = comm.AgreeOnStatus(setup); !agreed.ok()) return Fail(agreed);
+  std::optional<OutputDirectoryLock> lock;
+  absl::Status prepared = root ? PrepareOutputs(args, *options, lock) : absl::OkStatus();
+  if (absl::Status agreed = comm.AgreeOnStatus(prepared); !agreed.ok()) return Fail(agreed);
+  options->communicator = &comm;
 
   mcmc::ProgressPrinter printer(stderr, isatty(fileno(stderr)) != 0);
-  if (!args.no_progress) options->progress = printer.AsCallback();
+  if (!args.no_progress && root) options->progress = printer.AsCallback();
   absl::StatusOr<mcmc::SampleResult> result;
   {
     const InterruptHandlers handlers;
@@ -566,21 +571,28 @@ int RunSampleCommand(const SampleArgs& args) {
   // failure is reported, the summary still printed, and the exit status 1.
   int status = 0;
   if (result->interrupted) {
-    result->interrupted_by = SignalName(caught);
+    // Another process may have caught it (mpirun forwards signals to all).
+    const int signo = caught != 0 ? caught : SIGINT;
+    result->interrupted_by = SignalName(signo);
     std::fprintf(stderr,
                  "autobatch sample: %s: sampling stopped after %lld of %lld draws per chain; "
                  "writing the outputs of those draws\n",
-                 SignalName(caught), static_cast<long long>(result->num_draws()),
+                 SignalName(signo), static_cast<long long>(result->num_draws()),
                  static_cast<long long>(options->num_samples));
     // Like a shell's status for a process the signal ended (130, 143), so a
     // script or mpirun sees that the run did not complete.
-    status = InterruptedStatus(caught);
+    status = InterruptedStatus(signo);
   }
   if (!args.output_dir.empty()) {
+    // Each process writes the chains it ran.
     absl::StatusOr<std::vector<std::string>> paths =
         mcmc::WriteChainCsvFiles(*result, args.output_dir, static_cast<int>(*sig_figs));
-    if (!paths.ok()) status = std::max(status, Fail(paths.status()));
+    if (absl::Status agreed = comm.AgreeOnStatus(paths.status()); !agreed.ok()) {
+      status = std::max(status, Fail(agreed));
+    }
   }
+  // Rank 0 holds every chain and the summary; it writes the rest.
+  if (!root) return status;
   if (!args.output_file.empty()) {
     absl::Status written =
         mcmc::WriteCombinedCsvFile(*result, args.output_file, static_cast<int>(*sig_figs));

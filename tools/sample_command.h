@@ -54,6 +54,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "support/communicator.h"
 
 namespace autobatch {
 
@@ -97,8 +98,11 @@ struct SampleArgs {
 // outlive parsing). Returns the subcommand.
 CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args);
 
-// Runs it; returns the process exit status (0 or 1).
-int RunSampleCommand(const SampleArgs& args);
+// Runs it over the processes of `comm` (SingleProcess(), or MPI's ranks
+// under mpirun: each rank runs and writes its range of the chains, rank 0
+// holds the output directory, prints and writes the summary); returns the
+// process exit status (0, 1, or 128 + the signal that interrupted it).
+int RunSampleCommand(const SampleArgs& args, Communicator& comm);
 
 }  // namespace autobatch
 

@@ -31,13 +31,6 @@ absl::Status MpiStatus(int code, std::string_view what) {
 
 }  // namespace
 
-bool StartedByMpiLauncher() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"}) {
-    if (std::getenv(name) != nullptr) return true;
-  }
-  return false;
-}
-
 absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create(int* argc,
                                                                          char*** argv) {
   int finalized = 0;

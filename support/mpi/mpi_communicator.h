@@ -47,11 +47,6 @@ class MpiCommunicator final : public Communicator {
   bool finalize_;
 };
 
-// Whether an MPI launcher (mpirun, mpiexec, or a PMIx/PMI scheduler) started
-// this process, from its environment (OMPI_COMM_WORLD_SIZE, PMIX_RANK,
-// PMI_RANK): the command line initializes MPI only then, so a plain run
-// never pays for it.
-bool StartedByMpiLauncher();
 
 }  // namespace autobatch
 

@@ -1,0 +1,144 @@
+// `mpirun -n R autobatch sample|run` (R = 2 and 3, more ranks than chains
+// included): every chain's CSV file (17 significant digits) and the summary
+// are a one-process run's, the elapsed times and run figures that depend on
+// the processes masked; `run` prints the same outputs byte for byte; bad
+// input ends every rank with one message of ours and exit status 1.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/testing/files.h"
+
+namespace autobatch {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::FreshTempDir;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;  // stdout
+};
+
+// Runs `command` through the shell; returns its stdout and exit status.
+Result Shell(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  Result result;
+  std::array<char, 4096> buffer;
+  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) result.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  return result;
+}
+
+std::string Mpirun(int ranks) {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+         "OMPI_MCA_btl_vader_single_copy_mechanism=none " MPIEXEC " --oversubscribe "
+         "--bind-to none -n " + std::to_string(ranks) + " ";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A CSV file without its elapsed-time block.
+std::string WithoutTimes(const std::string& csv) {
+  return std::regex_replace(csv, std::regex("#  Elapsed Time:[^]*"), "");
+}
+
+// The summary text without the lines whose figures depend on the processes.
+std::string WithoutRunFigures(const std::string& summary) {
+  return std::regex_replace(summary,
+                            std::regex("(Wall time|ESS_bulk\\(lp__\\)|Batch utilization)[^\\n]*\\n"),
+                            "");
+}
+
+nlohmann::json Masked(nlohmann::json j) {
+  for (const char* key : {"compile_seconds", "warmup_seconds", "sampling_seconds", "vm_calls",
+                          "num_processes", "ess_bulk_lp_per_second", "leapfrogs_computed",
+                          "utilization"}) {
+    j.erase(key);
+  }
+  return j;
+}
+
+TEST(MpiCliTest, SampleGivesTheOneProcessFiles) {
+  const std::string dir = FreshTempDir("mpi_cli_sample");
+  for (const int chains : {5, 2}) {
+    SCOPED_TRACE(std::to_string(chains) + " chains");
+    const std::string args = " sample --target eight_schools --chains " +
+                             std::to_string(chains) +
+                             " --warmup 100 --samples 60 --seed 3 --thin 2 --save-warmup "
+                             "--no-progress --sig-figs 17 ";
+    const std::string one = dir + "/one" + std::to_string(chains);
+    Result single = Shell(std::string(AUTOBATCH_CLI) + args + "--output-dir " + one +
+                        " --summary-json " + one + ".json 2>&1");
+    ASSERT_EQ(single.exit_code, 0) << single.out;
+    for (const int ranks : {2, 3}) {
+      SCOPED_TRACE(std::to_string(ranks) + " ranks");
+      const std::string many = dir + "/many" + std::to_string(chains) + "_" + std::to_string(ranks);
+      Result sharded = Shell(Mpirun(ranks) + AUTOBATCH_CLI + args + "--output-dir " + many +
+                           " --summary-json " + many + ".json 2>/dev/null");
+      ASSERT_EQ(sharded.exit_code, 0) << sharded.out;
+      EXPECT_EQ(WithoutRunFigures(sharded.out), WithoutRunFigures(single.out));
+      EXPECT_THAT(sharded.out, HasSubstr("(the longest of " + std::to_string(ranks) +
+                                         " processes)"));
+      for (int k = 1; k <= chains; ++k) {
+        const std::string name = "/output_" + std::to_string(k) + ".csv";
+        EXPECT_EQ(WithoutTimes(ReadFile(many + name)), WithoutTimes(ReadFile(one + name))) << k;
+      }
+      const nlohmann::json a = nlohmann::json::parse(ReadFile(one + ".json"));
+      const nlohmann::json b = nlohmann::json::parse(ReadFile(many + ".json"));
+      EXPECT_EQ(b["num_processes"], ranks);
+      EXPECT_EQ(Masked(b), Masked(a));
+    }
+  }
+}
+
+TEST(MpiCliTest, RunPrintsTheOneProcessOutputs) {
+  const std::string dir = FreshTempDir("mpi_cli_run");
+  std::ofstream(dir + "/in.json") << R"({"inputs": [[6, 7, 8, 7, 3, 12, 1]]})";
+  const std::string args = std::string(AUTOBATCH_CLI) + " run fibonacci --inputs " + dir + "/in.json";
+  Result single = Shell(args);
+  ASSERT_EQ(single.exit_code, 0) << single.out;
+  for (const int ranks : {2, 3}) {
+    Result sharded = Shell(Mpirun(ranks) + args);
+    EXPECT_EQ(sharded.exit_code, 0);
+    EXPECT_EQ(sharded.out, single.out) << ranks << " ranks";
+  }
+}
+
+// One message of ours, on stderr, before Open MPI's own banner; exit 1.
+TEST(MpiCliTest, BadInputEndsEveryRankWithOneMessage) {
+  const std::string dir = FreshTempDir("mpi_cli_errors");
+  for (const std::string& args :
+       {std::string(" sample --target nonexistent"),
+        " sample --target eight_schools --chains 3 --warmup 10 --samples 10 --output-dir " + dir +
+            "/out/../../../../../../../proc/x",
+        " run fibonacci --inputs " + dir + "/missing.json"}) {
+    SCOPED_TRACE(args);
+    Result r = Shell(Mpirun(2) + AUTOBATCH_CLI + args + " 2>&1");
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    const std::regex ours_pattern("autobatch[a-z ]*: error:");
+    const auto count = std::distance(
+        std::sregex_iterator(r.out.begin(), r.out.end(), ours_pattern), std::sregex_iterator());
+    EXPECT_EQ(count, 1) << r.out;
+    const size_t ours = r.out.find(": error:");
+    const size_t banner = r.out.find("-----");
+    if (banner != std::string::npos) {
+      EXPECT_LT(ours, banner) << r.out;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace autobatch
