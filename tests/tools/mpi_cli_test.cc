@@ -5,7 +5,10 @@
 // input ends every rank with one message of ours and exit status 1.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -138,6 +141,46 @@ TEST(MpiCliTest, BadInputEndsEveryRankWithOneMessage) {
       EXPECT_LT(ours, banner) << r.out;
     }
   }
+}
+
+// A rank killed with SIGKILL ends the job: mpirun ends the other ranks and
+// exits non-zero, within seconds, instead of leaving them waiting for the
+// dead rank at the next collective step.
+TEST(MpiCliTest, ARankKilledEndsTheJob) {
+  const std::string dir = FreshTempDir("mpi_cli_kill");
+  // A run of seconds (55 MB of warmup draws); its rank 1 is killed as it starts.
+  const std::string command =
+      Mpirun(2) + AUTOBATCH_CLI +
+      " sample --target eight_schools --chains 4 --warmup 100000 --samples 100 --output-dir " +
+      dir + "/out > " + dir +
+      "/out.txt 2> " + dir + "/err.txt & echo $!";
+  Result started = Shell(command);
+  const std::string mpirun_pid = started.out.substr(0, started.out.find('\n'));
+  ASSERT_FALSE(mpirun_pid.empty());
+  // The ranks are mpirun's children running autobatch; wait for two of them.
+  std::string ranks;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < give_up) {
+    ranks = Shell("pgrep -P " + mpirun_pid + " -f 'autobatch sample'").out;
+    if (std::count(ranks.begin(), ranks.end(), '\n') >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(std::count(ranks.begin(), ranks.end(), '\n'), 2) << ranks;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::string victim = ranks.substr(ranks.find('\n') + 1);
+  ASSERT_EQ(Shell("kill -9 " + victim).exit_code, 0);
+  // mpirun (not our child: the shell's) exits; poll until it is gone.
+  bool gone = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!gone && std::chrono::steady_clock::now() < deadline) {
+    gone = Shell("kill -0 " + mpirun_pid + " 2>/dev/null").exit_code != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(gone) << "mpirun still runs a minute after a rank was killed";
+  if (!gone) Shell("kill -9 " + mpirun_pid);
+  // No rank is left behind ("[m]" keeps pgrep's own shell from matching).
+  EXPECT_EQ(Shell("pgrep -f '[m]pi_cli_kill/out'").out, "");
+  EXPECT_THAT(ReadFile(dir + "/err.txt"), HasSubstr("signal 9"));
 }
 
 }  // namespace
