@@ -589,6 +589,7 @@ int Dispatch(int argc, char** argv, Communicator& comm) {
   return RunRun(run, comm);
 }
 
+#if AUTOBATCH_HAVE_MPI
 // Points stdout and stderr at /dev/null (ranks other than 0 of an MPI run).
 void SilenceOutput() {
   std::fflush(stdout);
@@ -599,6 +600,7 @@ void SilenceOutput() {
   dup2(null, STDERR_FILENO);
   close(null);
 }
+#endif
 
 // Every command's stdout is checked once, at the end: a full disk or a
 // closed pipe makes the exit status 1 with the reason, never a silent cut.
