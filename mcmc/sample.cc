@@ -774,7 +774,7 @@ absl::Status CheckSampleMemory(const Model& model, const SampleOptions& options)
 
 namespace {
 
-absl::Status SummarizeRun(SampleResult& result);
+absl::Status SummarizeRun(SampleResult& result, int threads);
 
 absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptions& options_given) {
   SampleOptions options_in = options_given;
@@ -883,14 +883,15 @@ absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptio
       result.warmup_gradient_evaluations + result.sampling_gradient_evaluations;
   if (result.interrupted) result.interrupted_by = "SampleOptions::cancel";
   if (comm.size() == 1) {
-    AB_RETURN_IF_ERROR(SummarizeRun(result));
+    AB_RETURN_IF_ERROR(SummarizeRun(result, options.call.shards));
     runner.ReportDone();
   }
   return result;
 }
 
-// E-BFMI per chain, then every column's summary over all chains.
-absl::Status SummarizeRun(SampleResult& result) {
+// E-BFMI per chain, then every column's summary over all chains, on up to
+// `threads` threads.
+absl::Status SummarizeRun(SampleResult& result, int threads) {
   const Eigen::Index energy = result.ColumnIndex("energy__");
   const Eigen::VectorXd ebfmi = Ebfmi(result.Column(energy));
   for (size_t k = 0; k < result.chains.size(); ++k) {
@@ -913,9 +914,9 @@ absl::Status SummarizeRun(SampleResult& result) {
       result.summary[c] = row;
     }
   };
-  return RunOnThreads(static_cast<int>(std::min<int64_t>(result.options.call.shards,
-                                                          static_cast<int64_t>(num_columns))),
-                      summarize_columns);
+  return RunOnThreads(
+      static_cast<int>(std::clamp<int64_t>(threads, 1, static_cast<int64_t>(num_columns))),
+      summarize_columns);
 }
 
 // A sharded run's numbers travel as doubles (integers below 2^53 exactly).
@@ -1099,8 +1100,11 @@ absl::StatusOr<SampleResult> GatherRun(Communicator& comm, absl::StatusOr<Sample
   all.warmup_utilization = Utilization(all.warmup_leapfrogs_taken, all.warmup_leapfrogs_computed);
   all.sampling_utilization =
       Utilization(all.sampling_leapfrogs_taken, all.sampling_leapfrogs_computed);
-  // Every chain's E-BFMI came with it; the columns are summarized here.
-  AB_RETURN_IF_ERROR(SummarizeRun(all));
+  // Every chain's E-BFMI came with it; the columns are summarized here, on
+  // the threads of every rank of this node (the others have finished their
+  // chains; some may still write their CSV files).
+  AB_RETURN_IF_ERROR(
+      SummarizeRun(all, std::max(1, all.options.call.shards) * comm.ranks_on_node()));
   if (options.progress) {
     SampleProgress done;
     done.phase = SamplePhase::kDone;
