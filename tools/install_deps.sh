@@ -8,8 +8,8 @@ packages=(cmake g++ make libeigen3-dev libabsl-dev nlohmann-json3-dev
           # The tests render `autobatch ir --dot` with Graphviz's dot.
           graphviz
           # Runs sharded over processes under mpirun (support/mpi; optional
-          # at build time, AUTOBATCH_MPI).
-          openmpi-bin libopenmpi-dev
+          # at build time, AUTOBATCH_MPI); the MPI tests find ranks with pgrep.
+          openmpi-bin libopenmpi-dev procps
           # The fuzzer (tools/fuzz.sh): libFuzzer; clang-14 lacks
           # std::source_location with this libstdc++.
           clang-16 libclang-rt-16-dev)
