@@ -177,6 +177,14 @@ struct Live {
   int64_t gradient_evaluations = 0;
 };
 
+// Where a VM call in progress stands: the iterations per chain and the
+// phase's utilization so far, and the counts to add to the finished calls'.
+struct InCall {
+  int64_t iteration = 0;
+  double utilization = 1.0;
+  Live live;
+};
+
 // The run in progress: the chains, the compiled sampler and the counters.
 class Runner {
  public:
@@ -229,11 +237,9 @@ class Runner {
   }
   void Report(SamplePhase phase, int64_t iteration, double utilization,
               const Live& live = {});
-  // `sampler`'s call in progress (its phase's `counts` and `done`
-  // iterations before it): the counts to add, the iterations per chain and
-  // the phase's utilization so far.
-  Live LiveCounts(const BatchedSampler& sampler, const PhaseCounts& counts, int64_t done,
-                  int64_t* iteration, double* utilization) const;
+  // Where `sampler`'s call in progress stands (its phase's `counts` and
+  // `done` iterations before it).
+  InCall Progress(const BatchedSampler& sampler, const PhaseCounts& counts, int64_t done) const;
   bool Cancelled() const {
     return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed);
   }
@@ -291,14 +297,16 @@ void Runner::Report(SamplePhase phase, int64_t iteration, double utilization,
   options_.progress(p);
 }
 
-Live Runner::LiveCounts(const BatchedSampler& sampler, const PhaseCounts& counts,
-                                int64_t done, int64_t* iteration, double* utilization) const {
+InCall Runner::Progress(const BatchedSampler& sampler, const PhaseCounts& counts,
+                        int64_t done) const {
   const BatchedSampler::LiveCounts now = sampler.live();
-  Live live;
-  live.divergences = now.divergences;
-  live.gradient_evaluations = now.gradient_evaluations;
-  if (&sampler == warmup_sampler_.get()) live.gradient_evaluations += adapter_->heuristic_trials();
-  *iteration = done + now.draws / own_chains();
+  InCall at;
+  at.live.divergences = now.divergences;
+  at.live.gradient_evaluations = now.gradient_evaluations;
+  if (&sampler == warmup_sampler_.get()) {
+    at.live.gradient_evaluations += adapter_->heuristic_trials();
+  }
+  at.iteration = done + now.draws / own_chains();
   // Lane slots so far: the kernel's executions times its shard's size (the
   // shards' sizes differ by at most one chain).
   const int64_t shards = std::clamp<int64_t>(options_.call.shards, 1, own_chains());
@@ -307,15 +315,16 @@ Live Runner::LiveCounts(const BatchedSampler& sampler, const PhaseCounts& counts
                                 static_cast<double>(own_chains()) /
                                 static_cast<double>(shards);
   if (model_.AsProgram() != nullptr) {
-    *utilization = counts.utilization();
-    if (now.draws > 0) *utilization = std::numeric_limits<double>::quiet_NaN();
+    // Not measured (PhaseCounts::utilization).
+    at.utilization = now.draws > 0 ? std::numeric_limits<double>::quiet_NaN()
+                                   : counts.utilization();
   } else if (lane_slots > 0) {
-    *utilization =
+    at.utilization =
         std::min(1.0, static_cast<double>(counts.taken + now.kernel_active_lanes) / lane_slots);
   } else {
-    *utilization = counts.utilization();
+    at.utilization = counts.utilization();
   }
-  return live;
+  return at;
 }
 
 absl::StatusOr<BatchedRunResult> Runner::Run(BatchedSampler& sampler, int64_t draws,
@@ -332,10 +341,8 @@ absl::StatusOr<BatchedRunResult> Runner::Run(BatchedSampler& sampler, int64_t dr
     ticker = std::thread([&] {
       std::unique_lock<std::mutex> lock(mu);
       while (!cv.wait_for(lock, interval, [&] { return finished; })) {
-        int64_t iteration = 0;
-        double utilization = 1.0;
-        const Live live = LiveCounts(sampler, counts, done, &iteration, &utilization);
-        Report(phase, iteration, utilization, live);
+        const InCall at = Progress(sampler, counts, done);
+        Report(phase, at.iteration, at.utilization, at.live);
       }
     });
   }
@@ -774,7 +781,8 @@ absl::Status CheckSampleMemory(const Model& model, const SampleOptions& options)
 
 namespace {
 
-absl::Status SummarizeRun(SampleResult& result, int threads);
+void SetEbfmi(SampleResult& result);
+absl::Status SummarizeColumns(SampleResult& result, int threads);
 
 absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptions& options_given) {
   SampleOptions options_in = options_given;
@@ -883,20 +891,24 @@ absl::StatusOr<SampleResult> SampleInScope(const Model& model, const SampleOptio
       result.warmup_gradient_evaluations + result.sampling_gradient_evaluations;
   if (result.interrupted) result.interrupted_by = "SampleOptions::cancel";
   if (comm.size() == 1) {
-    AB_RETURN_IF_ERROR(SummarizeRun(result, options.call.shards));
+    SetEbfmi(result);
+    AB_RETURN_IF_ERROR(SummarizeColumns(result, options.call.shards));
     runner.ReportDone();
   }
   return result;
 }
 
-// E-BFMI per chain, then every column's summary over all chains, on up to
-// `threads` threads.
-absl::Status SummarizeRun(SampleResult& result, int threads) {
-  const Eigen::Index energy = result.ColumnIndex("energy__");
-  const Eigen::VectorXd ebfmi = Ebfmi(result.Column(energy));
+// Each chain's E-BFMI, from its sampling energies.
+void SetEbfmi(SampleResult& result) {
+  if (result.chains.empty()) return;
+  const Eigen::VectorXd ebfmi = Ebfmi(result.Column(result.ColumnIndex("energy__")));
   for (size_t k = 0; k < result.chains.size(); ++k) {
     result.chains[k].ebfmi = ebfmi(static_cast<Eigen::Index>(k));
   }
+}
+
+// Every column's summary over all chains, on up to `threads` threads.
+absl::Status SummarizeColumns(SampleResult& result, int threads) {
   // The columns' summaries are independent (each sorts its draws several
   // times: seconds for 1024 chains x 1000 draws), so they are computed on as
   // many threads as the VM calls' shards (at most one per hardware thread).
@@ -919,41 +931,44 @@ absl::Status SummarizeRun(SampleResult& result, int threads) {
       summarize_columns);
 }
 
-// A sharded run's numbers travel as doubles (integers below 2^53 exactly).
+// A sharded run's numbers travel as the bytes of doubles (integers below
+// 2^53 exactly), written straight into the message and read back from it.
 class DoubleWriter {
  public:
-  void Add(double v) { values_.push_back(v); }
-  void Add(int64_t v) { values_.push_back(static_cast<double>(v)); }
-  void Add(std::span<const double> v) { values_.insert(values_.end(), v.begin(), v.end()); }
-  std::string Bytes() const { return DoublesToBytes(values_); }
+  void Add(double v) { Add(std::span<const double>(&v, 1)); }
+  void Add(int64_t v) { Add(static_cast<double>(v)); }
+  void Add(std::span<const double> v) {
+    bytes_.append(reinterpret_cast<const char*>(v.data()), v.size_bytes());
+  }
+  const std::string& Bytes() const { return bytes_; }
 
  private:
-  std::vector<double> values_;
+  std::string bytes_;
 };
 
 class DoubleReader {
  public:
-  explicit DoubleReader(std::vector<double> values) : values_(std::move(values)) {}
+  explicit DoubleReader(std::string_view bytes) : bytes_(bytes) {}
   absl::StatusOr<double> Next() {
-    if (at_ >= values_.size()) return Short();
-    return values_[at_++];
+    double v = 0;
+    AB_RETURN_IF_ERROR(Fill(&v, 1));
+    return v;
   }
   absl::StatusOr<int64_t> NextInt() {
     AB_ASSIGN_OR_RETURN(const double v, Next());
     return static_cast<int64_t>(v);
   }
   absl::Status Fill(double* out, size_t n) {
-    if (values_.size() - at_ < n) return Short();
-    std::copy_n(values_.begin() + static_cast<std::ptrdiff_t>(at_), n, out);
-    at_ += n;
+    if ((bytes_.size() - at_) / sizeof(double) < n) {
+      return absl::InternalError("Sample: a rank sent fewer numbers than its chains need");
+    }
+    if (n > 0) std::memcpy(out, bytes_.data() + at_, n * sizeof(double));
+    at_ += n * sizeof(double);
     return absl::OkStatus();
   }
 
  private:
-  static absl::Status Short() {
-    return absl::InternalError("Sample: a rank sent fewer numbers than its chains need");
-  }
-  std::vector<double> values_;
+  std::string_view bytes_;
   size_t at_ = 0;
 };
 
@@ -992,8 +1007,7 @@ absl::StatusOr<SampleResult> GatherRun(Communicator& comm, absl::StatusOr<Sample
     int64_t fewest = -1;
     bool interrupted = false;
     for (const std::string& bytes : all_facts) {
-      AB_ASSIGN_OR_RETURN(std::vector<double> v, DoublesFromBytes(bytes));
-      DoubleReader in(std::move(v));
+      DoubleReader in(bytes);
       AB_ASSIGN_OR_RETURN(const int64_t kept, in.NextInt());
       AB_ASSIGN_OR_RETURN(const int64_t stopped, in.NextInt());
       if (kept >= 0 && (fewest < 0 || kept < fewest)) fewest = kept;
@@ -1006,8 +1020,7 @@ absl::StatusOr<SampleResult> GatherRun(Communicator& comm, absl::StatusOr<Sample
   // Rows of every chain's draws once agreed.
   Eigen::Index rows = KeptDraws(options.num_samples, options.thin);
   {
-    AB_ASSIGN_OR_RETURN(std::vector<double> v, DoublesFromBytes(agreed_bytes));
-    DoubleReader in(std::move(v));
+    DoubleReader in(agreed_bytes);
     AB_ASSIGN_OR_RETURN(const int64_t fewest, in.NextInt());
     AB_ASSIGN_OR_RETURN(const int64_t interrupted, in.NextInt());
     if (interrupted != 0) {
@@ -1017,10 +1030,7 @@ absl::StatusOr<SampleResult> GatherRun(Communicator& comm, absl::StatusOr<Sample
       for (Eigen::MatrixXd& draws : r.draws) draws.conservativeResize(fewest, draws.cols());
     }
   }
-  if (has_chains) {
-    const Eigen::VectorXd ebfmi = Ebfmi(r.Column(r.ColumnIndex("energy__")));
-    for (size_t k = 0; k < r.chains.size(); ++k) r.chains[k].ebfmi = ebfmi(static_cast<Eigen::Index>(k));
-  }
+  SetEbfmi(r);
 
   // Chains (summaries, draws, saved warmup) and figures to rank 0.
   DoubleWriter out;
@@ -1059,8 +1069,7 @@ absl::StatusOr<SampleResult> GatherRun(Communicator& comm, absl::StatusOr<Sample
   const Eigen::Index cols = static_cast<Eigen::Index>(all.column_names.size());
   const Eigen::Index warmup_rows = KeptDraws(options.num_warmup, options.thin);
   for (const std::string& bytes : gathered) {
-    AB_ASSIGN_OR_RETURN(std::vector<double> v, DoublesFromBytes(bytes));
-    DoubleReader in(std::move(v));
+    DoubleReader in(bytes);
     for (int64_t* figure : SummedFigures(all)) {
       AB_ASSIGN_OR_RETURN(const int64_t value, in.NextInt());
       *figure += value;
@@ -1104,7 +1113,7 @@ absl::StatusOr<SampleResult> GatherRun(Communicator& comm, absl::StatusOr<Sample
   // the threads of every rank of this node (the others have finished their
   // chains; some may still write their CSV files).
   AB_RETURN_IF_ERROR(
-      SummarizeRun(all, std::max(1, all.options.call.shards) * comm.ranks_on_node()));
+      SummarizeColumns(all, std::max(1, all.options.call.shards) * comm.ranks_on_node()));
   if (options.progress) {
     SampleProgress done;
     done.phase = SamplePhase::kDone;

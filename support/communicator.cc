@@ -3,7 +3,6 @@
 #include "support/communicator.h"
 
 #include <cstdlib>
-#include <cstring>
 #include <thread>
 #include <algorithm>
 
@@ -63,22 +62,6 @@ absl::Status CheckRoot(int root, int size) {
   return absl::InvalidArgumentError(
       absl::StrCat("communicator: root ", root, " is not a rank of this run (0 .. ", size - 1,
                    ")"));
-}
-
-std::string DoublesToBytes(std::span<const double> values) {
-  std::string bytes(values.size() * sizeof(double), '\0');
-  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
-
-absl::StatusOr<std::vector<double>> DoublesFromBytes(std::string_view bytes) {
-  if (bytes.size() % sizeof(double) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "communicator: ", bytes.size(), " bytes are not a whole number of doubles"));
-  }
-  std::vector<double> values(bytes.size() / sizeof(double));
-  if (!values.empty()) std::memcpy(values.data(), bytes.data(), bytes.size());
-  return values;
 }
 
 }  // namespace autobatch

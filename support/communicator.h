@@ -109,12 +109,6 @@ int ThreadsPerRank(const Communicator* comm);
 // InvalidArgument unless 0 <= root < size (a collective's `root`).
 absl::Status CheckRoot(int root, int size);
 
-// The bytes of `values` (host byte order) and back: what Gather and
-// Broadcast carry for numbers. FromBytes: InvalidArgument if the size is not
-// a whole number of doubles.
-std::string DoublesToBytes(std::span<const double> values);
-absl::StatusOr<std::vector<double>> DoublesFromBytes(std::string_view bytes);
-
 }  // namespace autobatch
 
 #endif  // AUTOBATCH_SUPPORT_COMMUNICATOR_H_

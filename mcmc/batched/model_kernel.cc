@@ -1,6 +1,7 @@
 // The model kernel: Model::LogDensityGradientBatch behind a KernelCall.
 #include "mcmc/batched/model_kernel.h"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
@@ -41,9 +42,10 @@ Kernel RegisterModelKernel(Context& ctx, const Model& model, std::string name,
   return ctx.RegisterKernel(std::move(name), ModelKernelSignature(model),
                             [&model, activity](const KernelCall& call) {
                               if (activity != nullptr) {
-                                int64_t active = 0;
-                                for (int64_t lane = 0; lane < call.num_lanes; ++lane) {
-                                  active += call.IsActive(lane) ? 1 : 0;
+                                int64_t active = call.num_lanes;
+                                if (call.active != nullptr) {
+                                  active = std::count_if(call.active, call.active + call.num_lanes,
+                                                         [](uint8_t a) { return a != 0; });
                                 }
                                 activity->executions.fetch_add(1, std::memory_order_relaxed);
                                 activity->active_lanes.fetch_add(active,

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "samples/fibonacci/fibonacci.h"
 #include "samples/peanuts/peanuts.h"
+#include "tests/frontend/peanuts_inputs.h"
 #include "tests/support/mpi_test_main.h"
 
 namespace autobatch {
@@ -52,16 +53,7 @@ TEST(RunMpiTest, FloatingPointLanesKeepTheirBits) {
   BatchFunction peanuts = samples::DefinePeaNuts(ctx, {.dimension = 8, .max_depth = 4});
   absl::StatusOr<Program> program = ctx.Program(peanuts);
   ASSERT_TRUE(program.ok()) << program.status();
-  const int64_t batch = 37;
-  std::vector<double> x;
-  std::vector<int64_t> seed, traj;
-  for (int64_t l = 0; l < batch; ++l) {
-    for (int i = 0; i < 8; ++i) x.push_back(0.1 * static_cast<double>(l) - 0.3 * i);
-    seed.push_back(l * 31 + 5);
-    traj.push_back(2);
-  }
-  std::vector<Tensor> in = {*Tensor::FromVector(x, {8}), *Tensor::FromVector(seed),
-                            *Tensor::FromVector(traj)};
+  const std::vector<Tensor> in = PeaNutsInputs(37);
   absl::StatusOr<std::vector<Tensor>> one = RunProgram(*program, in, &ctx.kernels(), {});
   ASSERT_TRUE(one.ok()) << one.status();
   absl::StatusOr<std::vector<Tensor>> many =

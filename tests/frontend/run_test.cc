@@ -15,6 +15,7 @@
 #include "passes/pipeline.h"
 #include "samples/fibonacci/fibonacci.h"
 #include "samples/peanuts/peanuts.h"
+#include "tests/frontend/peanuts_inputs.h"
 #include "frontend/run.h"
 
 namespace autobatch {
@@ -210,16 +211,7 @@ TEST(ShardsTest, ShardedRunsGiveTheBitsOfOneCall) {
 TEST(ShardsTest, FloatingPointLanesKeepTheirBits) {
   Context ctx;
   BatchFunction peanuts = samples::DefinePeaNuts(ctx, {.dimension = 8, .max_depth = 4});
-  const int64_t batch = 37;
-  std::vector<double> x;
-  std::vector<int64_t> seed, traj;
-  for (int64_t l = 0; l < batch; ++l) {
-    for (int i = 0; i < 8; ++i) x.push_back(0.1 * static_cast<double>(l) - 0.3 * i);
-    seed.push_back(l * 31 + 5);
-    traj.push_back(2);
-  }
-  std::vector<Tensor> in = {*Tensor::FromVector(x, {8}), *Tensor::FromVector(seed),
-                            *Tensor::FromVector(traj)};
+  const std::vector<Tensor> in = PeaNutsInputs(37);
   absl::StatusOr<std::vector<Tensor>> one = peanuts.Run(in, {});
   ASSERT_TRUE(one.ok()) << one.status();
   absl::StatusOr<std::vector<Tensor>> sharded = peanuts.Run(in, {.shards = 4});
@@ -510,8 +502,8 @@ TEST(TilesTest, WideBlocksTakeTheHeavyThreshold) {
   EXPECT_EQ(wide, narrow);
 }
 
-// Pea-nuts inputs: a batch of 8-d states with trajectories of depth 0..4.
-std::vector<Tensor> PeaNutsInputs(int64_t batch) {
+// Pea-nuts inputs: a batch of 8-d states with 1 to 3 trajectories.
+std::vector<Tensor> VaryingPeaNutsInputs(int64_t batch) {
   std::vector<double> x;
   std::vector<int64_t> seed, traj;
   for (int64_t l = 0; l < batch; ++l) {
@@ -529,7 +521,7 @@ TEST(TilesTest, TiledRunsGiveTheBitsAndCountsOfAnUntiledRun) {
   Context ctx;
   BatchFunction peanuts = samples::DefinePeaNuts(ctx, {.dimension = 8, .max_depth = 4});
   const Program program = *ctx.Program(peanuts);
-  const std::vector<Tensor> in = PeaNutsInputs(300);
+  const std::vector<Tensor> in = VaryingPeaNutsInputs(300);
   const CallOptions untiled{
       .dense_fraction = 1.0, .dense_fraction_heavy = 1.0, .time_dense_or_compact = false};
   Profile whole;
@@ -583,7 +575,8 @@ void ForEachBlockOfBatchedPeaNuts(int64_t batch, const CallOptions& options, Vis
       ctx, {.dimension = 8, .max_depth = 4, .batched_product = true});
   Profile profile;
   absl::StatusOr<std::vector<Tensor>> got =
-      RunProgram(*ctx.Program(peanuts), PeaNutsInputs(batch), &ctx.kernels(), options, &profile);
+      RunProgram(*ctx.Program(peanuts), VaryingPeaNutsInputs(batch), &ctx.kernels(), options,
+                 &profile);
   ASSERT_TRUE(got.ok()) << got.status();
   const Program lowered = *LowerProgram(*ctx.Program(peanuts), {Vector(DType::kF64, 8),
                                                                Scalar(DType::kI64),

@@ -52,14 +52,5 @@ TEST(CommunicatorTest, OneProcessIsRankZeroOfOne) {
               HasSubstr("root 1 is not a rank of this run (0 .. 0)"));
 }
 
-TEST(CommunicatorTest, DoublesTravelAsTheirBytes) {
-  const std::vector<double> values = {1.5, -0.0, 1e-310, 3.0};
-  absl::StatusOr<std::vector<double>> back = DoublesFromBytes(DoublesToBytes(values));
-  ASSERT_TRUE(back.ok());
-  EXPECT_EQ(std::memcmp(back->data(), values.data(), values.size() * sizeof(double)), 0);
-  EXPECT_THAT(std::string(DoublesFromBytes("abc").status().message()),
-              HasSubstr("3 bytes are not a whole number of doubles"));
-}
-
 }  // namespace
 }  // namespace autobatch
