@@ -77,6 +77,10 @@ TEST(SampleOptionsTest, ThinAndSaveWarmupKeepTheUnthinnedRunsRows) {
   EXPECT_TRUE(plain->warmup_draws.empty());
   ExpectRows(plain->draws, full->draws, 1, "save_warmup changed a sampling draw");
 
+  thinned.thin = 0;
+  EXPECT_THAT(std::string(Sample(*model, thinned).status().message()),
+              HasSubstr("thin = 0; it must be in [1, 2^31 - 1]"));
+
   // CmdStan's layout: warmup rows, the adaptation block, sampling rows.
   const StanCsv csv = MakeChainCsv(*every_third, 1);
   ASSERT_TRUE(csv.adaptation.has_value());
