@@ -31,11 +31,13 @@
 #include "absl/strings/str_join.h"
 #include "backends/run_on_threads.h"
 #include "support/memory.h"
+#include "support/number_message.h"
 #include "support/status.h"
 #include "mcmc/warmup/adaptation.h"
 #include "mcmc/batched/batched_sampler.h"
 #include "mcmc/chain_rng.h"
 #include "mcmc/draw_stats.h"
+#include "mcmc/output/progress_relay.h"
 #include "mcmc/model/data.h"
 #include "mcmc/warmup/step_size_heuristic.h"
 #include "mcmc/warmup/warmup_adapter.h"
@@ -931,47 +933,6 @@ absl::Status SummarizeColumns(SampleResult& result, int threads) {
       summarize_columns);
 }
 
-// A sharded run's numbers travel as the bytes of doubles (integers below
-// 2^53 exactly), written straight into the message and read back from it.
-class DoubleWriter {
- public:
-  void Add(double v) { Add(std::span<const double>(&v, 1)); }
-  void Add(int64_t v) { Add(static_cast<double>(v)); }
-  void Add(std::span<const double> v) {
-    bytes_.append(reinterpret_cast<const char*>(v.data()), v.size_bytes());
-  }
-  const std::string& Bytes() const { return bytes_; }
-
- private:
-  std::string bytes_;
-};
-
-class DoubleReader {
- public:
-  explicit DoubleReader(std::string_view bytes) : bytes_(bytes) {}
-  absl::StatusOr<double> Next() {
-    double v = 0;
-    AB_RETURN_IF_ERROR(Fill(&v, 1));
-    return v;
-  }
-  absl::StatusOr<int64_t> NextInt() {
-    AB_ASSIGN_OR_RETURN(const double v, Next());
-    return static_cast<int64_t>(v);
-  }
-  absl::Status Fill(double* out, size_t n) {
-    if ((bytes_.size() - at_) / sizeof(double) < n) {
-      return absl::InternalError("Sample: a rank sent fewer numbers than its chains need");
-    }
-    if (n > 0) std::memcpy(out, bytes_.data() + at_, n * sizeof(double));
-    at_ += n * sizeof(double);
-    return absl::OkStatus();
-  }
-
- private:
-  std::string_view bytes_;
-  size_t at_ = 0;
-};
-
 // The run figures every process counted for its own chains, in a fixed
 // order: summed over processes, except times and VM calls (the processes ran
 // at once: the longest counts).
@@ -998,16 +959,16 @@ absl::StatusOr<SampleResult> GatherRun(Communicator& comm, absl::StatusOr<Sample
   const bool has_chains = !r.chains.empty();
   // The draws every chain keeps: the fewest any process kept (they differ
   // only when sampling was interrupted).
-  DoubleWriter facts;
+  NumberWriter facts;
   facts.Add(has_chains ? r.num_draws() : int64_t{-1});
   facts.Add(int64_t{r.interrupted ? 1 : 0});
   AB_ASSIGN_OR_RETURN(const std::vector<std::string> all_facts, comm.Gather(facts.Bytes(), 0));
-  DoubleWriter agreed;
+  NumberWriter agreed;
   if (comm.rank() == 0) {
     int64_t fewest = -1;
     bool interrupted = false;
     for (const std::string& bytes : all_facts) {
-      DoubleReader in(bytes);
+      NumberReader in(bytes, "a rank's draw count");
       AB_ASSIGN_OR_RETURN(const int64_t kept, in.NextInt());
       AB_ASSIGN_OR_RETURN(const int64_t stopped, in.NextInt());
       if (kept >= 0 && (fewest < 0 || kept < fewest)) fewest = kept;
@@ -1020,7 +981,7 @@ absl::StatusOr<SampleResult> GatherRun(Communicator& comm, absl::StatusOr<Sample
   // Rows of every chain's draws once agreed.
   Eigen::Index rows = KeptDraws(options.num_samples, options.thin);
   {
-    DoubleReader in(agreed_bytes);
+    NumberReader in(agreed_bytes, "the agreed draws");
     AB_ASSIGN_OR_RETURN(const int64_t fewest, in.NextInt());
     AB_ASSIGN_OR_RETURN(const int64_t interrupted, in.NextInt());
     if (interrupted != 0) {
@@ -1033,7 +994,7 @@ absl::StatusOr<SampleResult> GatherRun(Communicator& comm, absl::StatusOr<Sample
   SetEbfmi(r);
 
   // Chains (summaries, draws, saved warmup) and figures to rank 0.
-  DoubleWriter out;
+  NumberWriter out;
   for (int64_t* figure : SummedFigures(r)) out.Add(*figure);
   out.Add(r.compile_seconds);
   out.Add(r.warmup_seconds);
@@ -1069,7 +1030,7 @@ absl::StatusOr<SampleResult> GatherRun(Communicator& comm, absl::StatusOr<Sample
   const Eigen::Index cols = static_cast<Eigen::Index>(all.column_names.size());
   const Eigen::Index warmup_rows = KeptDraws(options.num_warmup, options.thin);
   for (const std::string& bytes : gathered) {
-    DoubleReader in(bytes);
+    NumberReader in(bytes, "a rank's figures and chains");
     for (int64_t* figure : SummedFigures(all)) {
       AB_ASSIGN_OR_RETURN(const int64_t value, in.NextInt());
       *figure += value;
@@ -1118,6 +1079,7 @@ absl::StatusOr<SampleResult> GatherRun(Communicator& comm, absl::StatusOr<Sample
     SampleProgress done;
     done.phase = SamplePhase::kDone;
     done.num_chains = options.num_chains;
+    done.num_processes = comm.size();
     done.iteration = done.phase_iterations = options.num_samples;
     done.total_iteration = done.total_iterations = options.num_warmup + options.num_samples;
     done.divergences = all.total_divergences();
@@ -1133,16 +1095,35 @@ absl::StatusOr<SampleResult> GatherRun(Communicator& comm, absl::StatusOr<Sample
 }  // namespace
 
 absl::StatusOr<SampleResult> Sample(const Model& model, const SampleOptions& options) {
-  absl::StatusOr<SampleResult> local;
-  if (options.call.max_memory_bytes < 0) {
-    local = BadOption("call.max_memory_bytes", absl::StrCat(options.call.max_memory_bytes),
-                      "use 0 (the default limit) or a number of bytes");
-  } else {
-    MemoryScope memory = MemoryScope::ForRun(options.call.max_memory_bytes);
-    local = CatchResourceErrors("Sample", [&] { return SampleInScope(model, options); });
+  const Clock::time_point start = Clock::now();
+  auto run_here = [&model](const SampleOptions& o) -> absl::StatusOr<SampleResult> {
+    if (o.call.max_memory_bytes < 0) {
+      return BadOption("call.max_memory_bytes", absl::StrCat(o.call.max_memory_bytes),
+                       "use 0 (the default limit) or a number of bytes");
+    }
+    MemoryScope memory = MemoryScope::ForRun(o.call.max_memory_bytes);
+    return CatchResourceErrors("Sample", [&] { return SampleInScope(model, o); });
+  };
+  if (options.communicator == nullptr || options.communicator->size() == 1) {
+    return run_here(options);
   }
-  if (options.communicator == nullptr || options.communicator->size() == 1) return local;
-  return GatherRun(*options.communicator, std::move(local), options);
+  // Over processes: this process's chains run on a thread of their own
+  // while this one, which may call MPI, relays their progress to rank 0.
+  Communicator& comm = *options.communicator;
+  absl::StatusOr<SampleResult> local = absl::InternalError("Sample: the run did not start");
+  const RelayOptions relay{.interval_seconds = options.progress_interval_seconds,
+                           .num_chains = options.num_chains,
+                           .num_warmup = options.num_warmup,
+                           .num_samples = options.num_samples,
+                           .start = start};
+  const absl::Status relayed =
+      RelayProgress(comm, relay, options.progress, [&](const ProgressCallback& report) {
+        SampleOptions own = options;
+        own.progress = report;
+        local = run_here(own);
+      });
+  if (!relayed.ok() && local.ok()) local = relayed;
+  return GatherRun(comm, std::move(local), options);
 }
 
 // ---------------------------------------------------------------------------

@@ -158,8 +158,12 @@ struct SampleOptions {
   // one is the error of all, naming its rank), and rank 0 gathers every
   // chain and summarizes them: its SampleResult is the one-process run's
   // (figures summed over processes; times the longest). Another rank's
-  // holds its own chains and no summary. Progress reports come from each
-  // process for its own chains (the CLI prints rank 0's).
+  // holds its own chains and no summary. Each process runs its chains on a
+  // thread of its own while the calling thread (the one that may call MPI)
+  // posts their progress to rank 0 (mcmc/output/progress_relay.h); rank 0's
+  // `progress` gets reports of the whole run, every process's combined, on
+  // the calling thread, at progress_interval_seconds (0.25 s if <= 0);
+  // other processes' `progress` is not called.
   Communicator* communicator = nullptr;
 };
 

@@ -28,6 +28,12 @@ absl::StatusOr<std::vector<int64_t>> SingleProcessCommunicator::SumAll(
   return std::vector<int64_t>(values.begin(), values.end());
 }
 
+absl::Status SingleProcessCommunicator::Post(int dest, std::string_view /*bytes*/) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "communicator: Post to process ", dest, " in a single-process run; there is no other "
+      "process to send to"));
+}
+
 void SingleProcessCommunicator::Abort(int exit_code) { std::_Exit(exit_code); }
 
 Communicator& SingleProcess() {

@@ -5,9 +5,10 @@
 // out, outputs and draws back, a status at each phase's end, progress
 // counts now and then (DESIGN.md, "Beyond one machine").
 //
-// Every member but rank() and size() is COLLECTIVE: every process of the
-// communicator calls it, in the same order, from its main thread (MPI is
-// initialized with MPI_THREAD_FUNNELED). A process that stops calling them
+// Every member but rank(), size() and the point-to-point Post, TryReceive
+// and FinishPosts is COLLECTIVE: every process of the communicator calls it,
+// in the same order. Every member is called from the process's main thread
+// (MPI is initialized with MPI_THREAD_FUNNELED). A process that stops calling them
 // (an error it returned early on, an exception) would leave the others
 // waiting, so a sharded run agrees on its status (AgreeOnStatus) at every
 // point where one process may have failed, and ends every process together.
@@ -19,6 +20,7 @@
 #define AUTOBATCH_SUPPORT_COMMUNICATOR_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -65,6 +67,22 @@ class Communicator {
   // process), on every process: progress counts.
   virtual absl::StatusOr<std::vector<int64_t>> SumAll(std::span<const int64_t> values) = 0;
 
+  // Point to point, not collective (progress reports to rank 0): Post
+  // sends a copy of `bytes` to process `dest` and returns without waiting
+  // for it to be received; messages from one process arrive in the order
+  // posted. TryReceive returns a posted message that has arrived for this
+  // process, from any process, or nullopt at once when none has.
+  // FinishPosts waits until every message this process posted has been
+  // received: call it before the next collective step, on a process whose
+  // receiver is sure to take them all (or it waits forever).
+  struct Posted {
+    int source = 0;
+    std::string bytes;
+  };
+  virtual absl::Status Post(int dest, std::string_view bytes) = 0;
+  virtual absl::StatusOr<std::optional<Posted>> TryReceive() = 0;
+  virtual absl::Status FinishPosts() = 0;
+
   // Ends every process of the run with `exit_code` (MPI_Abort: Open MPI
   // prints its own banner after whatever this process printed). For a
   // failure only one process sees, where agreeing is not possible.
@@ -84,6 +102,11 @@ class SingleProcessCommunicator final : public Communicator {
   absl::StatusOr<std::vector<std::string>> Gather(std::string_view local, int root) override;
   absl::StatusOr<std::string> Broadcast(std::string_view bytes, int root) override;
   absl::StatusOr<std::vector<int64_t>> SumAll(std::span<const int64_t> values) override;
+  // There is no other process: Post fails (InvalidArgument), TryReceive
+  // finds nothing, FinishPosts has nothing to wait for.
+  absl::Status Post(int dest, std::string_view bytes) override;
+  absl::StatusOr<std::optional<Posted>> TryReceive() override { return std::nullopt; }
+  absl::Status FinishPosts() override { return absl::OkStatus(); }
   [[noreturn]] void Abort(int exit_code) override;
 };
 

@@ -57,7 +57,10 @@ if grep -qs '^AUTOBATCH_SANITIZE:STRING=..*$' "$portable/CMakeCache.txt"; then
   # As tools/sanitize.sh: ASan's redzones make the host recursion of the deep
   # programs need a larger stack; and any finding fails the check.
   ulimit -S -s 131072 2>/dev/null || ulimit -S -s unlimited 2>/dev/null || true
-  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1
+  # The options are tools/sanitize.sh's: CI's ASan stage leaves
+  # differential_test to this run (.ci/run).
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 cmake --build "$portable" --target "${targets[@]}" -j"$jobs"
 cmake --build "$native" --target "${targets[@]}" fused_blocks_test -j"$jobs"

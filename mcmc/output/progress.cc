@@ -57,10 +57,12 @@ std::string ProgressPrinter::FormatLine(const SampleProgress& p) {
       p.phase == SamplePhase::kDone
           ? absl::StrFormat("%.1f s (compile %.1f s)", p.elapsed_seconds, p.compile_seconds)
           : absl::StrFormat("%.1f s  ETA %s", p.elapsed_seconds, FormatDuration(p.eta_seconds));
-  return absl::StrFormat("%-8s %6d/%d (%3.0f%%)  chains %d  divergences %d  %.3g grad/s  %s  %s",
+  const std::string processes =
+      p.num_processes > 1 ? absl::StrFormat(" on %d ranks", p.num_processes) : std::string();
+  return absl::StrFormat("%-8s %6d/%d (%3.0f%%)  chains %d%s  divergences %d  %.3g grad/s  %s  %s",
                          std::string(SamplePhaseName(p.phase)), p.total_iteration,
-                         p.total_iterations, percent, p.num_chains, p.divergences, rate,
-                         utilization, time);
+                         p.total_iterations, percent, p.num_chains, processes, p.divergences,
+                         rate, utilization, time);
 }
 
 void ProgressPrinter::Report(const SampleProgress& p) {

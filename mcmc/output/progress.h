@@ -22,6 +22,10 @@ std::string_view SamplePhaseName(SamplePhase phase);  // "warmup", "sampling", "
 struct SampleProgress {
   SamplePhase phase = SamplePhase::kWarmup;
   int64_t num_chains = 0;
+  // The processes the run is spread over (SampleOptions::communicator):
+  // more than 1 only in rank 0's reports of a run over MPI ranks, which
+  // combine every rank's (progress_relay.h).
+  int num_processes = 1;
   // Iterations done per chain in this phase, and the phase's total.
   int64_t iteration = 0;
   int64_t phase_iterations = 0;
@@ -68,7 +72,8 @@ class ProgressPrinter {
   // The text of one progress line (no '\r' or '\n'), e.g.
   // "sampling  1200/2000 (60%)  chains 1024  divergences 3  2.1e+06 grad/s
   //  utilization 87.5%  12.3 s  ETA 8 s" (grad/s leaves compilation out; at
-  // kDone the ETA gives way to the compile time).
+  // kDone the ETA gives way to the compile time), with "chains 1024 on 3
+  // ranks" in a run over processes.
   static std::string FormatLine(const SampleProgress& progress);
   ProgressCallback AsCallback();
 

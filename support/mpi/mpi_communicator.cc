@@ -8,6 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "support/status.h"
@@ -29,7 +33,46 @@ absl::Status MpiStatus(int code, std::string_view what) {
                                                      : absl::StrCat("error ", code)));
 }
 
+// The tag of Post's messages: apart from anything else sent on
+// MPI_COMM_WORLD (collectives have their own matching context anyway).
+constexpr int kPostTag = 0x5041;  // "PA"
+
 }  // namespace
+
+// Posted sends not yet known complete: MPI needs each buffer to stay put
+// until its request completes.
+struct MpiCommunicator::PendingPosts {
+  std::vector<MPI_Request> requests;
+  std::vector<std::unique_ptr<std::string>> buffers;
+
+  // Drops the sends that completed (MPI_Testsome), keeping the order.
+  absl::Status Reap() {
+    if (requests.empty()) return absl::OkStatus();
+    std::vector<int> done(requests.size());
+    int count = 0;
+    AB_RETURN_IF_ERROR(MpiStatus(MPI_Testsome(static_cast<int>(requests.size()), requests.data(),
+                                              &count, done.data(), MPI_STATUSES_IGNORE),
+                                 "MPI_Testsome"));
+    if (count == MPI_UNDEFINED || count == 0) return absl::OkStatus();
+    size_t kept = 0;
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (requests[i] == MPI_REQUEST_NULL) continue;
+      requests[kept] = requests[i];
+      buffers[kept] = std::move(buffers[i]);
+      ++kept;
+    }
+    requests.resize(kept);
+    buffers.resize(kept);
+    return absl::OkStatus();
+  }
+};
+
+MpiCommunicator::MpiCommunicator(int rank, int size, int ranks_on_node, bool finalize)
+    : rank_(rank),
+      size_(size),
+      ranks_on_node_(ranks_on_node),
+      finalize_(finalize),
+      pending_(std::make_unique<PendingPosts>()) {}
 
 absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create(int* argc,
                                                                          char*** argv) {
@@ -69,6 +112,12 @@ absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create(int* ar
 }
 
 MpiCommunicator::~MpiCommunicator() {
+  // Sends nobody will receive (a run that failed before FinishPosts) must
+  // not hold up MPI_Finalize.
+  for (MPI_Request& request : pending_->requests) {
+    MPI_Cancel(&request);
+    MPI_Request_free(&request);
+  }
   if (finalize_) MPI_Finalize();
 }
 
@@ -188,6 +237,54 @@ absl::StatusOr<std::vector<int64_t>> MpiCommunicator::SumAll(std::span<const int
                                              MPI_SUM, MPI_COMM_WORLD),
                                "MPI_Allreduce"));
   return sums;
+}
+
+absl::Status MpiCommunicator::Post(int dest, std::string_view bytes) {
+  if (dest < 0 || dest >= size_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("communicator: Post to process ", dest, " of ", size_));
+  }
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "communicator: Post of ", bytes.size(), " bytes; a posted message is a progress "
+        "report, under 2 GiB (send bulk data with Gather)"));
+  }
+  AB_RETURN_IF_ERROR(pending_->Reap());
+  auto buffer = std::make_unique<std::string>(bytes);
+  MPI_Request request;
+  AB_RETURN_IF_ERROR(MpiStatus(MPI_Isend(buffer->data(), static_cast<int>(buffer->size()),
+                                         MPI_BYTE, dest, kPostTag, MPI_COMM_WORLD, &request),
+                               "MPI_Isend"));
+  pending_->requests.push_back(request);
+  pending_->buffers.push_back(std::move(buffer));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<Communicator::Posted>> MpiCommunicator::TryReceive() {
+  int arrived = 0;
+  MPI_Status status;
+  AB_RETURN_IF_ERROR(MpiStatus(
+      MPI_Iprobe(MPI_ANY_SOURCE, kPostTag, MPI_COMM_WORLD, &arrived, &status), "MPI_Iprobe"));
+  if (arrived == 0) return std::nullopt;
+  int count = 0;
+  AB_RETURN_IF_ERROR(MpiStatus(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count"));
+  Posted posted{.source = status.MPI_SOURCE, .bytes = std::string(static_cast<size_t>(count), '\0')};
+  AB_RETURN_IF_ERROR(MpiStatus(MPI_Recv(posted.bytes.data(), count, MPI_BYTE, status.MPI_SOURCE,
+                                        kPostTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                               "MPI_Recv"));
+  return posted;
+}
+
+absl::Status MpiCommunicator::FinishPosts() {
+  std::vector<MPI_Request>& requests = pending_->requests;
+  if (!requests.empty()) {
+    AB_RETURN_IF_ERROR(MpiStatus(MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
+                                             MPI_STATUSES_IGNORE),
+                                 "MPI_Waitall"));
+  }
+  requests.clear();
+  pending_->buffers.clear();
+  return absl::OkStatus();
 }
 
 void MpiCommunicator::Abort(int exit_code) {

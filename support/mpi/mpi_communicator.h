@@ -36,15 +36,20 @@ class MpiCommunicator final : public Communicator {
   absl::StatusOr<std::vector<std::string>> Gather(std::string_view local, int root) override;
   absl::StatusOr<std::string> Broadcast(std::string_view bytes, int root) override;
   absl::StatusOr<std::vector<int64_t>> SumAll(std::span<const int64_t> values) override;
+  // MPI_Isend / MPI_Iprobe + MPI_Recv / MPI_Waitall, on a tag of their own.
+  absl::Status Post(int dest, std::string_view bytes) override;
+  absl::StatusOr<std::optional<Posted>> TryReceive() override;
+  absl::Status FinishPosts() override;
   [[noreturn]] void Abort(int exit_code) override;
 
  private:
-  MpiCommunicator(int rank, int size, int ranks_on_node, bool finalize)
-      : rank_(rank), size_(size), ranks_on_node_(ranks_on_node), finalize_(finalize) {}
+  struct PendingPosts;  // the sends in flight and their buffers
+  MpiCommunicator(int rank, int size, int ranks_on_node, bool finalize);
   int rank_;
   int size_;
   int ranks_on_node_;
   bool finalize_;
+  std::unique_ptr<PendingPosts> pending_;
 };
 
 

@@ -1,10 +1,11 @@
 // Sample() over MPI ranks (run by mpirun with 2 and 3 ranks): every chain's
 // draws, the summary and the run's counts are those of a one-process run,
-// whatever the number of ranks, including more ranks than chains; an error
-// on one rank is every rank's.
+// whatever the number of ranks, including more ranks than chains; rank 0
+// reports the progress of all; an error on one rank is every rank's.
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -95,6 +96,44 @@ TEST(SampleMpiTest, EveryChainAsInOneProcess) { ExpectAsOneProcess(7); }
 
 // Ranks past the last chain run nothing and still take part.
 TEST(SampleMpiTest, MoreRanksThanChains) { ExpectAsOneProcess(2); }
+
+// Rank 0's callback gets the whole run's progress, every rank's combined,
+// on the thread that called Sample(); the other ranks' is never called.
+TEST(SampleMpiTest, ProgressIsCombinedOverRanks) {
+  std::unique_ptr<Target> model = EightSchools();
+  SampleOptions o = Options(12);
+  o.communicator = &MpiWorld();
+  o.progress_interval_seconds = 0.001;
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<SampleProgress> seen;
+  o.progress = [&](const SampleProgress& p) {
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+    seen.push_back(p);
+  };
+  const absl::StatusOr<SampleResult> result = Sample(*model, o);
+  ASSERT_TRUE(result.ok()) << result.status();
+  if (MpiWorld().rank() != 0) {
+    EXPECT_TRUE(seen.empty());
+    return;
+  }
+  ASSERT_GE(seen.size(), 2u);
+  for (const SampleProgress& p : seen) {
+    EXPECT_EQ(p.num_processes, MpiWorld().size());
+    EXPECT_EQ(p.num_chains, 12);
+  }
+  for (size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_GE(seen[i].gradient_evaluations, seen[i - 1].gradient_evaluations) << i;
+  }
+  // Before the final report, one that counts every rank's whole part.
+  const SampleProgress& all_ended = seen[seen.size() - 2];
+  EXPECT_EQ(all_ended.phase, SamplePhase::kSampling);
+  EXPECT_EQ(all_ended.total_iteration, o.num_warmup + o.num_samples);
+  EXPECT_EQ(all_ended.gradient_evaluations, result->gradient_evaluations);
+  EXPECT_EQ(seen.back().phase, SamplePhase::kDone);
+  EXPECT_EQ(seen.back().gradient_evaluations, result->gradient_evaluations);
+  EXPECT_THAT(ProgressPrinter::FormatLine(seen.back()),
+              HasSubstr(absl::StrCat("chains 12 on ", MpiWorld().size(), " ranks")));
+}
 
 // Initial values outside the support for a chain of rank 1 only: every rank
 // returns rank 1's error.

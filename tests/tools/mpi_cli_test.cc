@@ -1,7 +1,7 @@
 // `mpirun -n R autobatch sample|run` (R = 2 and 3, more ranks than chains
 // included): every chain's CSV file (17 significant digits) and the summary
 // are a one-process run's, the elapsed times and run figures that depend on
-// the processes masked; `run` prints the same outputs byte for byte; bad
+// the processes masked; rank 0 alone prints progress, of every rank; `run` prints the same outputs byte for byte; bad
 // input ends every rank with one message of ours and exit status 1.
 #include <sys/wait.h>
 
@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -105,6 +106,30 @@ TEST(MpiCliTest, SampleGivesTheOneProcessFiles) {
       EXPECT_EQ(Masked(b), Masked(a));
     }
   }
+}
+
+// Progress (stderr, plain lines: not a terminal) comes from rank 0 only and
+// counts every rank's chains: one "done" line, and every line says so.
+TEST(MpiCliTest, ProgressIsPrintedOnceForEveryRank) {
+  const std::string dir = FreshTempDir("mpi_cli_progress");
+  Result sharded = Shell(Mpirun(2) + AUTOBATCH_CLI +
+                         " sample --target eight_schools --chains 6 --warmup 100 --samples 60 "
+                         "--output-dir " + dir + " 2>&1 >/dev/null");
+  ASSERT_EQ(sharded.exit_code, 0) << sharded.out;
+  const std::regex line("(warmup|sampling|done) +[0-9]+/160 .*chains 6 on 2 ranks.*");
+  int lines = 0, done = 0;
+  std::istringstream in(sharded.out);
+  for (std::string text; std::getline(in, text);) {
+    if (text.rfind("warmup", 0) != 0 && text.rfind("sampling", 0) != 0 &&
+        text.rfind("done", 0) != 0) {
+      continue;
+    }
+    ++lines;
+    EXPECT_TRUE(std::regex_match(text, line)) << text;
+    done += text.rfind("done", 0) == 0 ? 1 : 0;
+  }
+  EXPECT_GE(lines, 2) << sharded.out;
+  EXPECT_EQ(done, 1) << sharded.out;
 }
 
 TEST(MpiCliTest, RunPrintsTheOneProcessOutputs) {
