@@ -2,7 +2,10 @@
 # add_subdirectory or by find_package(autobatch) after cmake --install.
 #   autobatch::autobatch  the compiler, the VMs and the frontend
 #   autobatch::mcmc       the MCMC library (Sample()), with the above
-# Both carry only what a consumer needs: the include directory, C++20,
+#   autobatch::mpi        Open MPI behind the Communicator interface
+#                         (support/mpi/mpi_communicator.h), when built
+#                         with MPI (AUTOBATCH_MPI)
+# They carry only what a consumer needs: the include directory, C++20,
 # Eigen's alignment (CMakeLists.txt, autobatch_options) and the
 # dependencies; our warnings, -march=native and -Werror stay on our code.
 
@@ -12,6 +15,12 @@ set_target_properties(autobatch_library PROPERTIES EXPORT_NAME autobatch)
 set_target_properties(autobatch_mcmc PROPERTIES EXPORT_NAME mcmc)
 add_library(autobatch::autobatch ALIAS autobatch_library)
 add_library(autobatch::mcmc ALIAS autobatch_mcmc)
+set(_autobatch_mpi_targets)
+if(AUTOBATCH_HAVE_MPI)
+  set_target_properties(autobatch_mpi PROPERTIES EXPORT_NAME mpi)
+  add_library(autobatch::mpi ALIAS autobatch_mpi)
+  set(_autobatch_mpi_targets autobatch_mpi)
+endif()
 
 if(NOT AUTOBATCH_INSTALL)
   return()
@@ -47,6 +56,7 @@ install(TARGETS
     autobatch_mcmc_scalar
     autobatch_mcmc_batched
     autobatch_mcmc
+    ${_autobatch_mpi_targets}
   EXPORT autobatchTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "backends/run_on_threads.h"
 #include "passes/analysis/definedness.h"
 #include "passes/pipeline.h"
+#include "support/communicator.h"
 #include "support/deadline.h"
 #include "support/memory.h"
 #include "vm/inputs.h"
@@ -323,27 +325,12 @@ absl::StatusOr<std::vector<Tensor>> RunProgramInScope(const Program& program,
   return RunPlanned(plan, std::move(inputs), kernels, options, profile, deadline);
 }
 
-}  // namespace
-
-absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
-                                               std::vector<Tensor> inputs,
-                                               const KernelRegistry* kernels,
-                                               const CallOptions& options,
-                                               Profile* profile) {
-  AB_RETURN_IF_ERROR(CheckCallOptions(options));
-  // One budget for the whole call: compiling, every shard and the outputs.
-  MemoryScope memory = MemoryScope::ForRun(options.max_memory_bytes);
-  return CatchResourceErrors("the call", [&] {
-    return RunProgramInScope(program, std::move(inputs), kernels, options, profile);
-  });
-}
-
-absl::StatusOr<std::vector<Tensor>> RunProgramOnRanks(Communicator& comm, const Program& program,
-                                                      std::vector<Tensor> inputs,
-                                                      const KernelRegistry* kernels,
-                                                      const CallOptions& options,
-                                                      Profile* profile) {
-  if (comm.size() == 1) return RunProgram(program, std::move(inputs), kernels, options, profile);
+// A call over processes (CallOptions::communicator, size > 1): this
+// process runs its slice of the lanes with `run_slice` and rank 0 gathers
+// every lane's outputs.
+absl::StatusOr<std::vector<Tensor>> RunOverProcesses(
+    Communicator& comm, const Program& program, std::vector<Tensor> inputs,
+    const std::function<absl::StatusOr<std::vector<Tensor>>(std::vector<Tensor>)>& run_slice) {
   // The slice of the inputs this process runs (every process checks the
   // whole batch the same way, so they agree on a bad input).
   const absl::Status checked = CheckInputs(program, inputs);
@@ -353,7 +340,7 @@ absl::StatusOr<std::vector<Tensor>> RunProgramOnRanks(Communicator& comm, const 
     local = checked;
   } else {
     std::tie(first, last) = RankRange(BatchOfInputs(program, inputs), comm.rank(), comm.size());
-    local = RunProgram(program, LaneRange(program, inputs, first, last), kernels, options, profile);
+    local = run_slice(LaneRange(program, inputs, first, last));
     if (!local.ok()) {
       local = absl::Status(local.status().code(),
                            absl::StrCat("lanes ", first, " to ", last - 1,
@@ -387,11 +374,43 @@ absl::StatusOr<std::vector<Tensor>> RunProgramOnRanks(Communicator& comm, const 
   return outputs;
 }
 
+
+}  // namespace
+
+absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
+                                               std::vector<Tensor> inputs,
+                                               const KernelRegistry* kernels,
+                                               const CallOptions& options,
+                                               Profile* profile) {
+  if (options.communicator != nullptr && options.communicator->size() > 1) {
+    CallOptions own = options;
+    own.communicator = nullptr;
+    return RunOverProcesses(*options.communicator, program, std::move(inputs),
+                            [&](std::vector<Tensor> slice) {
+                              return RunProgram(program, std::move(slice), kernels, own, profile);
+                            });
+  }
+  AB_RETURN_IF_ERROR(CheckCallOptions(options));
+  // One budget for the whole call: compiling, every shard and the outputs.
+  MemoryScope memory = MemoryScope::ForRun(options.max_memory_bytes);
+  return CatchResourceErrors("the call", [&] {
+    return RunProgramInScope(program, std::move(inputs), kernels, options, profile);
+  });
+}
+
 absl::StatusOr<std::vector<Tensor>> RunProgram(const BlockPlan& plan,
                                                std::vector<Tensor> inputs,
                                                const KernelRegistry* kernels,
                                                const CallOptions& options,
                                                Profile* profile) {
+  if (options.communicator != nullptr && options.communicator->size() > 1) {
+    CallOptions own = options;
+    own.communicator = nullptr;
+    return RunOverProcesses(*options.communicator, plan.program(), std::move(inputs),
+                            [&](std::vector<Tensor> slice) {
+                              return RunProgram(plan, std::move(slice), kernels, own, profile);
+                            });
+  }
   if (options.dry_run || options.vm != Vm::kStack) {
     return RunProgram(plan.program(), std::move(inputs), kernels, options, profile);
   }

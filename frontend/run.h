@@ -10,7 +10,6 @@
 #include "backends/kernel_registry.h"
 #include "backends/tensor.h"
 #include "ir/ir.h"
-#include "support/communicator.h"
 #include "vm/options.h"
 #include "vm/profile.h"
 #include "vm/stack/block_plan.h"
@@ -54,22 +53,6 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const BlockPlan& plan,
                                                const KernelRegistry* kernels,
                                                const CallOptions& options,
                                                Profile* profile = nullptr);
-
-// RunProgram over the processes of `comm` (support/communicator.h: MPI ranks
-// under mpirun), a collective call: every process passes the same program,
-// inputs and options. Process r runs lanes RankRange(batch, r, size) (its
-// inputs' slice; uniform inputs whole) with its own options.shards; the
-// processes agree on the outcome (an error on one is every process's, naming
-// its rank and lanes), and rank 0 gathers every lane's outputs in lane
-// order. Rank 0 returns the whole batch's outputs, bit-identical to one
-// process's RunProgram; another rank returns its own lanes' outputs.
-// `profile`, if not null, receives this process's counters. With one
-// process this is RunProgram.
-absl::StatusOr<std::vector<Tensor>> RunProgramOnRanks(Communicator& comm, const Program& program,
-                                                      std::vector<Tensor> inputs,
-                                                      const KernelRegistry* kernels,
-                                                      const CallOptions& options,
-                                                      Profile* profile = nullptr);
 
 // The lane ranges [begin, end) that a call over `batch` lanes with
 // CallOptions::shards = `shards` (>= 1) runs as, in lane order:

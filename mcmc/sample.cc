@@ -92,6 +92,11 @@ absl::Status ValidateOptions(const Model& model, const SampleOptions& o) {
     return BadOption("num_samples", absl::StrCat(o.num_samples),
                      "it must be in [1, 2^31 - 1]");
   }
+  if (o.call.communicator != nullptr) {
+    return BadOption("call.communicator", "set",
+                     "a run over processes splits its chains, not each VM call's lanes: set "
+                     "SampleOptions::communicator instead");
+  }
   if (o.num_chunks < 1) {
     return BadOption("num_chunks", absl::StrCat(o.num_chunks), "it must be >= 1");
   }

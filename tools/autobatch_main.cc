@@ -425,10 +425,12 @@ int RunRun(const RunArgs& args, Communicator& comm) {
   for (const Tensor& t : inputs->tensors) input_types.push_back(t.type());
   Profile profile;
   // Under mpirun each rank runs its range of the lanes and rank 0 gathers
-  // the outputs (RunProgramOnRanks); the profile is rank 0's own lanes'.
+  // the outputs (CallOptions::communicator); the profile is rank 0's own
+  // lanes'.
+  options.communicator = &comm;
   absl::StatusOr<std::vector<Tensor>> outputs =
-      RunProgramOnRanks(comm, marked, std::move(inputs->tensors), &ctx.kernels(), options,
-                        args.profile ? &profile : nullptr);
+      RunProgram(marked, std::move(inputs->tensors), &ctx.kernels(), options,
+                 args.profile ? &profile : nullptr);
   if (!outputs.ok()) {
     // A type error that the inputs' guessed dtypes cause is about the file.
     return Fail(ExplainGuessedTypes(args.inputs, marked, input_types, inputs->guessed,

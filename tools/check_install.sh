@@ -3,7 +3,8 @@
 # already-built tree into a temporary prefix, builds the consumer project
 # tests/install/consumer against it with find_package(autobatch) and CMake's
 # default flags (no -march=native) and runs its programs (a per-example
-# program, with JIT-fused blocks, and a Sample() run); then configures the
+# program, with JIT-fused blocks, and a Sample() run, also over 2 MPI ranks
+# when autobatch was built with MPI); then configures the
 # consumer with add_subdirectory(autobatch) and compiles its sources; checks
 # that neither way hands the consumer our build flags or tree paths, and
 # that no two installed libraries need each other's symbols.
@@ -82,7 +83,20 @@ cmake --build "$work/installed" -j"$jobs"
 # A fresh JIT cache: the fused run compiles against the header copies the
 # installed library carries, nothing from the build or source tree.
 AUTOBATCH_CACHE_DIR="$work/cache" "$work/installed/newton"
-"$work/installed/normal_mean"
+"$work/installed/normal_mean" > "$work/one_process.txt"
+cat "$work/one_process.txt"
+# Built with MPI (autobatch::mpi installed): the same run over 2 ranks gives
+# the same summary, but for the lines of times and other per-process figures.
+if grep -qs '^set(autobatch_HAVE_MPI ON)' "$config"; then
+  echo "--- consumer over 2 MPI ranks"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    OMPI_MCA_btl_vader_single_copy_mechanism=none \
+    mpirun --oversubscribe --bind-to none -n 2 "$work/installed/normal_mean" > "$work/ranks.txt" ||
+    fail "normal_mean over 2 MPI ranks failed"
+  per_process='Wall time|ESS_bulk\(lp__\)|Batch utilization'
+  diff <(grep -Ev "$per_process" "$work/one_process.txt") <(grep -Ev "$per_process" "$work/ranks.txt") ||
+    fail "normal_mean over 2 MPI ranks summarized differently from one process (diff above)"
+fi
 
 echo "--- consumer, add_subdirectory(autobatch)"
 cmake -G "Unix Makefiles" -S tests/install/consumer -B "$work/subdirectory" -DAUTOBATCH_SOURCE_DIR="$root" \

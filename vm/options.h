@@ -11,6 +11,8 @@
 
 namespace autobatch {
 
+class Communicator;  // support/communicator.h
+
 struct FusedProgram;  // vm/fused_blocks.h
 
 // The executor of a batched call (see DESIGN.md, "Execution").
@@ -216,6 +218,18 @@ struct CallOptions {
   // other executors. The JIT's errors (no compiler, compile or load
   // failure) fail the call.
   bool jit_fused_blocks = false;
+  // The processes the call is spread over (support/communicator.h: MPI
+  // ranks under mpirun; null = this process alone). A collective call:
+  // every process makes it with the same program, inputs and options.
+  // Process r runs lanes RankRange(batch, r, size) (its slice of the inputs;
+  // uniform inputs whole) with shards of its own; the processes agree on
+  // the outcome (an error on one is every process's, naming its rank and
+  // lanes), and rank 0 gathers every lane's outputs in lane order: rank 0
+  // gets the whole batch's outputs, bit-identical to one process's call,
+  // another rank its own lanes' outputs. A profile counts this process's
+  // lanes. RunProgram and BatchFunction::Run honour it; Sample() takes
+  // SampleOptions::communicator instead (it splits chains, not each call).
+  Communicator* communicator = nullptr;
 };
 
 }  // namespace autobatch

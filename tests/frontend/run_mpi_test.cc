@@ -1,6 +1,8 @@
-// RunProgramOnRanks under mpirun (2 and 3 ranks): rank 0's outputs are one
-// process's, bit for bit, for any batch (including fewer lanes than ranks);
-// a lane's error on one rank is every rank's, naming the rank and lanes.
+// Calls over processes (CallOptions::communicator) under mpirun (2 and 3
+// ranks), through RunProgram and BatchFunction::Run: rank 0's outputs are
+// one process's, bit for bit, for any batch (including fewer lanes than
+// ranks); a lane's error on one rank is every rank's, naming the rank and
+// lanes.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "samples/fibonacci/fibonacci.h"
 #include "samples/peanuts/peanuts.h"
+#include "support/communicator.h"
 #include "tests/frontend/peanuts_inputs.h"
 #include "tests/support/mpi_test_main.h"
 
@@ -34,15 +37,20 @@ TEST(RunMpiTest, RankZeroGetsOneProcesssOutputs) {
       absl::StatusOr<std::vector<Tensor>> one =
           RunProgram(*program, in, &ctx.kernels(), options);
       ASSERT_TRUE(one.ok()) << one.status();
-      absl::StatusOr<std::vector<Tensor>> many =
-          RunProgramOnRanks(MpiWorld(), *program, in, &ctx.kernels(), options);
-      ASSERT_TRUE(many.ok()) << many.status();
-      if (MpiWorld().rank() == 0) {
-        EXPECT_EQ(*many, *one) << "batch " << batch;
-      } else {
-        const auto [first, last] = RankRange(batch, MpiWorld().rank(), MpiWorld().size());
-        ASSERT_EQ(many->size(), 1u);
-        EXPECT_EQ((*many)[0].batch(), last - first);
+      CallOptions over_ranks = options;
+      over_ranks.communicator = &MpiWorld();
+      // Through RunProgram and through the function's own call (compiled
+      // and cached by the Context, run from its block plan).
+      for (const absl::StatusOr<std::vector<Tensor>>& many :
+           {RunProgram(*program, in, &ctx.kernels(), over_ranks), fib.Run(in, over_ranks)}) {
+        ASSERT_TRUE(many.ok()) << many.status();
+        if (MpiWorld().rank() == 0) {
+          EXPECT_EQ(*many, *one) << "batch " << batch;
+        } else {
+          const auto [first, last] = RankRange(batch, MpiWorld().rank(), MpiWorld().size());
+          ASSERT_EQ(many->size(), 1u);
+          EXPECT_EQ((*many)[0].batch(), last - first);
+        }
       }
     }
   }
@@ -57,7 +65,7 @@ TEST(RunMpiTest, FloatingPointLanesKeepTheirBits) {
   absl::StatusOr<std::vector<Tensor>> one = RunProgram(*program, in, &ctx.kernels(), {});
   ASSERT_TRUE(one.ok()) << one.status();
   absl::StatusOr<std::vector<Tensor>> many =
-      RunProgramOnRanks(MpiWorld(), *program, in, &ctx.kernels(), {});
+      RunProgram(*program, in, &ctx.kernels(), {.communicator = &MpiWorld()});
   ASSERT_TRUE(many.ok()) << many.status();
   if (MpiWorld().rank() == 0) {
     EXPECT_EQ(*many, *one);
@@ -77,7 +85,8 @@ TEST(RunMpiTest, AnErrorOnOneRankIsEveryRanksError) {
   n[static_cast<size_t>(end - 1)] = 40;
   std::vector<Tensor> in = {*Tensor::FromVector(n)};
   const absl::Status status =
-      RunProgramOnRanks(MpiWorld(), *program, in, &ctx.kernels(), {.max_stack_depth = 20})
+      RunProgram(*program, in, &ctx.kernels(),
+                 {.max_stack_depth = 20, .communicator = &MpiWorld()})
           .status();
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(std::string(status.message()),

@@ -191,7 +191,7 @@ TEST(ProgressRelayTest, RankZeroWaitsForEveryProcessAndReportsOnItsOwnThread) {
     EXPECT_EQ(std::this_thread::get_id(), caller);
     seen.push_back(p);
   };
-  const MemoryScope memory(MemoryBudget::Create(int64_t{1} << 30));
+  const MemoryScope memory = MemoryScope::ForRun(int64_t{1} << 30);
   MemoryBudget* const budget = CurrentMemoryBudget();
   std::atomic<bool> own_part_ended{false};
   // Rank 1 reports once, then ends well after this process's part has.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/communicator.h"
 #include "mcmc/batched/batched_sampler.h"
 #include "mcmc/model/program_model.h"
 #include "mcmc/sample.h"
@@ -224,6 +225,16 @@ TEST(SampleOptionsTest, ShardsDefaultToTheCommandLinesChoice) {
             DefaultShards(100, model->dimension(), HardwareThreads()));
   o.call.shards = -1;
   EXPECT_THAT(std::string(Sample(*model, o).status().message()), HasSubstr("call.shards"));
+}
+
+// A run over processes splits chains (SampleOptions::communicator); a
+// communicator in the VM calls' options is a mistake, named.
+TEST(SampleOptionsTest, TheCallsOwnCommunicatorIsRefused) {
+  std::unique_ptr<ProgramModel> model = EightSchoolsProgram();
+  SampleOptions o = SmallRun();
+  o.call.communicator = &SingleProcess();
+  EXPECT_THAT(std::string(Sample(*model, o).status().message()),
+              HasSubstr("call.communicator = set; a run over processes splits its chains"));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // A model of a user's, sampled with Sample(): the mean and scale of normal
 // data, y ~ normal(mu, sigma), with the data given inline as CmdStan JSON.
+// Started by mpirun, with autobatch built with MPI (autobatch::mpi), the
+// chains are spread over the ranks and rank 0 prints the summary.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -7,12 +9,34 @@
 #include "mcmc/model/distributions.h"
 #include "mcmc/model/program_model.h"
 #include "mcmc/sample.h"
+#include "support/communicator.h"
+#ifdef CONSUMER_HAVE_MPI
+#include <memory>
+
+#include "support/mpi/mpi_communicator.h"
+#endif
 
 static_assert(EIGEN_MAX_ALIGN_BYTES == 64);  // see newton.cc
 
 using namespace autobatch;
 
-int main() {
+int main(int argc, char** argv) {
+#ifdef CONSUMER_HAVE_MPI
+  std::unique_ptr<MpiCommunicator> ranks;
+  if (StartedByMpiLauncher()) {
+    absl::StatusOr<std::unique_ptr<MpiCommunicator>> created = MpiCommunicator::Create(&argc, &argv);
+    if (!created.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(created.status().message()).c_str());
+      return 1;
+    }
+    ranks = *std::move(created);
+  }
+  Communicator* communicator = ranks.get();
+#else
+  (void)argc;
+  (void)argv;
+  Communicator* communicator = nullptr;
+#endif
   mcmc::ProgramModel model("normal_mean");
   mcmc::ModelParameter mu = model.AddParameter("mu");
   mcmc::ModelParameter sigma = model.AddParameter("sigma", {}, mcmc::Transform::LowerBound(0));
@@ -33,11 +57,13 @@ int main() {
   options.num_chains = 16;
   options.num_warmup = 300;
   options.num_samples = 300;
+  options.communicator = communicator;
   absl::StatusOr<mcmc::SampleResult> result = mcmc::Sample(model, options);
   if (!result.ok()) {
     std::fprintf(stderr, "%s\n", std::string(result.status().message()).c_str());
     return 1;
   }
+  if (communicator != nullptr && communicator->rank() != 0) return 0;  // rank 0 reports
   std::printf("%s", mcmc::FormatSummary(*result).c_str());
   // The data's mean is 3.0; with 16 x 300 draws the posterior mean of mu
   // is within 0.1 of it (its posterior sd is about 0.2 / sqrt(ESS)).
