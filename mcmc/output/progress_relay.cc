@@ -155,11 +155,13 @@ absl::Status RelayProgress(Communicator& comm, const RelayOptions& options,
     combiner.emplace(options.num_chains, comm.size(), options.num_warmup, options.num_samples);
   }
   absl::Status status;
+  bool ended_seen = false;  // once seen, rank 0 waits out each interval
   while (status.ok()) {
     std::optional<RankProgress> report;
     {
       std::unique_lock<std::mutex> lock(mu);
-      changed.wait_for(lock, interval, [&] { return ended; });
+      changed.wait_for(lock, interval, [&] { return ended && !ended_seen; });
+      ended_seen = ended;
       if (fresh) report = latest;
       fresh = false;
     }
