@@ -3,14 +3,17 @@
 # build-asan/, or TSan (the concurrency tests) in build-tsan/.
 # Usage: tools/sanitize.sh address|thread [extra ctest arguments...]
 #   address  configures build-asan/ with AUTOBATCH_SANITIZE=address,undefined
-#            (-O1 -g1, internal checks on, no benchmarks, no MPI: Open MPI's
+#            (UBSan on the libraries and tools, the test code under ASan
+#            alone: CMakeLists.txt says why;
+#            -O1 -g1, internal checks on, no benchmarks, no MPI: Open MPI's
 #            own allocations would read as leaks), builds, runs every
 #            test but those labelled `slow` (tests/CMakeLists.txt, SLOW), which
 #            repeat at scale what faster tests check and would take most of
 #            the stage under ASan.
 #   thread   configures build-tsan/ with AUTOBATCH_SANITIZE=thread, builds only
-#            concurrency_test, threaded_backend_test, run_test and sample_test,
-#            and runs the tests labelled `concurrency`, the ThreadedBackendTest
+#            concurrency_test, threaded_backend_test, run_test, sample_test,
+#            jit_test and progress_relay_test, and runs the tests labelled
+#            `concurrency` (the progress relay's among them), the ThreadedBackendTest
 #            and ShardsTest cases, and the sharded sampler test (its user
 #            kernels called from two threads at once).
 # Every sanitizer report aborts its test, so any finding fails the run.
@@ -55,7 +58,7 @@ case "$mode" in
   thread)
     configure build-tsan thread
     cmake --build build-tsan -j"$jobs" --target concurrency_test threaded_backend_test run_test \
-      sample_test jit_test
+      sample_test jit_test progress_relay_test
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
     ctest --test-dir build-tsan --no-tests=error --output-on-failure -j"$jobs" --timeout 1200 \
       -L concurrency "$@"
