@@ -15,6 +15,8 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -146,16 +148,31 @@ TEST(MpiCliTest, RunPrintsTheOneProcessOutputs) {
 }
 
 // One message of ours, on stderr, before Open MPI's own banner; exit 1.
+// The kinds: a bad argument, an unwritable output path, a missing and a
+// malformed file, a memory budget every rank exceeds, and a stack budget
+// only rank 1's lanes exceed (named in the one message).
 TEST(MpiCliTest, BadInputEndsEveryRankWithOneMessage) {
   const std::string dir = FreshTempDir("mpi_cli_errors");
-  for (const std::string& args :
-       {std::string(" sample --target nonexistent"),
-        " sample --target eight_schools --chains 3 --warmup 10 --samples 10 --output-dir " + dir +
-            "/out/../../../../../../../proc/x",
-        " run fibonacci --inputs " + dir + "/missing.json"}) {
+  std::ofstream(dir + "/malformed.json") << R"({"inputs": [[6, 7)";
+  // 6 lanes over 2 ranks: rank 1 runs lanes 3 to 5, and lane 5 recurses deep.
+  std::ofstream(dir + "/deep.json") << R"({"inputs": [[5, 5, 5, 5, 5, 40]]})";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {" sample --target nonexistent", "nonexistent"},
+      {" sample --target eight_schools --chains 3 --warmup 10 --samples 10 --output-dir " + dir +
+           "/out/../../../../../../../proc/x",
+       "/proc/x"},
+      {" run fibonacci --inputs " + dir + "/missing.json", "missing.json"},
+      {" run fibonacci --inputs " + dir + "/malformed.json", "malformed.json"},
+      {" sample --target eight_schools --chains 64 --warmup 10 --samples 1000 --max-memory 1000000 "
+       "--output-dir " + dir + "/budget",
+       "memory"},
+      {" run fibonacci --max-stack-depth 20 --inputs " + dir + "/deep.json", "rank 1: lanes 3 to 5"},
+  };
+  for (const auto& [args, named] : cases) {
     SCOPED_TRACE(args);
     Result r = Shell(Mpirun(2) + AUTOBATCH_CLI + args + " 2>&1");
     EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_THAT(r.out, HasSubstr(named));
     const std::regex ours_pattern("autobatch[a-z ]*: error:");
     const auto count = std::distance(
         std::sregex_iterator(r.out.begin(), r.out.end(), ours_pattern), std::sregex_iterator());
