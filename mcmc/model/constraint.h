@@ -3,7 +3,7 @@
 // y -> constrained x, with log|J|) and its inverse.
 //
 // The transforms (Stan reference manual, "Constraint transforms"; the
-// formulas of docs/MCMC.md "Models as programs"):
+// formulas of the project brief's MCMC.md, "Models as programs"):
 //   identity         x = y                           log|J| = 0
 //   lower bound a    x = a + exp(y)                  log|J| = y
 //   upper bound b    x = b - exp(y)                  log|J| = y
