@@ -7,11 +7,13 @@
 // at a false-failure rate of kFamilyAlpha (Bonferroni z over all of them;
 // each test checks its count): eight schools' reference means, and
 // logistic regression against a long run of the hand-written target on the
-// same data (the bound combines both runs' MCSE). For the synthetic data
-// sets the posterior mean is not known; their check is a sanity bound: the
-// data-generating value lies within kTruthSds posterior standard deviations
-// of the posterior mean (a failure there means the model or the data are
-// wrong, not a small bias).
+// same data, and the synthetic models against long runs of their own
+// (16 chains x 10 000 draws, tests/samples/data/model_reference_means.json,
+// written by tools/make_model_references.sh); each bound combines both runs'
+// MCSE. The synthetic models' posterior means are not known otherwise; a
+// sanity bound checks them against the data-generating values too: each
+// lies within kTruthSds posterior standard deviations of the posterior mean
+// (a failure there means the model or the data are wrong, not a small bias).
 //
 // Cost (RelWithDebInfo, the shared 2-core machine, 2026-11-29, ctest wall
 // time): 56 s in all, hence the `slow` label: logistic regression 30 s (most
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "mcmc/model/targets/logistic_regression.h"
 #include "mcmc/output/diagnostics.h"
 #include "mcmc/sample.h"
@@ -42,7 +45,11 @@ using mcmc::SampleResult;
 constexpr double kFamilyAlpha = 1e-3;
 constexpr int kEightSchoolsComparisons = 2;
 constexpr int kLogisticComparisons = 25;
-constexpr int kMeanComparisons = kEightSchoolsComparisons + kLogisticComparisons;
+// Every parameter of hierarchical (11), ar2 (4), mixture (4) and
+// poisson_regression (4).
+constexpr int kReferenceRunComparisons = 23;
+constexpr int kMeanComparisons =
+    kEightSchoolsComparisons + kLogisticComparisons + kReferenceRunComparisons;
 constexpr double kMaxRhat = 1.01;
 constexpr double kMinEss = 400;
 constexpr double kTruthSds = 4;
@@ -100,6 +107,38 @@ void ExpectNearTruth(const SampleResult& result, const std::string& column, doub
   EXPECT_LE(std::abs(row.mean - truth), kTruthSds * row.stddev)
       << result.model_name << " " << column << ": mean " << row.mean << " sd " << row.stddev
       << " truth " << truth;
+}
+
+// The model's means against its long reference run (the file's columns,
+// every parameter): |difference| <= z sqrt(mcse^2 + mcse_ref^2). Returns
+// the number of comparisons.
+int ExpectMatchesReferenceRun(const SampleResult& result, const std::string& name) {
+  const std::string path =
+      std::string(AUTOBATCH_SOURCE_DIR "/tests/samples/data/model_reference_means.json");
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  const nlohmann::json references = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(references.is_discarded()) << path << " is not JSON";
+  if (references.is_discarded() || !references["models"].contains(name)) {
+    ADD_FAILURE() << path << " has no reference run of " << name
+                  << "; run tools/make_model_references.sh";
+    return 0;
+  }
+  int comparisons = 0;
+  double worst_z = 0;
+  for (const auto& [column, ref] : references["models"][name].items()) {
+    ++comparisons;
+    const mcmc::SummaryRow& row = Row(result, column);
+    const double mcse = std::hypot(row.mcse, ref["mcse"].get<double>());
+    const double difference = row.mean - ref["mean"].get<double>();
+    if (std::abs(difference / mcse) > std::abs(worst_z)) worst_z = difference / mcse;
+    EXPECT_LE(std::abs(difference), MeanZ() * mcse)
+        << name << " " << column << ": mean " << row.mean << " reference "
+        << ref["mean"].get<double>() << " mcse " << mcse;
+  }
+  std::printf("%s: %d means against the reference run, worst z %.2f (bound %.2f)\n",
+              name.c_str(), comparisons, worst_z, MeanZ());
+  return comparisons;
 }
 
 TEST(ExampleModelsStatisticalTest, EightSchoolsFindsTheReferenceMeans) {
@@ -161,7 +200,7 @@ TEST(ExampleModelsStatisticalTest, LogisticRegressionMatchesTheHandWrittenTarget
   EXPECT_EQ(comparisons, kLogisticComparisons);
 }
 
-TEST(ExampleModelsStatisticalTest, HierarchicalConvergesNearTheTruth) {
+TEST(ExampleModelsStatisticalTest, HierarchicalMatchesItsReferenceRun) {
   std::unique_ptr<ProgramModel> model = LoadExample("hierarchical");
   ASSERT_NE(model, nullptr);
   absl::StatusOr<SampleResult> result = mcmc::Sample(*model, Options(20261206, /*delta=*/0.9));
@@ -170,9 +209,10 @@ TEST(ExampleModelsStatisticalTest, HierarchicalConvergesNearTheTruth) {
   ExpectNearTruth(*result, "mu_alpha", 1.0);
   ExpectNearTruth(*result, "tau", 0.7);
   ExpectNearTruth(*result, "sigma", 1.0);
+  EXPECT_EQ(ExpectMatchesReferenceRun(*result, "hierarchical"), 11);
 }
 
-TEST(ExampleModelsStatisticalTest, Ar2ConvergesNearTheTruth) {
+TEST(ExampleModelsStatisticalTest, Ar2MatchesItsReferenceRun) {
   std::unique_ptr<ProgramModel> model = LoadExample("ar2");
   ASSERT_NE(model, nullptr);
   absl::StatusOr<SampleResult> result = mcmc::Sample(*model, Options(20261207));
@@ -182,9 +222,10 @@ TEST(ExampleModelsStatisticalTest, Ar2ConvergesNearTheTruth) {
   ExpectNearTruth(*result, "beta.1", 0.6);
   ExpectNearTruth(*result, "beta.2", -0.3);
   ExpectNearTruth(*result, "sigma", 1.0);
+  EXPECT_EQ(ExpectMatchesReferenceRun(*result, "ar2"), 4);
 }
 
-TEST(ExampleModelsStatisticalTest, MixtureConvergesNearTheTruth) {
+TEST(ExampleModelsStatisticalTest, MixtureMatchesItsReferenceRun) {
   std::unique_ptr<ProgramModel> model = LoadExample("mixture");
   ASSERT_NE(model, nullptr);
   absl::StatusOr<SampleResult> result = mcmc::Sample(*model, Options(20261208));
@@ -194,9 +235,10 @@ TEST(ExampleModelsStatisticalTest, MixtureConvergesNearTheTruth) {
   ExpectNearTruth(*result, "mu.2", 2.0);
   ExpectNearTruth(*result, "theta", 0.35);
   ExpectNearTruth(*result, "sigma", 1.0);
+  EXPECT_EQ(ExpectMatchesReferenceRun(*result, "mixture"), 4);
 }
 
-TEST(ExampleModelsStatisticalTest, PoissonRegressionConvergesNearTheTruth) {
+TEST(ExampleModelsStatisticalTest, PoissonRegressionMatchesItsReferenceRun) {
   std::unique_ptr<ProgramModel> model = LoadExample("poisson_regression");
   ASSERT_NE(model, nullptr);
   absl::StatusOr<SampleResult> result = mcmc::Sample(*model, Options(20261209));
@@ -206,6 +248,7 @@ TEST(ExampleModelsStatisticalTest, PoissonRegressionConvergesNearTheTruth) {
   ExpectNearTruth(*result, "beta.1", 0.3);
   ExpectNearTruth(*result, "beta.2", -0.2);
   ExpectNearTruth(*result, "beta.3", 0.1);
+  EXPECT_EQ(ExpectMatchesReferenceRun(*result, "poisson_regression"), 4);
 }
 
 }  // namespace
