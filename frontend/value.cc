@@ -363,6 +363,9 @@ Value reduce_sum(const Operand& x) { return Unary(Primitive::kReduceSum, x); }
 Value dot(const Operand& a, const Operand& b) { return Binary(Primitive::kDot, a, b); }
 Value squared_norm(const Operand& x) { return Unary(Primitive::kSquaredNorm, x); }
 Value log_sum_exp(const Operand& x) { return Unary(Primitive::kLogSumExp, x); }
+Value log_sum_exp(const Operand& a, const Operand& b) {
+  return max(a, b) + log1p_exp(-abs(a - b));
+}
 
 namespace {
 Value MatVec(Primitive prim, std::shared_ptr<const DenseMatrix> matrix, const Operand& x) {

@@ -247,6 +247,12 @@ Value reduce_sum(const Operand& x);
 Value dot(const Operand& a, const Operand& b);
 Value squared_norm(const Operand& x);
 Value log_sum_exp(const Operand& x);  // log(sum_i e^x[i]), a float scalar
+// log(e^a + e^b) elementwise (Stan's binary log_sum_exp), written as
+// max(a, b) + log1p_exp(-|a - b|): it never overflows, and its gradient is
+// the softmax weights (e^a, e^b) / (e^a + e^b) except where a == b (measure
+// zero), where max's and abs's subgradient rules give (1, 0). a and b both
+// -inf give NaN (the difference of infinities).
+Value log_sum_exp(const Operand& a, const Operand& b);
 // out = M x per lane (bit-stable).
 Value matvec(std::shared_ptr<const DenseMatrix> matrix, const Operand& x);
 // out = M x as one matrix product over the active lanes (NOT bit-stable).

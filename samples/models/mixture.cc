@@ -9,13 +9,12 @@
 //                                normal_lupdf(y[n] | mu[2], sigma));
 //   }
 //
-// log_mix is log(theta e^a + (1 - theta) e^b) per observation. The
-// primitive log_sum_exp reduces a whole vector to one scalar, so using it
-// would take a loop over the observations with a 2-vector each; instead the
-// two-term identity log(e^a + e^b) = max(a, b) + log1p_exp(-|a - b|) runs
-// elementwise over all N observations at once (exact, no overflow, and its
-// derivative is the softmax weight away from the measure-zero a = b). The
-// -log(sigma) both components share comes out of the sum as N log(sigma).
+// log_mix is log(theta e^a + (1 - theta) e^b) per observation: the binary
+// log_sum_exp(a, b) over all N observations at once (elementwise:
+// max(a, b) + log1p_exp(-|a - b|), frontend/value.h; the primitive
+// log_sum_exp of one vector would take a loop over the observations with a
+// 2-vector each). The -log(sigma) both components share comes out of the
+// sum as N log(sigma).
 #include "mcmc/model/distributions.h"
 #include "samples/models/models.h"
 
@@ -41,7 +40,7 @@ std::unique_ptr<mcmc::ProgramModel> MixtureModel() {
     const Value z2 = (y() - reduce_sum(slice(mu(), 1, 1))) / s;
     const Value a = log(theta()) - 0.5 * z1 * z1;
     const Value b = log1p(-theta()) - 0.5 * z2 * z2;
-    target += reduce_sum(max(a, b) + log1p_exp(-abs(a - b)));
+    target += reduce_sum(log_sum_exp(a, b));
     target += -cast(n(), DType::kF64) * log(s);
   });
   return model;

@@ -2,6 +2,8 @@
 // against the primitive table (ir/primitives.def).
 #include "frontend/value.h"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
@@ -9,9 +11,9 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include <gtest/gtest.h>
-
 #include "frontend/context.h"
 #include "ir/primitives.h"
 
@@ -148,6 +150,31 @@ TEST(ValueTest, EveryPrimitiveHasAFrontendFunctionAndTheTablesOperator) {
   }
   EXPECT_EQ(operators_in_table, static_cast<int>(operators.size()))
       << "an operator of frontend/value.h is missing from ir/primitives.def";
+}
+
+// The binary log_sum_exp (Stan's log_sum_exp(a, b)), elementwise: equal to
+// log(e^a + e^b) where that is representable, and finite where e^a
+// overflows.
+TEST(ValueTest, BinaryLogSumExpIsLogOfSumsAndNeverOverflows) {
+  Context ctx;
+  BatchFunction f = ctx.Batch("f")([](Value a, Value b) { return log_sum_exp(a, b); });
+  const std::vector<double> a = {0, 3, -2, 1000, -1000, 1e-300, 700};
+  const std::vector<double> b = {0, -2, 3, 1000, 0, -5, 710};
+  absl::StatusOr<std::vector<Tensor>> out =
+      f.Run({*Tensor::FromVector(a), *Tensor::FromVector(b)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::vector<double> got = (*out)[0].ToVector<double>();
+  ASSERT_EQ(got.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double m = std::max(a[i], b[i]);
+    // log(e^a + e^b) = m + log(e^(a-m) + e^(b-m)), exact enough in long double.
+    const long double expected =
+        m + std::log(std::exp(static_cast<long double>(a[i] - m)) +
+                     std::exp(static_cast<long double>(b[i] - m)));
+    EXPECT_NEAR(got[i], static_cast<double>(expected), 4e-16 * std::max(1.0, std::abs(m)))
+        << "a " << a[i] << " b " << b[i];
+  }
+  EXPECT_EQ(got[3], 1000 + std::log(2.0));  // e^1000 overflows a double
 }
 
 }  // namespace
