@@ -524,6 +524,37 @@ TEST(SampleCliTest, SamplesAModelWrittenAsAProgram) {
   EXPECT_THAT(ir.out, HasSubstr("%y: f64[8] uniform"));
 }
 
+// A model file whose log density calls a user kernel is refused by
+// `sample --model`: the kernel's code is not in the file.
+TEST(SampleCliTest, AModelFileThatCallsAUserKernelIsRefused) {
+  const std::string dir = FreshTempDir("sample_cli_model_kernel");
+  Result dump = RunCli("model eight_schools --json > " + dir + "/m.json");
+  ASSERT_EQ(dump.exit_code, 0) << dump.out;
+  std::ifstream in(dir + "/m.json");
+  nlohmann::json model = nlohmann::json::parse(in);
+  nlohmann::json& program = model["program"];
+  // `k = twice(t0)` after t0, the log density's first value (a constant).
+  program["kernels"].push_back(nlohmann::json::object(
+      {{"name", "twice"}, {"inputs", {"f64"}}, {"outputs", {"f64"}}}));
+  const int entry = program["entry"].get<int>();
+  program["variables"].push_back(nlohmann::json::object({{"name", "k"}, {"function", entry}}));
+  const int k = static_cast<int>(program["variables"].size()) - 1;
+  nlohmann::json& ops = program["functions"][entry]["blocks"][0]["ops"];
+  const int t0 = ops[0]["outputs"][0].get<int>();
+  ops.insert(ops.begin() + 1, nlohmann::json::object({{"kind", "prim"},
+                                                      {"prim", "kernel"},
+                                                      {"inputs", nlohmann::json::array({t0})},
+                                                      {"outputs", nlohmann::json::array({k})},
+                                                      {"attrs", {{"kernel", "twice"}}}}));
+  std::ofstream(dir + "/kernel.json") << model.dump();
+  const std::string data = std::string(AUTOBATCH_SOURCE_DIR "/samples/models/eight_schools.data.json");
+  Result r = RunCli("sample --model " + dir + "/kernel.json --data " + data +
+                    " --chains 2 --warmup 10 --samples 10 --no-progress --output-dir " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("calls user kernel 'twice'")) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out/output_1.csv"));
+}
+
 // `autobatch model`: the model as JSON, and CmdStan's log_prob at given
 // constrained values (checked against the density written out by hand).
 // A model file keeps the data's size names: written once, it samples data
