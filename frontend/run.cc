@@ -325,12 +325,21 @@ absl::StatusOr<std::vector<Tensor>> RunProgramInScope(const Program& program,
   return RunPlanned(plan, std::move(inputs), kernels, options, profile, deadline);
 }
 
-// A call over processes (CallOptions::communicator, size > 1): this
-// process runs its slice of the lanes with `run_slice` and rank 0 gathers
-// every lane's outputs.
+// Whether `options` spread the call over more than one process.
+bool OverProcesses(const CallOptions& options) {
+  return options.communicator != nullptr && options.communicator->size() > 1;
+}
+
+// A call over processes (OverProcesses(options)): this process runs its
+// slice of the lanes with `run_slice`, given `options` without the
+// communicator, and rank 0 gathers every lane's outputs.
 absl::StatusOr<std::vector<Tensor>> RunOverProcesses(
-    Communicator& comm, const Program& program, std::vector<Tensor> inputs,
-    const std::function<absl::StatusOr<std::vector<Tensor>>(std::vector<Tensor>)>& run_slice) {
+    const Program& program, std::vector<Tensor> inputs, const CallOptions& options,
+    const std::function<absl::StatusOr<std::vector<Tensor>>(std::vector<Tensor>,
+                                                            const CallOptions&)>& run_slice) {
+  Communicator& comm = *options.communicator;
+  CallOptions own = options;
+  own.communicator = nullptr;
   // The slice of the inputs this process runs (every process checks the
   // whole batch the same way, so they agree on a bad input).
   const absl::Status checked = CheckInputs(program, inputs);
@@ -340,7 +349,7 @@ absl::StatusOr<std::vector<Tensor>> RunOverProcesses(
     local = checked;
   } else {
     std::tie(first, last) = RankRange(BatchOfInputs(program, inputs), comm.rank(), comm.size());
-    local = run_slice(LaneRange(program, inputs, first, last));
+    local = run_slice(LaneRange(program, inputs, first, last), own);
     if (!local.ok()) {
       local = absl::Status(local.status().code(),
                            absl::StrCat("lanes ", first, " to ", last - 1,
@@ -374,7 +383,6 @@ absl::StatusOr<std::vector<Tensor>> RunOverProcesses(
   return outputs;
 }
 
-
 }  // namespace
 
 absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
@@ -382,11 +390,9 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const Program& program,
                                                const KernelRegistry* kernels,
                                                const CallOptions& options,
                                                Profile* profile) {
-  if (options.communicator != nullptr && options.communicator->size() > 1) {
-    CallOptions own = options;
-    own.communicator = nullptr;
-    return RunOverProcesses(*options.communicator, program, std::move(inputs),
-                            [&](std::vector<Tensor> slice) {
+  if (OverProcesses(options)) {
+    return RunOverProcesses(program, std::move(inputs), options,
+                            [&](std::vector<Tensor> slice, const CallOptions& own) {
                               return RunProgram(program, std::move(slice), kernels, own, profile);
                             });
   }
@@ -403,11 +409,9 @@ absl::StatusOr<std::vector<Tensor>> RunProgram(const BlockPlan& plan,
                                                const KernelRegistry* kernels,
                                                const CallOptions& options,
                                                Profile* profile) {
-  if (options.communicator != nullptr && options.communicator->size() > 1) {
-    CallOptions own = options;
-    own.communicator = nullptr;
-    return RunOverProcesses(*options.communicator, plan.program(), std::move(inputs),
-                            [&](std::vector<Tensor> slice) {
+  if (OverProcesses(options)) {
+    return RunOverProcesses(plan.program(), std::move(inputs), options,
+                            [&](std::vector<Tensor> slice, const CallOptions& own) {
                               return RunProgram(plan, std::move(slice), kernels, own, profile);
                             });
   }

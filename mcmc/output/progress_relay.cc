@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "support/memory.h"
 #include "support/number_message.h"
 #include "support/status.h"
@@ -119,6 +120,22 @@ SampleProgress ProgressCombiner::Combined(double elapsed_seconds) const {
   return all;
 }
 
+namespace {
+
+// Rank 0: every report that has arrived, into `combiner`; whether any had.
+absl::StatusOr<bool> ReceiveReports(Communicator& comm, ProgressCombiner& combiner) {
+  bool any = false;
+  while (true) {
+    AB_ASSIGN_OR_RETURN(std::optional<Communicator::Posted> posted, comm.TryReceive());
+    if (!posted.has_value()) return any;
+    AB_ASSIGN_OR_RETURN(const RankProgress report, DecodeRankProgress(posted->bytes));
+    combiner.Update(posted->source, report);
+    any = true;
+  }
+}
+
+}  // namespace
+
 absl::Status RelayProgress(Communicator& comm, const RelayOptions& options,
                            const ProgressCallback& progress,
                            const std::function<void(const ProgressCallback& local)>& run) {
@@ -129,7 +146,6 @@ absl::Status RelayProgress(Communicator& comm, const RelayOptions& options,
   std::condition_variable changed;
   RankProgress latest;  // guarded by mu
   bool fresh = false;   // guarded by mu: latest not posted yet
-  bool ended = false;   // guarded by mu
   std::exception_ptr thrown;
   const ProgressCallback local = [&](const SampleProgress& p) {
     const std::lock_guard<std::mutex> lock(mu);
@@ -145,7 +161,7 @@ absl::Status RelayProgress(Communicator& comm, const RelayOptions& options,
       thrown = std::current_exception();
     }
     const std::lock_guard<std::mutex> lock(mu);
-    latest.ended = ended = true;
+    latest.ended = true;
     fresh = true;
     changed.notify_all();
   });
@@ -160,8 +176,8 @@ absl::Status RelayProgress(Communicator& comm, const RelayOptions& options,
     std::optional<RankProgress> report;
     {
       std::unique_lock<std::mutex> lock(mu);
-      changed.wait_for(lock, interval, [&] { return ended && !ended_seen; });
-      ended_seen = ended;
+      changed.wait_for(lock, interval, [&] { return latest.ended && !ended_seen; });
+      ended_seen = latest.ended;
       if (fresh) report = latest;
       fresh = false;
     }
@@ -170,24 +186,10 @@ absl::Status RelayProgress(Communicator& comm, const RelayOptions& options,
       if (report.has_value() && report->ended) break;
       continue;
     }
-    bool news = report.has_value();
     if (report.has_value()) combiner->Update(0, *report);
-    while (status.ok()) {
-      absl::StatusOr<std::optional<Communicator::Posted>> posted = comm.TryReceive();
-      if (!posted.ok()) {
-        status = posted.status();
-      } else if (!posted->has_value()) {
-        break;
-      } else {
-        absl::StatusOr<RankProgress> decoded = DecodeRankProgress((*posted)->bytes);
-        if (!decoded.ok()) {
-          status = decoded.status();
-        } else {
-          combiner->Update((*posted)->source, *decoded);
-          news = true;
-        }
-      }
-    }
+    const absl::StatusOr<bool> received = ReceiveReports(comm, *combiner);
+    status = received.status();
+    const bool news = report.has_value() || (received.ok() && *received);
     // The last report, once every process has ended, counts the whole run.
     if (news && progress) {
       progress(combiner->Combined(
