@@ -89,6 +89,16 @@ absl::Status CheckFusedBlocksSymbol(std::string_view symbol);
 // CheckFusedBlocksSymbol refuses.
 absl::StatusOr<std::string> EmitFusedBlocks(const Program& program, std::string_view symbol);
 
+// C++ source defining `const autobatch::FusedProgram& <symbol>()` for
+// `program` as a whole compiled program: a function per block (its
+// `blocks`, vm/fused_blocks.h, CompiledRuntime), which the stack VM calls in
+// place of interpreting any block (codegen/program_codegen.cc says what
+// runs inline). Same usage as EmitFusedBlocks (`autobatch compile
+// --whole-program`, or JitCompiledProgram, codegen/jit.h).
+// InvalidArgument for a program that is not lowered (or has a Return
+// terminator) or a symbol that CheckFusedBlocksSymbol refuses.
+absl::StatusOr<std::string> EmitCompiledProgram(const Program& program, std::string_view symbol);
+
 }  // namespace autobatch
 
 #endif  // AUTOBATCH_CODEGEN_CODEGEN_H_

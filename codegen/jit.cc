@@ -2,6 +2,8 @@
 // load (codegen/jit.h).
 #include "codegen/jit.h"
 
+#include "vm/options.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -43,7 +45,9 @@ namespace fs = std::filesystem;
 // Bumped when the prelude or the library's entry point changes.
 constexpr int kJitFormat = 3;
 constexpr char kEntry[] = "autobatch_jit_entry";
-constexpr char kHint[] = "; run without fused blocks (omit --fused / CallOptions::jit_fused_blocks)";
+constexpr char kHint[] =
+    "; run without the JIT (omit --fused / CallOptions::jit_fused_blocks, or --compiled / "
+    "CallOptions::jit_compiled_program)";
 
 std::string EnvOr(const char* name, std::string fallback) {
   const char* value = std::getenv(name);
@@ -211,7 +215,7 @@ const JitHost& Host() {
 }
 
 absl::Status Unavailable(std::string what) {
-  return absl::UnavailableError(absl::StrCat("JIT fused blocks: ", what, kHint));
+  return absl::UnavailableError(absl::StrCat("JIT: ", what, kHint));
 }
 
 absl::StatusOr<std::string> ReadFile(const fs::path& path) {
@@ -430,14 +434,16 @@ Loaded& LoadedLibraries() {
   return *loaded;
 }
 
-}  // namespace
+// What to compile: a program's fused blocks, or the whole program.
+enum class JitKind { kFusedBlocks, kWholeProgram };
 
-absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
-                                                   const JitOptions& options) {
+absl::StatusOr<const FusedProgram*> Jit(const Program& program, JitKind kind,
+                                        const JitOptions& options) {
+  const bool whole = kind == JitKind::kWholeProgram;
   if (program.stage != Stage::kLowered) {
-    return absl::InvalidArgumentError(
-        "JIT fused blocks: the program is not lowered; pass the stack VM's program "
-        "(LowerProgram)");
+    return absl::InvalidArgumentError(absl::StrCat(
+        whole ? "JIT compiled program" : "JIT fused blocks",
+        ": the program is not lowered; pass the stack VM's program (LowerProgram)"));
   }
   const std::string compiler =
       options.compiler.empty() ? EnvOr("AUTOBATCH_JIT_CXX", AUTOBATCH_JIT_CXX) : options.compiler;
@@ -446,7 +452,8 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
   // A program loaded before is found by its fingerprint, without generating
   // its source again (the VM calls this on every run).
   const std::string loaded_key =
-      absl::StrCat(absl::StrFormat("%016x", ProgramFingerprint(program)), "\n", dir.string(),
+      absl::StrCat(whole ? "whole " : "fused ",
+                   absl::StrFormat("%016x", ProgramFingerprint(program)), "\n", dir.string(),
                    "\n", compiler, "\n", absl::StrJoin(flags, "\n"));
   Loaded& loaded = LoadedLibraries();
   std::lock_guard<std::mutex> lock(loaded.mutex);
@@ -454,14 +461,15 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
     return it->second;
   }
 
-  AB_ASSIGN_OR_RETURN(std::string blocks, EmitFusedBlocks(program, "JitBlocks"));
+  AB_ASSIGN_OR_RETURN(std::string blocks, whole ? EmitCompiledProgram(program, "JitBlocks")
+                                                : EmitFusedBlocks(program, "JitBlocks"));
   const std::string source = absl::StrCat(Prelude(), blocks, "\n", Epilogue());
 
   uint64_t key = Fnv1a64(absl::StrCat("autobatch jit ", kJitFormat, "\n", compiler, "\n",
                                     absl::StrJoin(flags, "\n"), "\n", CpuSignature(), "\n"));
   key = Fnv1a64(source, Fnv1a64(absl::StrFormat("%016x", HeadersKey()), key));
 
-  const std::string stem = absl::StrFormat("fused_%016x", key);
+  const std::string stem = absl::StrFormat(whole ? "program_%016x" : "fused_%016x", key);
   const fs::path library = dir / absl::StrCat(stem, ".so");
   const fs::path sum = dir / absl::StrCat(stem, ".sum");
   AB_RETURN_IF_ERROR(RefuseSymlinkedPath(dir.string()));
@@ -549,6 +557,26 @@ absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
   AB_RETURN_IF_ERROR(CheckFusedProgram(**fused, program));
   loaded.by_program[loaded_key] = *fused;
   return *fused;
+}
+
+}  // namespace
+
+absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
+                                                   const JitOptions& options) {
+  return Jit(program, JitKind::kFusedBlocks, options);
+}
+
+absl::StatusOr<const FusedProgram*> JitCompiledProgram(const Program& program,
+                                                       const JitOptions& options) {
+  return Jit(program, JitKind::kWholeProgram, options);
+}
+
+absl::StatusOr<const FusedProgram*> JitForCall(const Program& program,
+                                               const CallOptions& options) {
+  if (options.fused_blocks != nullptr) return nullptr;
+  if (options.jit_compiled_program) return JitCompiledProgram(program);
+  if (options.jit_fused_blocks) return JitFusedBlocks(program);
+  return nullptr;
 }
 
 }  // namespace autobatch

@@ -58,6 +58,8 @@
 
 namespace autobatch {
 
+struct CallOptions;  // vm/options.h (not included: generated code includes this header)
+
 struct JitOptions {
   // Where compiled libraries are kept (created if missing, mode 0700). Empty:
   // the environment's AUTOBATCH_CACHE_DIR, else $XDG_CACHE_HOME/autobatch,
@@ -86,6 +88,18 @@ struct JitOptions {
 // the library does not load; each says how to run without JIT (omit --fused).
 absl::StatusOr<const FusedProgram*> JitFusedBlocks(const Program& program,
                                                    const JitOptions& options = {});
+
+// The same for the whole program (EmitCompiledProgram, codegen/codegen.h):
+// CallOptions::jit_compiled_program, `--compiled`. Errors as JitFusedBlocks'
+// (saying to omit --compiled).
+absl::StatusOr<const FusedProgram*> JitCompiledProgram(const Program& program,
+                                                       const JitOptions& options = {});
+
+// What `options` asks the JIT for, compiled and loaded: the whole program
+// (jit_compiled_program), else its fused blocks (jit_fused_blocks); null
+// when it asks for neither or passes its own in options.fused_blocks.
+absl::StatusOr<const FusedProgram*> JitForCall(const Program& program,
+                                               const CallOptions& options);
 
 // The host functions a JIT-compiled library calls (see above). Its layout is
 // part of the cache key, through this header.

@@ -202,6 +202,11 @@ absl::Status CheckCallOptions(const CallOptions& options) {
         "CallOptions::max_stack_bytes is ", options.max_stack_bytes,
         "; use at least 1 (bytes of all the stack VM's stacks together)"));
   }
+  if (options.jit_compiled_program && options.vm != Vm::kStack && !options.dry_run) {
+    return absl::InvalidArgumentError(
+        "CallOptions::jit_compiled_program compiles the program for the stack VM's runtime; "
+        "with the stackless VM drop it (or use the stack VM)");
+  }
   return absl::OkStatus();
 }
 
@@ -232,14 +237,15 @@ absl::StatusOr<std::vector<Tensor>> RunPlanned(const BlockPlan& plan, std::vecto
                                                const CallOptions& options, Profile* profile,
                                                const Deadline& deadline) {
   CallOptions run_options = options;
-  if (options.jit_fused_blocks && options.fused_blocks == nullptr) {
+  if ((options.jit_fused_blocks || options.jit_compiled_program) &&
+      options.fused_blocks == nullptr) {
     if (deadline.Passed()) {
       return absl::DeadlineExceededError(absl::StrCat(
           "time budget exhausted while compiling: the compile used up the time budget (",
           deadline.seconds(), " s) before the JIT compile of the fused blocks; raise the time "
           "budget (CallOptions::timeout_seconds, --timeout) if the program is just big"));
     }
-    AB_ASSIGN_OR_RETURN(run_options.fused_blocks, JitFusedBlocks(plan.program()));
+    AB_ASSIGN_OR_RETURN(run_options.fused_blocks, JitForCall(plan.program(), options));
   }
   return RunSharded(plan.program(), &plan, std::move(inputs), kernels,
                     TimeLeft(run_options, deadline), profile);

@@ -255,6 +255,7 @@ struct CompileArgs {
   std::string symbol = "FusedBlocks";
   std::string output;
   bool dump_ir_on_error = false;
+  bool whole_program = false;
 };
 
 // Writes the fused blocks (codegen/codegen.h) of the program as C++ source.
@@ -287,7 +288,9 @@ int RunCompile(const CompileArgs& args) {
     if (!lowered.ok()) return Fail(lowered.status());
     program = std::move(*lowered);
   }
-  absl::StatusOr<std::string> source = EmitFusedBlocks(program, args.symbol);
+  absl::StatusOr<std::string> source = args.whole_program
+                                            ? EmitCompiledProgram(program, args.symbol)
+                                            : EmitFusedBlocks(program, args.symbol);
   if (!source.ok()) return Fail(source.status());
   if (args.output.empty()) {
     WriteStdout(*source);
@@ -312,6 +315,7 @@ struct RunArgs {
   int64_t tile_bytes = CallOptions{}.tile_bytes;
   int64_t max_memory = 0;  // 0: the default limit
   bool fused = false;
+  bool compiled = false;
   bool profile = false;
   std::string types;
   bool dump_ir_on_error = false;
@@ -399,6 +403,16 @@ int RunRun(const RunArgs& args, Communicator& comm) {
         "--fused runs fused blocks on the stack VM; with --vm ", args.vm,
         " drop --fused (or use --vm stack)")));
   }
+  if (args.compiled && args.vm != "stack") {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "--compiled compiles the program for the stack VM's runtime; with --vm ", args.vm,
+        " drop --compiled (or use --vm stack)")));
+  }
+  if (args.compiled && args.fused) {
+    return Fail(absl::InvalidArgumentError(
+        "--compiled and --fused: a compiled program already runs every block compiled; "
+        "pass one of them"));
+  }
   CallOptions options;
   if (args.vm == "reference") {
     options.dry_run = true;
@@ -414,6 +428,7 @@ int RunRun(const RunArgs& args, Communicator& comm) {
   options.tile_bytes = args.tile_bytes;
   options.max_memory_bytes = args.max_memory;
   options.jit_fused_blocks = args.fused;
+  options.jit_compiled_program = args.compiled;
   if (args.profile && options.dry_run) {
     return Fail(absl::InvalidArgumentError(
         "--profile counts the batched VMs' blocks and primitives; the reference interpreter "
@@ -544,6 +559,9 @@ int Dispatch(int argc, char** argv, Communicator& comm) {
   run_cmd->add_flag("--fused", run.fused,
                     "stack VM: compile the program's fused blocks with the C++ compiler "
                     "(cached in $AUTOBATCH_CACHE_DIR or ~/.cache/autobatch) and run them");
+  run_cmd->add_flag("--compiled", run.compiled,
+                    "stack VM: compile the whole program to native code with the C++ compiler "
+                    "(cached like --fused) and run it: the same outputs, errors and profile");
   run_cmd->add_flag("--profile", run.profile,
                     "add the profile to the JSON (block executions, active lanes, "
                     "utilization, per-primitive counts and times) and print its tables to "
@@ -551,7 +569,9 @@ int Dispatch(int argc, char** argv, Communicator& comm) {
 
   CompileArgs compile;
   CLI::App* compile_cmd = app.add_subcommand(
-      "compile", "write the program's fused blocks as C++ (pass them to CallOptions::fused_blocks)");
+      "compile",
+      "write the program's fused blocks, or with --whole-program the whole compiled program, "
+      "as C++ (pass them to CallOptions::fused_blocks)");
   compile_cmd->add_option("program", compile.program, kProgramHelp)
       ->required()
       ->type_name("FILE|SAMPLE");
@@ -564,6 +584,9 @@ int Dispatch(int argc, char** argv, Communicator& comm) {
   compile_cmd->add_option("-o,--output", compile.output, "C++ file to write (default: stdout)")
       ->type_name("FILE");
   compile_cmd->add_flag("--dump-ir-on-error", compile.dump_ir_on_error, kDumpIrOnErrorHelp);
+  compile_cmd->add_flag("--whole-program", compile.whole_program,
+                        "write every block as a function, with the scheduling compiled in "
+                        "(what `run --compiled` compiles), not just the fused segments");
 
   SampleArgs sample;
   CLI::App* sample_cmd = AddSampleCommand(app, sample);

@@ -238,7 +238,18 @@ absl::StatusOr<mcmc::SampleOptions> MakeOptions(const SampleArgs& args, const mc
     return absl::InvalidArgumentError(
         "--fused runs fused blocks on the stack VM; with --vm stackless drop --fused");
   }
+  if (args.compiled && o.call.vm != Vm::kStack) {
+    return absl::InvalidArgumentError(
+        "--compiled compiles the sampler for the stack VM's runtime; with --vm stackless drop "
+        "--compiled");
+  }
+  if (args.compiled && args.fused) {
+    return absl::InvalidArgumentError(
+        "--compiled and --fused: a compiled program already runs every block compiled; pass "
+        "one of them");
+  }
   o.call.jit_fused_blocks = args.fused;
+  o.call.jit_compiled_program = args.compiled;
   o.call.dump_ir_on_error = args.dump_ir_on_error;
   AB_ASSIGN_OR_RETURN(o.num_chains, ParseInt("--chains", args.chains, 1, kMaxChains));
   if (args.shards == "auto") {
@@ -435,6 +446,9 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
   cmd->add_flag("--fused", args.fused,
                 "stack VM: compile the sampler's fused blocks with the C++ compiler (once; "
                 "cached in $AUTOBATCH_CACHE_DIR or ~/.cache/autobatch): same draws, faster");
+  cmd->add_flag("--compiled", args.compiled,
+                "stack VM: compile the whole sampling program to native code with the C++ "
+                "compiler (once; cached like --fused): same draws");
   cmd->add_option("--print-ir", args.print_ir,
                   "print the sampling program's IR at this stage and exit without sampling")
       ->option_text(ChoiceText({"untyped", "typed", "lowered"}));

@@ -91,6 +91,7 @@ struct SampleArgs {
   bool no_adapt = false;
   bool no_progress = false;
   bool fused = false;
+  bool compiled = false;  // --compiled: the whole program compiled (stack VM)
   bool dump_ir_on_error = false;
 };
 

@@ -77,6 +77,38 @@ absl::Status CheckFusedProgram(const FusedProgram& fused, const Program& program
     last_block = seg.block;
     last_end = seg.end_op;
   }
+  if (fused.blocks.empty()) return absl::OkStatus();
+  size_t k = 0;
+  for (size_t f = 0; f < module.functions.size(); ++f) {
+    const Function& fn = module.functions[f];
+    for (size_t b = 0; b < fn.blocks.size(); ++b, ++k) {
+      const std::string where =
+          absl::StrCat("compiled block for function '", fn.name, "' block ", b);
+      auto bad = [&](const std::string& what) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            where, ": ", what,
+            "; the compiled program does not match this program: compile it again "
+            "(`autobatch compile --whole-program`)"));
+      };
+      if (k >= fused.blocks.size()) return bad("missing");
+      const CompiledBlock& block = fused.blocks[k];
+      if (block.function != static_cast<int32_t>(f) || block.block != static_cast<int32_t>(b)) {
+        return bad(absl::StrCat("found function ", block.function, " block ", block.block));
+      }
+      if (block.run == nullptr) return bad("no function to run");
+      for (int32_t op : block.inline_ops) {
+        if (op < 0 || static_cast<size_t>(op) >= fn.blocks[b].ops.size() ||
+            !std::holds_alternative<PrimOp>(fn.blocks[b].ops[static_cast<size_t>(op)])) {
+          return bad(absl::StrCat("inline op ", op, " is not a primitive of the block"));
+        }
+      }
+    }
+  }
+  if (k != fused.blocks.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the compiled program has ", fused.blocks.size(), " blocks and this program ", k,
+        ": compile it again from this program (`autobatch compile --whole-program`)"));
+  }
   return absl::OkStatus();
 }
 

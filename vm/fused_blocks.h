@@ -53,9 +53,79 @@ struct FusedSegment {
   FusedSegmentFn run = nullptr;
 };
 
+// A compiled program (codegen/codegen.h, EmitCompiledProgram) has every
+// block of the program as a function, which the stack VM calls in place of
+// running the block's ops and terminator itself. The function runs the
+// block for the lanes in `lanes`: the ops it can, as loops over the lanes
+// reading and writing the variables' storage in place (`vars`), the others
+// through RunOp, which runs them as the VM does; then it routes the lanes
+// to the blocks its terminator names (the global block numbers of
+// vm/stack/block_plan.h, constants in the code). Every call that returns
+// int32_t returns 0, or nonzero after keeping the error for the VM to
+// report, and the block function then returns that value at once.
+//
+// Where a variable's values are: lane l's element e of variable v (E
+// elements) is at vars[v].data as the element's stored type (bool as one
+// byte), index slot * E + e, where slot is l, or depth[l] * batch + l for a
+// frame stack (vars[v].depth non-null), or 0 for a uniform variable. The
+// entries are valid until the next call into the runtime that may push
+// (Push, RunOp): a push may move a stack's storage.
+struct CompiledVar {
+  std::byte* data = nullptr;
+  const int32_t* depth = nullptr;
+};
+
+class CompiledRuntime {
+ public:
+  // The lanes running the block, in increasing order, and how many.
+  const int64_t* lanes = nullptr;
+  int64_t n = 0;
+  int64_t batch = 0;
+  const CompiledVar* vars = nullptr;  // per VarId value
+  // Room for `batch` lane indices each: a branch's split.
+  int64_t* split_true = nullptr;
+  int64_t* split_false = nullptr;
+
+  // Runs op `op` of the running block for the running lanes, as the stack
+  // VM runs it (its kernels, pushes, pops, tape ops and errors).
+  virtual int32_t RunOp(int32_t op) = 0;
+  // Pushes a frame of Full variable `var` for the running lanes (an op of
+  // the block is about to write it). A stack's current value stays where
+  // it was: in a frame stack, at depth - 1.
+  virtual int32_t Push(int32_t var) = 0;
+  // Charges `ops` inline ops run for the running lanes on `lane_bytes` per
+  // lane to the call's time budget.
+  virtual int32_t Charge(int32_t ops, int64_t lane_bytes) = 0;
+  // The terminators. Jump: `count` lanes of `lanes` (increasing) now wait
+  // at block `gid`. Enter: the running lanes call function `callee` (a
+  // FunctionId value), to return to block `return_gid`. Leave: they return.
+  // Finish: they halt.
+  virtual void Jump(const int64_t* lanes, int64_t count, int32_t gid) = 0;
+  virtual int32_t Enter(int32_t return_gid, int32_t callee) = 0;
+  virtual int32_t Leave() = 0;
+  virtual int32_t Finish() = 0;
+
+ protected:
+  ~CompiledRuntime() = default;
+};
+
+using CompiledBlockFn = int32_t (*)(CompiledRuntime& rt);
+
+struct CompiledBlock {
+  int32_t function = 0;  // FunctionId value
+  int32_t block = 0;     // BlockId value
+  // The primitive ops the function runs inline (not through RunOp), in
+  // order: the VM counts them in the profile as it would count running them.
+  std::span<const int32_t> inline_ops;
+  CompiledBlockFn run = nullptr;
+};
+
 struct FusedProgram {
   uint64_t fingerprint = 0;  // ProgramFingerprint of the program compiled
   std::span<const FusedSegment> segments;
+  // Empty, or (a compiled program) one per block of the program, in
+  // function and block order.
+  std::span<const CompiledBlock> blocks = {};
 };
 
 // 64-bit FNV-1a of `text`, continuing from `hash` (the offset basis by
@@ -69,7 +139,9 @@ uint64_t ProgramFingerprint(const Program& program);
 // Whether `fused` was generated from `program` (fingerprints equal) and
 // every segment names an existing function, block, op range (starting
 // with a primitive, with no call or tape op) and variables in ascending,
-// non-overlapping order. FailedPrecondition otherwise, saying
+// non-overlapping order; and, for a compiled program, that it has one
+// function per block of the program, each naming existing inline ops.
+// FailedPrecondition otherwise, saying
 // to regenerate it from this program (`autobatch compile`).
 absl::Status CheckFusedProgram(const FusedProgram& fused, const Program& program);
 

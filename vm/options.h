@@ -218,6 +218,14 @@ struct CallOptions {
   // other executors. The JIT's errors (no compiler, compile or load
   // failure) fail the call.
   bool jit_fused_blocks = false;
+  // The stack VM runs the whole program compiled (EmitCompiledProgram,
+  // codegen/codegen.h), compiled on first use by the JIT (codegen/jit.h,
+  // JitCompiledProgram) unless one has been passed in fused_blocks: every
+  // block a function of its lanes, its ops inline where the generated code
+  // can run them (vm/fused_blocks.h). The bits, errors, budgets and profile
+  // counters are the stack VM's. Stack VM only: other executors refuse it;
+  // the JIT's errors fail the call. Wins over jit_fused_blocks.
+  bool jit_compiled_program = false;
   // The processes the call is spread over (support/communicator.h: MPI
   // ranks under mpirun; null = this process alone). A collective call:
   // every process makes it with the same program, inputs and options.

@@ -192,10 +192,8 @@ absl::Status BatchedSampler::Prepare(const CallOptions& options) {
   }
   AB_ASSIGN_OR_RETURN(std::shared_ptr<const BlockPlan> plan,
                       ctx_.LoweredPlan(entry_, InputTypes(), options.dump_ir_on_error));
-  if (options.jit_fused_blocks && options.fused_blocks == nullptr) {
-    // Loaded once per process: the Run's own JitFusedBlocks finds it.
-    AB_RETURN_IF_ERROR(JitFusedBlocks(plan->program()).status());
-  }
+  // Loaded once per process: the Run's own JitForCall finds it.
+  AB_RETURN_IF_ERROR(JitForCall(plan->program(), options).status());
   return absl::OkStatus();
 }
 

@@ -584,10 +584,8 @@ absl::Status ProgramModel::PrepareGenerate(const CallOptions& call) const {
   absl::Status status = [&]() -> absl::Status {
     AB_ASSIGN_OR_RETURN(std::shared_ptr<const BlockPlan> plan,
                         gq_ctx_->LoweredPlan(entry, input_types));
-    if (call.jit_fused_blocks && call.fused_blocks == nullptr) {
-      // Loaded once per process: GenerateBatch's call finds it.
-      AB_RETURN_IF_ERROR(JitFusedBlocks(plan->program()).status());
-    }
+    // Loaded once per process: GenerateBatch's call finds it.
+    AB_RETURN_IF_ERROR(JitForCall(plan->program(), call).status());
     return absl::OkStatus();
   }();
   if (status.ok()) return status;

@@ -35,6 +35,7 @@
 #include "backends/tensor.h"
 #include "ir/ir.h"
 #include "support/status.h"
+#include "vm/fused_blocks.h"
 #include "vm/options.h"
 #include "vm/stack/block_plan.h"
 #include "vm/tapes.h"
@@ -83,6 +84,15 @@ class StackStorage {
     AB_DCHECK(!frame_stack_[v.value]);
     return module_.var(v).storage == StorageClass::kFull ? &stacks_[v.value].top
                                                          : &values_[v.value];
+  }
+
+  // Where a compiled program finds `v` (vm/fused_blocks.h): valid until the
+  // next push of `v`.
+  CompiledVar Compiled(VarId v) {
+    if (frame_stack_[v.value]) {
+      return {stacks_[v.value].saved.bytes(), stacks_[v.value].depth.data()};
+    }
+    return {Contiguous(v)->bytes(), nullptr};
   }
 
   // `v` over the whole batch, contiguous, current in `lanes` (the other

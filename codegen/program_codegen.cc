@@ -1,0 +1,293 @@
+// Code generation of whole compiled programs (see codegen.h,
+// EmitCompiledProgram, and vm/fused_blocks.h, CompiledRuntime).
+//
+// Each block becomes one function. Its ops go in order: a run of ops the
+// emitter can write (codegen/op_emitter.h) becomes a loop over the running
+// lanes in chunks of kFusedChunk, loading each variable the run reads from
+// its storage, running the ops on locals and storing what is read after;
+// every other op (user kernels, tape ops, pops, ops on uniform values or on
+// values too large for locals) is a call of CompiledRuntime::RunOp. An op
+// that pushes a frame of its result starts a run of its own: the frame is
+// pushed first, and the op reads the value below it. The terminator routes
+// the lanes to global block numbers written into the code.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "codegen/codegen.h"
+#include "codegen/op_emitter.h"
+#include "support/overloaded.h"
+#include "support/status.h"
+#include "vm/fused_blocks.h"
+#include "vm/stack/block_plan.h"
+
+namespace autobatch {
+namespace {
+
+using codegen_internal::CommentText;
+using codegen_internal::Local;
+using codegen_internal::OpEmitter;
+using codegen_internal::PlanSegment;
+using codegen_internal::StoredType;
+using codegen_internal::TouchesUniform;
+
+bool Pushes(const Module& module, const PrimOp& op) {
+  const VarId out = op.outputs[0];
+  return module.var(out).storage == StorageClass::kFull &&
+         std::find(op.in_place.begin(), op.in_place.end(), out) == op.in_place.end();
+}
+
+// Whether op `i` of `block` runs inline. `probe` only answers: the
+// constants it writes are dropped.
+bool Inline(const Module& module, const Block& block, int32_t i, OpEmitter& probe) {
+  const auto* prim = std::get_if<PrimOp>(&block.ops[static_cast<size_t>(i)]);
+  return prim != nullptr && !TouchesUniform(module, *prim) &&
+         probe.Emit(*prim, /*may_push=*/true).has_value();
+}
+
+// The end of the run of inline ops from `first` (inline itself): at most
+// kMaxSegmentOps, with locals of at most kMaxSegmentLocalBytes, and only
+// its first op may push.
+int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitter& emitter) {
+  const int32_t num_ops = static_cast<int32_t>(block.ops.size());
+  std::vector<VarId> locals;
+  int64_t local_bytes = 0;
+  auto chunk_bytes = [&](VarId v) {
+    const TensorType& type = *module.var(v).type;
+    return std::max<int64_t>(type.NumElements(), 1) * DTypeSize(type.dtype) * kFusedChunk;
+  };
+  int32_t end = first;
+  for (; end < num_ops && end - first < kMaxSegmentOps; ++end) {
+    if (!Inline(module, block, end, emitter)) break;
+    const auto& prim = std::get<PrimOp>(block.ops[static_cast<size_t>(end)]);
+    if (end > first && Pushes(module, prim)) break;
+    int64_t added = prim.prim == Primitive::kMatVec ? chunk_bytes(prim.outputs[0]) : 0;
+    std::vector<VarId> fresh;
+    for (const std::vector<VarId>& vars : {prim.inputs, prim.outputs}) {
+      for (VarId v : vars) {
+        if (std::find(locals.begin(), locals.end(), v) != locals.end() ||
+            std::find(fresh.begin(), fresh.end(), v) != fresh.end()) {
+          continue;
+        }
+        fresh.push_back(v);
+        added += chunk_bytes(v);
+      }
+    }
+    if (end > first && local_bytes + added > kMaxSegmentLocalBytes) break;
+    local_bytes += added;
+    locals.insert(locals.end(), fresh.begin(), fresh.end());
+  }
+  return end;
+}
+
+constexpr char kCheck[] = "  if (const int32_t rc = ";
+constexpr char kCheckEnd[] = ") return rc;\n";
+
+// The loop of ops [first, end) of `block`, all inline.
+std::string EmitRun(const Module& module, FunctionId fn, BlockId b, const Block& block,
+                    int32_t first, int32_t end, OpEmitter& emitter) {
+  const SegmentPlan plan = PlanSegment(module, fn, b, block, first, end);
+  const auto& first_op = std::get<PrimOp>(block.ops[static_cast<size_t>(first)]);
+  const bool pushes = Pushes(module, first_op);
+  const VarId pushed = first_op.outputs[0];
+  std::string code = absl::StrCat("  {  // ops ", first, "..", end - 1, "\n");
+  if (pushes) absl::StrAppend(&code, "  ", kCheck, "rt.Push(", pushed.value, ")", kCheckEnd);
+  absl::StrAppend(&code, "    const autobatch::CompiledVar* const vars = rt.vars;\n");
+  int64_t lane_bytes = 0;
+  auto bind = [&](const std::vector<VarId>& vars, const char* prefix, bool is_const) {
+    for (size_t k = 0; k < vars.size(); ++k) {
+      const TensorType& type = *module.var(vars[k]).type;
+      lane_bytes += type.NumElements() * DTypeSize(type.dtype);
+      const std::string st = StoredType(type.dtype);
+      const std::string c = is_const ? "const " : "";
+      absl::StrAppend(&code, "    ", c, st, "* const ", prefix, k, " = reinterpret_cast<", c, st,
+                      "*>(vars[", vars[k].value, "].data);\n", "    const int32_t* const ",
+                      prefix, "_depth", k, " = vars[", vars[k].value, "].depth;\n");
+    }
+  };
+  bind(plan.inputs, "in", true);
+  bind(plan.outputs, "out", false);
+  std::vector<VarId> locals;
+  for (int32_t i = first; i < end; ++i) {
+    for (VarId v : OpReads(block.ops[static_cast<size_t>(i)])) locals.push_back(v);
+    for (VarId v : OpWrites(block.ops[static_cast<size_t>(i)])) locals.push_back(v);
+  }
+  std::sort(locals.begin(), locals.end());
+  locals.erase(std::unique(locals.begin(), locals.end()), locals.end());
+  for (VarId v : locals) {
+    const TensorType& type = *module.var(v).type;
+    absl::StrAppend(&code, "    alignas(64) ", StoredType(type.dtype), " ", Local(v), "[",
+                    std::max<int64_t>(type.NumElements(), 1) * kFusedChunk, "] = {};  // ",
+                    CommentText(module.var(v).name), "\n");
+  }
+  absl::StrAppend(&code, "    for (int64_t base = 0; base < n; base += K) {\n",
+                  "      const int64_t m = n - base < K ? n - base : K;\n");
+  // A frame stack's lane holds its current value at frame depth - 1 while
+  // the op that pushed its new frame reads it.
+  auto move = [&](const std::vector<VarId>& vars, const char* prefix, bool load) {
+    for (size_t k = 0; k < vars.size(); ++k) {
+      const int64_t e = module.var(vars[k]).type->NumElements();
+      const std::string below = load && pushes && vars[k] == pushed ? " - 1" : "";
+      const std::string depth = absl::StrCat(prefix, "_depth", k);
+      const std::string at = absl::StrCat(prefix, k, "[slot * ", e, " + e]");
+      const std::string local = absl::StrCat(Local(vars[k]), "[k * ", e, " + e]");
+      absl::StrAppend(&code, "      for (int64_t k = 0; k < m; ++k) {\n",
+                      "        const int64_t lane = lanes[base + k];\n",
+                      "        const int64_t slot = ", depth, " != nullptr ? (", depth,
+                      "[lane]", below, ") * B + lane : lane;\n", "        for (int64_t e = 0; e < ",
+                      e, "; ++e) ", load ? local : at, " = ", load ? at : local, ";\n",
+                      "      }\n");
+    }
+  };
+  move(plan.inputs, "in", true);
+  for (int32_t i = first; i < end; ++i) {
+    const auto& prim = std::get<PrimOp>(block.ops[static_cast<size_t>(i)]);
+    std::optional<std::string> op_code = emitter.Emit(prim, /*may_push=*/true);
+    AB_CHECK(op_code.has_value(), "a planned op is inline");
+    absl::StrAppend(&code, "  ", *op_code);
+  }
+  move(plan.outputs, "out", false);
+  absl::StrAppend(&code, "    }\n  ", kCheck, "rt.Charge(", end - first, ", ", lane_bytes, ")",
+                  kCheckEnd, "  }\n");
+  return code;
+}
+
+absl::StatusOr<std::string> EmitTerminator(const Module& module, const BlockPlan& plan,
+                                           FunctionId fn_id, const Block& block) {
+  const Function& fn = module.function(fn_id);
+  return std::visit(
+      Overloaded{
+          [&](const Goto& t) -> absl::StatusOr<std::string> {
+            return absl::StrCat("  rt.Jump(lanes, n, ", plan.Gid(fn_id, t.target),
+                                ");  // goto\n  return 0;\n");
+          },
+          [&](const Branch& t) -> absl::StatusOr<std::string> {
+            const bool uniform = module.var(t.cond).uniform;
+            return absl::StrCat(
+                "  {  // branch on ", CommentText(module.var(t.cond).name), "\n",
+                "    const uint8_t* const cond = reinterpret_cast<const uint8_t*>(rt.vars[",
+                t.cond.value, "].data);\n", "    const int32_t* const depth = rt.vars[",
+                t.cond.value, "].depth;\n",
+                "    int64_t* const yes = rt.split_true;\n",
+                "    int64_t* const no = rt.split_false;\n",
+                "    int64_t num_yes = 0, num_no = 0;\n",
+                "    for (int64_t i = 0; i < n; ++i) {\n",
+                "      const int64_t lane = lanes[i];\n",
+                uniform ? "      const int64_t slot = 0;\n"
+                        : "      const int64_t slot = depth != nullptr ? depth[lane] * B + lane "
+                          ": lane;\n",
+                "      if (cond[slot] != 0) {\n        yes[num_yes++] = lane;\n      } else {\n",
+                "        no[num_no++] = lane;\n      }\n    }\n",
+                "    rt.Jump(yes, num_yes, ", plan.Gid(fn_id, t.then_block), ");\n",
+                "    rt.Jump(no, num_no, ", plan.Gid(fn_id, t.else_block), ");\n",
+                "  }\n  return 0;\n");
+          },
+          [&](const PushGoto& t) -> absl::StatusOr<std::string> {
+            return absl::StrCat("  return rt.Enter(", plan.Gid(fn_id, t.return_to), ", ",
+                                t.callee.value, ");  // ",
+                                CommentText(module.function(t.callee).name), "\n");
+          },
+          [&](const IndirectGoto&) -> absl::StatusOr<std::string> {
+            return std::string("  return rt.Leave();\n");
+          },
+          [&](const Halt&) -> absl::StatusOr<std::string> {
+            return std::string("  return rt.Finish();\n");
+          },
+          [&](const Return&) -> absl::StatusOr<std::string> {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "block '", block.label, "' of function '", fn.name,
+                "' ends in a return, which lowered programs do not have: pass the program "
+                "LowerProgram (passes/pipeline.h) produces"));
+          },
+      },
+      block.terminator);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> EmitCompiledProgram(const Program& program,
+                                                std::string_view symbol_view) {
+  const std::string symbol(symbol_view);
+  if (program.stage != Stage::kLowered) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a compiled program is generated from a lowered program; this one is at stage '",
+        std::string(StageName(program.stage)), "': run LowerProgram (passes/pipeline.h) first"));
+  }
+  AB_RETURN_IF_ERROR(CheckFusedBlocksSymbol(symbol));
+  AB_ASSIGN_OR_RETURN(const BlockPlan plan, BlockPlan::Build(program));
+  const Module& module = program.module;
+  std::string constants;
+  int next_constant = 0;
+  OpEmitter emitter(module, &constants, &next_constant);
+  std::string probe_constants;
+  int probe_next = 0;
+  OpEmitter probe(module, &probe_constants, &probe_next);
+  std::string functions;
+  std::string table;
+  for (size_t f = 0; f < module.functions.size(); ++f) {
+    const FunctionId fn_id(static_cast<int32_t>(f));
+    const Function& fn = module.functions[f];
+    for (size_t b = 0; b < fn.blocks.size(); ++b) {
+      const BlockId block_id(static_cast<int32_t>(b));
+      const Block& block = fn.blocks[b];
+      const int32_t gid = plan.Gid(fn_id, block_id);
+      absl::StrAppend(&functions, "// ", CommentText(fn.name), " / ", CommentText(block.label),
+                      ": global block ", gid, "\n", "int32_t Block", gid,
+                      "(autobatch::CompiledRuntime& rt) {\n",
+                      "  const int64_t* const lanes = rt.lanes;\n",
+                      "  const int64_t n = rt.n;\n  const int64_t B = rt.batch;\n");
+      std::vector<int32_t> inline_ops;
+      const int32_t num_ops = static_cast<int32_t>(block.ops.size());
+      for (int32_t i = 0; i < num_ops;) {
+        if (!Inline(module, block, i, probe)) {
+          absl::StrAppend(&functions, kCheck, "rt.RunOp(", i, ")", kCheckEnd);
+          ++i;
+          continue;
+        }
+        const int32_t end = RunEnd(module, block, i, probe);
+        absl::StrAppend(&functions, EmitRun(module, fn_id, block_id, block, i, end, emitter));
+        for (int32_t k = i; k < end; ++k) inline_ops.push_back(k);
+        i = end;
+      }
+      AB_ASSIGN_OR_RETURN(std::string terminator,
+                          EmitTerminator(module, plan, fn_id, block));
+      absl::StrAppend(&functions, terminator, "}\n\n");
+      std::string ops_name = "{}";
+      if (!inline_ops.empty()) {
+        ops_name = absl::StrCat("kInlineOps", gid);
+        absl::StrAppend(&constants, "constexpr int32_t ", ops_name, "[] = {");
+        for (size_t k = 0; k < inline_ops.size(); ++k) {
+          absl::StrAppend(&constants, k == 0 ? "" : ", ", inline_ops[k]);
+        }
+        absl::StrAppend(&constants, "};\n");
+      }
+      absl::StrAppend(&table, "    {", f, ", ", b, ", ", ops_name, ", &Block", gid, "},\n");
+    }
+  }
+  return absl::StrCat(
+      "// A whole compiled program, generated by autobatch (codegen/codegen.h).\n"
+      "// Do not edit: regenerate from the program. Compile with -ffp-contract=off.\n"
+      "#include <array>\n#include <bit>\n#include <cmath>\n#include <cstddef>\n"
+      "#include <cstdint>\n\n"
+      "#include \"backends/element_ops.h\"\n#include \"backends/random.h\"\n"
+      "#include \"vm/fused_blocks.h\"\n\n"
+      "// Every local is written before it is read; the compiler cannot always tell.\n"
+      "#if defined(__GNUC__) && !defined(__clang__)\n"
+      "#pragma GCC diagnostic ignored \"-Wmaybe-uninitialized\"\n"
+      "#endif\n"
+      "#pragma GCC diagnostic ignored \"-Wuninitialized\"\n"
+      "#pragma GCC diagnostic ignored \"-Wunused-variable\"\n"
+      "#pragma GCC diagnostic ignored \"-Wunused-but-set-variable\"\n\n"
+      "namespace {\nnamespace ", symbol, "_impl {\n\nnamespace E = autobatch::element;\n\n",
+      "// Lanes per chunk: each op runs for K lanes at a time (codegen/codegen.h).\n",
+      "constexpr int64_t K = ", kFusedChunk, ";\n\n", constants, "\n", functions,
+      "constexpr autobatch::CompiledBlock kBlocks[] = {\n", table, "};\n\n}  // namespace ",
+      symbol, "_impl\n}  // namespace\n\n", "const autobatch::FusedProgram& ", symbol,
+      "() {\n  static const autobatch::FusedProgram program{",
+      absl::StrFormat("0x%016xull", ProgramFingerprint(program)), ", {}, ", symbol,
+      "_impl::kBlocks};\n  return program;\n}\n");
+}
+
+}  // namespace autobatch
