@@ -24,6 +24,7 @@
 #include "passes/pipeline.h"
 #include "samples/fibonacci/fibonacci.h"
 #include "frontend/run.h"
+#include "codegen/jit.h"
 
 namespace autobatch {
 namespace {
@@ -202,6 +203,134 @@ class PcBatchedFibonacci {
   std::vector<int64_t> taken_, leaf_;
 };
 
+// The lowered program's own five blocks (`autobatch ir fibonacci --stage
+// lowered`) with the stack VM's layout, by hand: what a compiled program
+// (codegen/codegen.h, EmitCompiledProgram) does at best without changing the
+// program or the layout. Each Full variable has a stack of its own (a top
+// holding the current value, saved frames [depth][lane], a depth per lane),
+// and so do the return addresses; a call pushes them, a return pops them.
+//   0 entry:   n > 1 ? -> 1 : -> 4
+//   1 then0:   push n; n = n - 1; push return 2; -> 0
+//   2 ret1:    push t4; t4 = r0; n = n - 2 (in place); push return 3; -> 0
+//   3 ret2:    r0 = t4 + r0; pop t4; return
+//   4 else0:   pop n; r0 = 1; return
+// The entry's Full parameter n starts with one frame saved (the VM pushes
+// one for it on entry).
+class LoweredFibonacci {
+ public:
+  enum Block : int32_t { kEntry, kThen, kRet1, kRet2, kElse, kNumBlocks, kDone = kNumBlocks };
+
+  explicit LoweredFibonacci(int64_t batch) : batch_(batch) {
+    const auto b = static_cast<size_t>(batch);
+    for (Stack* s : {&n_, &t4_}) {
+      s->top.resize(b);
+      s->saved.resize(static_cast<size_t>(kMaxDepth) * b);
+      s->depth.resize(b);
+    }
+    r0_.resize(b);
+    pc_saved_.resize(static_cast<size_t>(kMaxDepth) * b);
+    pc_depth_.resize(b);
+    for (auto& list : waiting_) list.resize(b + 1);
+    taken_.resize(b);
+  }
+
+  int64_t Run(const std::vector<int64_t>& n, std::vector<int64_t>* out) {
+    std::copy(n.begin(), n.end(), n_.top.begin());
+    std::fill(n_.depth.begin(), n_.depth.end(), 1);
+    std::fill(t4_.depth.begin(), t4_.depth.end(), 0);
+    std::fill(pc_depth_.begin(), pc_depth_.end(), 0);
+    for (int64_t& c : count_) c = 0;
+    for (int64_t l = 0; l < batch_; ++l) waiting_[kEntry][count_[kEntry]++] = l;
+    int64_t steps = 0;
+    for (;;) {
+      int32_t block = 0;
+      while (block < kNumBlocks && count_[block] == 0) ++block;
+      if (block == kNumBlocks) break;
+      ++steps;
+      const int64_t count = count_[block];
+      std::swap(taken_, waiting_[block]);
+      count_[block] = 0;
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t lane = taken_[i];
+        switch (block) {
+          case kEntry: {
+            const bool recurse = n_.top[lane] > 1;
+            waiting_[kThen][count_[kThen]] = lane;
+            waiting_[kElse][count_[kElse]] = lane;
+            count_[kThen] += recurse;
+            count_[kElse] += !recurse;
+            break;
+          }
+          case kThen:
+            Push(n_, lane);
+            n_.top[lane] -= 1;
+            Call(lane, kRet1);
+            break;
+          case kRet1:
+            Push(t4_, lane);
+            t4_.top[lane] = r0_[lane];
+            n_.top[lane] -= 2;
+            Call(lane, kRet2);
+            break;
+          case kRet2:
+            r0_[lane] = t4_.top[lane] + r0_[lane];
+            Pop(t4_, lane);
+            Return(lane);
+            break;
+          case kElse:
+            Pop(n_, lane);
+            r0_[lane] = 1;
+            Return(lane);
+            break;
+        }
+      }
+    }
+    out->assign(r0_.begin(), r0_.end());
+    return steps;
+  }
+
+ private:
+  static constexpr int64_t kMaxDepth = 64;
+  struct Stack {
+    std::vector<int64_t> top, saved;
+    std::vector<int32_t> depth;
+  };
+  size_t Frame(int64_t lane, int32_t depth) const {
+    return static_cast<size_t>(depth) * static_cast<size_t>(batch_) + static_cast<size_t>(lane);
+  }
+  void Push(Stack& s, int64_t lane) {
+    int32_t& depth = s.depth[static_cast<size_t>(lane)];
+    s.saved[Frame(lane, depth++)] = s.top[static_cast<size_t>(lane)];
+  }
+  void Pop(Stack& s, int64_t lane) {
+    int32_t& depth = s.depth[static_cast<size_t>(lane)];
+    s.top[static_cast<size_t>(lane)] = s.saved[Frame(lane, --depth)];
+  }
+  void Call(int64_t lane, int32_t return_to) {
+    int32_t& depth = pc_depth_[static_cast<size_t>(lane)];
+    pc_saved_[Frame(lane, depth++)] = return_to;
+    waiting_[kEntry][count_[kEntry]++] = lane;
+  }
+  // To the top return address, or done at depth 0: written to every list it
+  // may join, only the one it joins advances (branch-free).
+  void Return(int64_t lane) {
+    int32_t& depth = pc_depth_[static_cast<size_t>(lane)];
+    const int32_t to = depth > 0 ? pc_saved_[Frame(lane, --depth)] : kDone;
+    waiting_[kRet1][count_[kRet1]] = lane;
+    waiting_[kRet2][count_[kRet2]] = lane;
+    count_[kRet1] += to == kRet1;
+    count_[kRet2] += to == kRet2;
+  }
+
+  int64_t batch_;
+  Stack n_, t4_;
+  std::vector<int64_t> r0_;
+  std::vector<int32_t> pc_saved_, pc_depth_;
+  std::vector<int64_t> waiting_[kNumBlocks];
+  int64_t count_[kNumBlocks] = {};
+  std::vector<int64_t> taken_;
+};
+
 // The same four blocks run DENSE, eight lanes per AVX-512 instruction: every
 // step passes over the whole batch and keeps the results of the lanes whose
 // program counter is at the block (mask registers), reading and writing the
@@ -371,6 +500,19 @@ int Main(int argc, char** argv) {
     }
   }
 
+  LoweredFibonacci lowered_by_hand(batch);
+  double lowered_hand = 1e300;
+  int64_t lowered_hand_steps = 0;
+  for (int r = 0; r < reps; ++r) {
+    const double start = Now();
+    lowered_hand_steps = lowered_by_hand.Run(n, &got);
+    lowered_hand = std::min(lowered_hand, Now() - start);
+  }
+  if (got != expected) {
+    std::fprintf(stderr, "fib_bound: the lowered program by hand computed wrong values\n");
+    return 1;
+  }
+
   const bool run_dense = DenseBatchedFibonacci::kAvailable && batch % 8 == 0;
   DenseBatchedFibonacci dense(batch);
   double dense_seconds = 1e300;
@@ -401,6 +543,26 @@ int Main(int argc, char** argv) {
     }
   }
 
+  // The same program compiled whole (codegen/codegen.h, EmitCompiledProgram),
+  // by the JIT before the timing starts.
+  absl::StatusOr<const FusedProgram*> compiled = JitCompiledProgram(lowered);
+  if (!compiled.ok()) {
+    std::fprintf(stderr, "fib_bound: the JIT failed: %s\n", compiled.status().ToString().c_str());
+    return 1;
+  }
+  double compiled_seconds = 1e300;
+  Profile compiled_profile;
+  for (int r = 0; r < reps; ++r) {
+    const double start = Now();
+    auto out = RunProgram(lowered, inputs, &ctx.kernels(),
+                          {.vm = Vm::kStack, .fused_blocks = *compiled}, &compiled_profile);
+    compiled_seconds = std::min(compiled_seconds, Now() - start);
+    if (!out.ok() || out->front().ToVector<int64_t>() != expected) {
+      std::fprintf(stderr, "fib_bound: the compiled program failed or computed wrong values\n");
+      return 1;
+    }
+  }
+
   int64_t calls = 0;
   for (int64_t v : n) calls += 2 * samples::FibonacciReference(v) - 1;
   std::printf("fibonacci, batch %lld, n uniform in [15, 20] (seed 42), best of %d\n",
@@ -414,8 +576,13 @@ int Main(int argc, char** argv) {
   row("native (recursive, looped)", native, 0);
   row("by hand, lane lists", hand[0], hand_steps[0]);
   row("by hand, lane lists, 3 blocks", hand[1], hand_steps[1]);
+  row("by hand, lowered blocks, VM layout", lowered_hand, lowered_hand_steps);
   if (run_dense) row("by hand, dense, AVX-512", dense_seconds, dense_steps);
   row("stack VM", vm, profile.steps);
+  row("stack VM, compiled program", compiled_seconds, compiled_profile.steps);
+  std::printf("compiled / best lane-list executor by hand: %.2fx; / the lowered blocks by hand: "
+              "%.2fx\n",
+              compiled_seconds / std::min(hand[0], hand[1]), compiled_seconds / lowered_hand);
   return 0;
 }
 

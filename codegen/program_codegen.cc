@@ -7,8 +7,9 @@
 // its storage, running the ops on locals and storing what is read after;
 // every other op (user kernels, tape ops, pops, ops on uniform values or on
 // values too large for locals) is a call of CompiledRuntime::RunOp. An op
-// that pushes a frame of its result starts a run of its own: the frame is
-// pushed first, and the op reads the value below it. The terminator routes
+// that pushes a frame of its result joins a run only if no op before it in
+// the run touches that variable: the run pushes the frame before its loop,
+// and the op reads the value below it. The terminator routes
 // the lanes to global block numbers written into the code.
 #include <algorithm>
 #include <string>
@@ -48,8 +49,8 @@ bool Inline(const Module& module, const Block& block, int32_t i, OpEmitter& prob
 }
 
 // The end of the run of inline ops from `first` (inline itself): at most
-// kMaxSegmentOps, with locals of at most kMaxSegmentLocalBytes, and only
-// its first op may push.
+// kMaxSegmentOps, with locals of at most kMaxSegmentLocalBytes, and no op
+// that pushes a frame of a variable an op before it in the run touches.
 int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitter& emitter) {
   const int32_t num_ops = static_cast<int32_t>(block.ops.size());
   std::vector<VarId> locals;
@@ -62,7 +63,10 @@ int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitte
   for (; end < num_ops && end - first < kMaxSegmentOps; ++end) {
     if (!Inline(module, block, end, emitter)) break;
     const auto& prim = std::get<PrimOp>(block.ops[static_cast<size_t>(end)]);
-    if (end > first && Pushes(module, prim)) break;
+    if (Pushes(module, prim) &&
+        std::find(locals.begin(), locals.end(), prim.outputs[0]) != locals.end()) {
+      break;
+    }
     int64_t added = prim.prim == Primitive::kMatVec ? chunk_bytes(prim.outputs[0]) : 0;
     std::vector<VarId> fresh;
     for (const std::vector<VarId>& vars : {prim.inputs, prim.outputs}) {
@@ -85,15 +89,91 @@ int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitte
 constexpr char kCheck[] = "  if (const int32_t rc = ";
 constexpr char kCheckEnd[] = ") return rc;\n";
 
-// The loop of ops [first, end) of `block`, all inline.
+// The deepest of the running lanes' stacks in `depth` (an int32_t*), into
+// `deepest`.
+std::string Deepest(const std::string& depth) {
+  return absl::StrCat("    int32_t deepest = 0;\n", "    for (int64_t i = 0; i < n; ++i) {\n",
+                      "      const int32_t d = ", depth, "[lanes[i]];\n",
+                      "      deepest = d > deepest ? d : deepest;\n    }\n");
+}
+
+// Pushes a frame of Full variable `v` for the running lanes in place
+// (vm/fused_blocks.h, CompiledVar), as StackStorage::Push does, or through
+// the runtime when the storage must grow or a stack would overflow.
+std::string EmitPush(const Module& module, VarId v) {
+  const TensorType& type = *module.var(v).type;
+  const std::string st = StoredType(type.dtype);
+  const int64_t e = type.NumElements();
+  return absl::StrCat(
+      "  {  // push a frame of ", CommentText(module.var(v).name), "\n",
+      "    autobatch::CompiledVar& s = rt.vars[", v.value, "];\n",
+      "    int32_t* const depth = s.stack_depth;\n", Deepest("depth"),
+      "    // A frame stack grows when a lane would reach its last frame.\n",
+      "    const bool frames = s.depth != nullptr;\n",
+      "    if (deepest >= s.depth_limit || deepest + (frames ? 2 : 1) > s.frames) {\n",
+      "    ", kCheck, "rt.Push(", v.value, ")", kCheckEnd, "    } else if (frames) {\n",
+      "      for (int64_t i = 0; i < n; ++i) ++depth[lanes[i]];\n", "    } else {\n",
+      "      ", st, "* const saved = reinterpret_cast<", st, "*>(s.saved);\n",
+      "      const ", st, "* const top = reinterpret_cast<const ", st, "*>(s.data);\n",
+      "      for (int64_t i = 0; i < n; ++i) {\n", "        const int64_t lane = lanes[i];\n",
+      "        const int64_t d = depth[lane];\n", "        for (int64_t e = 0; e < ", e,
+      "; ++e) saved[(d * B + lane) * ", e, " + e] = top[lane * ", e, " + e];\n",
+      "        depth[lane] = static_cast<int32_t>(d + 1);\n      }\n    }\n  }\n");
+}
+
+// Pops op `index` of `block` (a PopOp) in place, or through the runtime
+// (RunOp, which reports the empty stack as the VM does) when a lane's
+// stack of one of its Full variables is empty.
+std::string EmitPop(const Module& module, const PopOp& pop, int32_t index) {
+  std::vector<VarId> full;
+  for (VarId v : pop.vars) {
+    if (module.var(v).storage == StorageClass::kFull) full.push_back(v);
+  }
+  if (full.empty()) return absl::StrCat("  // op ", index, ": pop of no stack\n");
+  std::string code = absl::StrCat("  {  // op ", index, ": pop\n    bool empty = false;\n");
+  for (VarId v : full) {
+    absl::StrAppend(&code, "    for (int64_t i = 0; i < n; ++i) empty |= rt.vars[", v.value,
+                    "].stack_depth[lanes[i]] == 0;\n");
+  }
+  absl::StrAppend(&code, "    if (empty) {\n    ", kCheck, "rt.RunOp(", index, ")", kCheckEnd,
+                  "    } else {\n");
+  for (VarId v : full) {
+    const TensorType& type = *module.var(v).type;
+    const std::string st = StoredType(type.dtype);
+    const int64_t e = type.NumElements();
+    absl::StrAppend(
+        &code, "      {  // ", CommentText(module.var(v).name), "\n",
+        "        autobatch::CompiledVar& s = rt.vars[", v.value, "];\n",
+        "        int32_t* const depth = s.stack_depth;\n", "        if (s.depth != nullptr) {\n",
+        "          for (int64_t i = 0; i < n; ++i) --depth[lanes[i]];\n", "        } else {\n",
+        "          const ", st, "* const saved = reinterpret_cast<const ", st, "*>(s.saved);\n",
+        "          ", st, "* const top = reinterpret_cast<", st, "*>(s.data);\n",
+        "          for (int64_t i = 0; i < n; ++i) {\n",
+        "            const int64_t lane = lanes[i];\n",
+        "            const int64_t d = depth[lane] - 1;\n", "            for (int64_t e = 0; e < ", e,
+        "; ++e) top[lane * ", e, " + e] = saved[(d * B + lane) * ", e, " + e];\n",
+        "            depth[lane] = static_cast<int32_t>(d);\n          }\n        }\n      }\n");
+  }
+  absl::StrAppend(&code, "    }\n  }\n");
+  return code;
+}
+
+// The loop of ops [first, end) of `block`, all inline; adds its ops to
+// `ops` and their bytes per lane (each op's inputs and outputs counted as
+// the run's) to `op_lane_bytes`, for CompiledRuntime::Charge.
 std::string EmitRun(const Module& module, FunctionId fn, BlockId b, const Block& block,
-                    int32_t first, int32_t end, OpEmitter& emitter) {
+                    int32_t first, int32_t end, OpEmitter& emitter, int32_t* ops,
+                    int64_t* op_lane_bytes) {
   const SegmentPlan plan = PlanSegment(module, fn, b, block, first, end);
-  const auto& first_op = std::get<PrimOp>(block.ops[static_cast<size_t>(first)]);
-  const bool pushes = Pushes(module, first_op);
-  const VarId pushed = first_op.outputs[0];
+  std::vector<VarId> pushed;  // before the loop: no op before its pusher touches it
   std::string code = absl::StrCat("  {  // ops ", first, "..", end - 1, "\n");
-  if (pushes) absl::StrAppend(&code, "  ", kCheck, "rt.Push(", pushed.value, ")", kCheckEnd);
+  for (int32_t i = first; i < end; ++i) {
+    const auto& prim = std::get<PrimOp>(block.ops[static_cast<size_t>(i)]);
+    if (Pushes(module, prim)) {
+      pushed.push_back(prim.outputs[0]);
+      absl::StrAppend(&code, EmitPush(module, prim.outputs[0]));
+    }
+  }
   absl::StrAppend(&code, "    const autobatch::CompiledVar* const vars = rt.vars;\n");
   int64_t lane_bytes = 0;
   auto bind = [&](const std::vector<VarId>& vars, const char* prefix, bool is_const) {
@@ -129,7 +209,9 @@ std::string EmitRun(const Module& module, FunctionId fn, BlockId b, const Block&
   auto move = [&](const std::vector<VarId>& vars, const char* prefix, bool load) {
     for (size_t k = 0; k < vars.size(); ++k) {
       const int64_t e = module.var(vars[k]).type->NumElements();
-      const std::string below = load && pushes && vars[k] == pushed ? " - 1" : "";
+      const bool below_top =
+          load && std::find(pushed.begin(), pushed.end(), vars[k]) != pushed.end();
+      const std::string below = below_top ? " - 1" : "";
       const std::string depth = absl::StrCat(prefix, "_depth", k);
       const std::string at = absl::StrCat(prefix, k, "[slot * ", e, " + e]");
       const std::string local = absl::StrCat(Local(vars[k]), "[k * ", e, " + e]");
@@ -149,13 +231,16 @@ std::string EmitRun(const Module& module, FunctionId fn, BlockId b, const Block&
     absl::StrAppend(&code, "  ", *op_code);
   }
   move(plan.outputs, "out", false);
-  absl::StrAppend(&code, "    }\n  ", kCheck, "rt.Charge(", end - first, ", ", lane_bytes, ")",
-                  kCheckEnd, "  }\n");
+  absl::StrAppend(&code, "    }\n  }\n");
+  *ops += end - first;
+  *op_lane_bytes += (end - first) * lane_bytes;
   return code;
 }
 
+// `tapes`: the program has tape ops, whose floors a call moves (the runtime
+// does it).
 absl::StatusOr<std::string> EmitTerminator(const Module& module, const BlockPlan& plan,
-                                           FunctionId fn_id, const Block& block) {
+                                           FunctionId fn_id, const Block& block, bool tapes) {
   const Function& fn = module.function(fn_id);
   return std::visit(
       Overloaded{
@@ -185,9 +270,21 @@ absl::StatusOr<std::string> EmitTerminator(const Module& module, const BlockPlan
                 "  }\n  return 0;\n");
           },
           [&](const PushGoto& t) -> absl::StatusOr<std::string> {
-            return absl::StrCat("  return rt.Enter(", plan.Gid(fn_id, t.return_to), ", ",
-                                t.callee.value, ");  // ",
-                                CommentText(module.function(t.callee).name), "\n");
+            const std::string enter =
+                absl::StrCat("rt.Enter(", plan.Gid(fn_id, t.return_to), ", ", t.callee.value,
+                             ");  // ", CommentText(module.function(t.callee).name), "\n");
+            if (tapes) return absl::StrCat("  return ", enter);
+            // The return addresses pushed in place (CompiledReturns), as
+            // StackStorage::PushReturns does, unless the stacks must grow or
+            // would overflow.
+            return absl::StrCat(
+                "  {  // call\n    autobatch::CompiledReturns& pc = *rt.returns;\n",
+                Deepest("pc.depth"),
+                "    if (deepest + 1 >= pc.depth_limit || deepest + 1 > pc.frames) return ", enter,
+                "    for (int64_t i = 0; i < n; ++i) {\n      const int64_t lane = lanes[i];\n",
+                "      pc.saved[pc.depth[lane] * B + lane] = ", plan.Gid(fn_id, t.return_to),
+                ";\n      ++pc.depth[lane];\n    }\n", "    rt.Jump(lanes, n, ",
+                plan.Gid(t.callee, BlockId(0)), ");\n  }\n  return 0;\n");
           },
           [&](const IndirectGoto&) -> absl::StatusOr<std::string> {
             return std::string("  return rt.Leave();\n");
@@ -226,6 +323,12 @@ absl::StatusOr<std::string> EmitCompiledProgram(const Program& program,
   OpEmitter probe(module, &probe_constants, &probe_next);
   std::string functions;
   std::string table;
+  bool tapes = false;
+  for (const Function& fn : module.functions) {
+    for (const Block& block : fn.blocks) {
+      for (const Op& op : block.ops) tapes = tapes || TapeOf(op).has_value();
+    }
+  }
   for (size_t f = 0; f < module.functions.size(); ++f) {
     const FunctionId fn_id(static_cast<int32_t>(f));
     const Function& fn = module.functions[f];
@@ -239,20 +342,32 @@ absl::StatusOr<std::string> EmitCompiledProgram(const Program& program,
                       "  const int64_t* const lanes = rt.lanes;\n",
                       "  const int64_t n = rt.n;\n  const int64_t B = rt.batch;\n");
       std::vector<int32_t> inline_ops;
+      int32_t charged_ops = 0;
+      int64_t charged_bytes = 0;
       const int32_t num_ops = static_cast<int32_t>(block.ops.size());
       for (int32_t i = 0; i < num_ops;) {
+        if (const auto* pop = std::get_if<PopOp>(&block.ops[static_cast<size_t>(i)])) {
+          absl::StrAppend(&functions, EmitPop(module, *pop, i));
+          ++i;
+          continue;
+        }
         if (!Inline(module, block, i, probe)) {
           absl::StrAppend(&functions, kCheck, "rt.RunOp(", i, ")", kCheckEnd);
           ++i;
           continue;
         }
         const int32_t end = RunEnd(module, block, i, probe);
-        absl::StrAppend(&functions, EmitRun(module, fn_id, block_id, block, i, end, emitter));
+        absl::StrAppend(&functions, EmitRun(module, fn_id, block_id, block, i, end, emitter,
+                                            &charged_ops, &charged_bytes));
         for (int32_t k = i; k < end; ++k) inline_ops.push_back(k);
         i = end;
       }
+      if (charged_ops > 0) {
+        absl::StrAppend(&functions, kCheck, "rt.Charge(", charged_ops, ", ", charged_bytes, ")",
+                        kCheckEnd);
+      }
       AB_ASSIGN_OR_RETURN(std::string terminator,
-                          EmitTerminator(module, plan, fn_id, block));
+                          EmitTerminator(module, plan, fn_id, block, tapes));
       absl::StrAppend(&functions, terminator, "}\n\n");
       std::string ops_name = "{}";
       if (!inline_ops.empty()) {

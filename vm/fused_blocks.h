@@ -67,21 +67,46 @@ struct FusedSegment {
 // Where a variable's values are: lane l's element e of variable v (E
 // elements) is at vars[v].data as the element's stored type (bool as one
 // byte), index slot * E + e, where slot is l, or depth[l] * batch + l for a
-// frame stack (vars[v].depth non-null), or 0 for a uniform variable. The
-// entries are valid until the next call into the runtime that may push
-// (Push, RunOp): a push may move a stack's storage.
+// frame stack (vars[v].depth non-null), or 0 for a uniform variable.
+//
+// A Full variable's stack (vm/stack/storage.h) is open to the compiled code
+// too, so that it pushes and pops in place: stack_depth[l] frames are saved
+// for lane l; a LaneStack (depth null) saves lane l's frame f at element
+// (f * batch + l) * E of `saved` and keeps its current value at `data`; a
+// frame stack saves nothing apart (the current frame is the value). The
+// storage holds `frames` frames per lane and the stack may hold at most
+// `depth_limit`. Code that would pass either calls the runtime instead,
+// which grows the storage or reports the overflow as the VM does.
+//
+// The entries are valid until the next call into the runtime that may push
+// (Push, RunOp, Enter): a push may move a stack's storage.
 struct CompiledVar {
   std::byte* data = nullptr;
   const int32_t* depth = nullptr;
+  int32_t* stack_depth = nullptr;
+  std::byte* saved = nullptr;
+  int64_t frames = 0;
+  int64_t depth_limit = 0;
+};
+
+// The lanes' stacks of return addresses (global block numbers): lane l's
+// frame f at saved[f * batch + l], depth[l] of them; room for `frames` per
+// lane, at most depth_limit - 1 of them. Valid until the next Enter.
+struct CompiledReturns {
+  int32_t* depth = nullptr;
+  int32_t* saved = nullptr;
+  int64_t frames = 0;
+  int64_t depth_limit = 0;
 };
 
 class CompiledRuntime {
  public:
-  // The lanes running the block, in increasing order, and how many.
+  // The lanes running the block, in no particular order, and how many.
   const int64_t* lanes = nullptr;
   int64_t n = 0;
   int64_t batch = 0;
-  const CompiledVar* vars = nullptr;  // per VarId value
+  CompiledVar* vars = nullptr;  // per VarId value
+  CompiledReturns* returns = nullptr;
   // Room for `batch` lane indices each: a branch's split.
   int64_t* split_true = nullptr;
   int64_t* split_false = nullptr;
@@ -90,16 +115,18 @@ class CompiledRuntime {
   // VM runs it (its kernels, pushes, pops, tape ops and errors).
   virtual int32_t RunOp(int32_t op) = 0;
   // Pushes a frame of Full variable `var` for the running lanes (an op of
-  // the block is about to write it). A stack's current value stays where
-  // it was: in a frame stack, at depth - 1.
+  // the block is about to write it), growing its storage or failing as the
+  // VM does. A stack's current value stays where it was: in a frame stack,
+  // at depth - 1.
   virtual int32_t Push(int32_t var) = 0;
-  // Charges `ops` inline ops run for the running lanes on `lane_bytes` per
-  // lane to the call's time budget.
-  virtual int32_t Charge(int32_t ops, int64_t lane_bytes) = 0;
-  // The terminators. Jump: `count` lanes of `lanes` (increasing) now wait
-  // at block `gid`. Enter: the running lanes call function `callee` (a
-  // FunctionId value), to return to block `return_gid`. Leave: they return.
-  // Finish: they halt.
+  // Charges the block's inline ops to the call's time budget: `ops` of
+  // them, touching `op_lane_bytes` per lane summed over the ops (as
+  // FusedSegmentWork counts a segment's, vm/stack/fused_calls.h).
+  virtual int32_t Charge(int32_t ops, int64_t op_lane_bytes) = 0;
+  // The terminators. Jump: `count` lanes of `lanes` now wait at block
+  // `gid`. Enter: the running lanes call function `callee` (a FunctionId
+  // value), to return to block `return_gid`. Leave: they return. Finish:
+  // they halt.
   virtual void Jump(const int64_t* lanes, int64_t count, int32_t gid) = 0;
   virtual int32_t Enter(int32_t return_gid, int32_t callee) = 0;
   virtual int32_t Leave() = 0;

@@ -79,29 +79,82 @@ void Scheduler::Take(int32_t gid, LaneSet* lanes, int64_t* lane_blocks) {
   nonempty_[gid >> 6] &= ~(uint64_t{1} << (gid & 63));
 }
 
-int32_t Scheduler::NextBlock() const {
-  if (policy_ == BlockPolicy::kMostLanes) {
+namespace {
+
+// The block to run next among those marked in `nonempty` (both schedulers'
+// rule); count(g) is the number of lanes waiting at g.
+template <typename Count>
+int32_t ChooseBlock(BlockPolicy policy, const BlockPlan& plan,
+                    const std::vector<uint64_t>& nonempty, Count count) {
+  if (policy == BlockPolicy::kMostLanes) {
     // Fullest block first; blocks with an expensive kernel only when no
     // other block has lanes, so that they run for every lane that can reach
     // them (as the block-order contract arranges for kLowestIndex).
     int32_t best = -1;
-    for (size_t w = 0; w < nonempty_.size(); ++w) {
-      for (uint64_t bits = nonempty_[w]; bits != 0; bits &= bits - 1) {
+    for (size_t w = 0; w < nonempty.size(); ++w) {
+      for (uint64_t bits = nonempty[w]; bits != 0; bits &= bits - 1) {
         const int32_t g = static_cast<int32_t>(w * 64 + std::countr_zero(bits));
-        const bool heavy_best = best >= 0 && plan_.block(best).heavy;
-        const bool heavy_g = plan_.block(g).heavy;
+        const bool heavy_best = best >= 0 && plan.block(best).heavy;
+        const bool heavy_g = plan.block(g).heavy;
         if (best < 0 || (heavy_best && !heavy_g) ||
-            (heavy_best == heavy_g && waiting_[g].count > waiting_[best].count)) {
+            (heavy_best == heavy_g && count(g) > count(best))) {
           best = g;
         }
       }
     }
     return best;
   }
-  for (size_t w = 0; w < nonempty_.size(); ++w) {
-    if (nonempty_[w] != 0) return static_cast<int32_t>(w * 64 + std::countr_zero(nonempty_[w]));
+  for (size_t w = 0; w < nonempty.size(); ++w) {
+    if (nonempty[w] != 0) return static_cast<int32_t>(w * 64 + std::countr_zero(nonempty[w]));
   }
   return -1;
+}
+
+}  // namespace
+
+int32_t Scheduler::NextBlock() const {
+  return ChooseBlock(policy_, plan_, nonempty_, [&](int32_t g) { return waiting_[g].count; });
+}
+
+void LaneListScheduler::Reset(int64_t batch) {
+  waiting_.resize(static_cast<size_t>(plan_.num_blocks()));
+  for (std::vector<int64_t>& list : waiting_) {
+    list.clear();
+    list.reserve(static_cast<size_t>(batch));
+  }
+  nonempty_.assign((waiting_.size() + 63) / 64, 0);
+}
+
+int32_t LaneListScheduler::NextBlock() const {
+  return ChooseBlock(policy_, plan_, nonempty_, [&](int32_t g) {
+    return static_cast<int64_t>(waiting_[static_cast<size_t>(g)].size());
+  });
+}
+
+void LaneListScheduler::Take(int32_t gid, std::vector<int64_t>* lanes, int64_t* lane_blocks) {
+  std::vector<int64_t>& list = waiting_[static_cast<size_t>(gid)];
+  lanes->swap(list);
+  list.clear();  // keeps the capacity *lanes had
+  for (int64_t lane : *lanes) ++lane_blocks[lane];
+  nonempty_[static_cast<size_t>(gid) >> 6] &= ~(uint64_t{1} << (gid & 63));
+}
+
+void LaneListScheduler::ReturnLanes(const int64_t* lanes, int64_t count, StackStorage& storage) {
+  // The lanes return to a few blocks: the last target's list is kept at
+  // hand.
+  int32_t last_gid = -1;
+  std::vector<int64_t>* last = nullptr;
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t lane = lanes[k];
+    const int32_t gid = storage.PopReturn(lane);
+    if (gid < 0) continue;
+    if (gid != last_gid) {
+      last_gid = gid;
+      last = &waiting_[static_cast<size_t>(gid)];
+      nonempty_[static_cast<size_t>(gid) >> 6] |= uint64_t{1} << (gid & 63);
+    }
+    last->push_back(lane);
+  }
 }
 
 // The lanes return to a few blocks, the continuations of the calls, whose

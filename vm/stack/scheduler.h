@@ -6,6 +6,7 @@
 #ifndef AUTOBATCH_VM_STACK_SCHEDULER_H_
 #define AUTOBATCH_VM_STACK_SCHEDULER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -60,6 +61,43 @@ class Scheduler {
   int64_t batch_ = 0;
   std::vector<Waiting> waiting_;    // per global block
   std::vector<uint64_t> nonempty_;  // bitset of waiting_ non-empty
+};
+
+// The scheduler of compiled programs (vm/fused_blocks.h): the same choice
+// of block (the policy over the same waiting counts, so the same schedule
+// and profile), but a block's waiting lanes are a list in arrival order, as
+// bench/fib_bound's executor by hand keeps them, not a bitset: moving a
+// lane is an append, taking a block's lanes a swap of lists. The lanes of a
+// block come in no particular order; the runtime sorts them when it runs
+// something that wants them in order (CompiledRuntime::RunOp).
+class LaneListScheduler {
+ public:
+  LaneListScheduler(const BlockPlan& plan, BlockPolicy policy) : plan_(plan), policy_(policy) {}
+
+  void Reset(int64_t batch);
+  // `count` lanes of `lanes` now wait at `gid`. A lane waits at one block
+  // at a time.
+  void MoveLanes(const int64_t* lanes, int64_t count, int32_t gid) {
+    if (count == 0) return;
+    std::vector<int64_t>& list = waiting_[static_cast<size_t>(gid)];
+    const size_t old = list.size();
+    list.resize(old + static_cast<size_t>(count));
+    std::copy(lanes, lanes + count, list.data() + old);
+    nonempty_[static_cast<size_t>(gid) >> 6] |= uint64_t{1} << (gid & 63);
+  }
+  // Pops each lane's return address and moves it there; a lane returning
+  // from the entry halts.
+  void ReturnLanes(const int64_t* lanes, int64_t count, StackStorage& storage);
+  int32_t NextBlock() const;
+  // The lanes waiting at `gid`, now in *lanes (whose old contents are
+  // dropped); adds one to lane_blocks[lane] for each.
+  void Take(int32_t gid, std::vector<int64_t>* lanes, int64_t* lane_blocks);
+
+ private:
+  const BlockPlan& plan_;
+  BlockPolicy policy_;
+  std::vector<std::vector<int64_t>> waiting_;  // per global block, each of capacity batch
+  std::vector<uint64_t> nonempty_;
 };
 
 }  // namespace autobatch

@@ -1,6 +1,7 @@
 // The stack VM: Run, Step (dense blocks and the timed dense/compact choice), terminators.
 #include "vm/stack/stack_vm.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -47,6 +48,7 @@ class StackVm final : public CompiledRuntime {
         profile_(profile),
         budget_(options),
         scheduler_(plan, options.block_policy),
+        lists_(plan, options.block_policy),
         storage_(plan, backend, options),
         compact_(plan, storage_, fused_, budget_, backend, kernels, options, profile) {}
 
@@ -85,14 +87,24 @@ class StackVm final : public CompiledRuntime {
       }
     }
     profile_.storage_bytes = storage_.StorageBytes();
-    // Where the compiled code finds the variables, the inputs in place.
-    for (size_t v = 0; v < compiled_vars_.size(); ++v) {
-      compiled_vars_[v] = storage_.Compiled(VarId(static_cast<int32_t>(v)));
-    }
-    scheduler_.MoveLanes(lanes_.indices(), plan_.Gid(program_.entry, BlockId(0)));
-    for (int32_t gid = scheduler_.NextBlock(); gid >= 0; gid = scheduler_.NextBlock()) {
-      AB_RETURN_IF_ERROR(budget_.Tick());
-      AB_RETURN_IF_ERROR(Step(gid));
+    const int32_t entry_gid = plan_.Gid(program_.entry, BlockId(0));
+    if (Compiled()) {
+      // Where the compiled code finds the variables, the inputs in place.
+      for (size_t v = 0; v < compiled_vars_.size(); ++v) {
+        compiled_vars_[v] = storage_.Compiled(VarId(static_cast<int32_t>(v)));
+      }
+      pcs_ = storage_.CompiledPcs();
+      lists_.MoveLanes(lanes_.indices().data(), lanes_.size(), entry_gid);
+      for (int32_t gid = lists_.NextBlock(); gid >= 0; gid = lists_.NextBlock()) {
+        AB_RETURN_IF_ERROR(budget_.Tick());
+        AB_RETURN_IF_ERROR(StepCompiled(gid));
+      }
+    } else {
+      scheduler_.MoveLanes(lanes_.indices(), entry_gid);
+      for (int32_t gid = scheduler_.NextBlock(); gid >= 0; gid = scheduler_.NextBlock()) {
+        AB_RETURN_IF_ERROR(budget_.Tick());
+        AB_RETURN_IF_ERROR(Step(gid));
+      }
     }
     std::vector<Tensor> outputs;
     for (VarId result : entry.results) {
@@ -149,6 +161,10 @@ class StackVm final : public CompiledRuntime {
     }
     compiled_vars_.resize(module_.variables.size());  // filled once the inputs are in place
     vars = compiled_vars_.data();
+    returns = &pcs_;
+    lists_.Reset(batch_);
+    running_.clear();
+    running_.reserve(static_cast<size_t>(batch_));
     batch = batch_;
     split_yes_.resize(static_cast<size_t>(batch_));
     split_no_.resize(static_cast<size_t>(batch_));
@@ -165,24 +181,26 @@ class StackVm final : public CompiledRuntime {
     const BlockFacts& facts = plan_.block(gid);
     const Function& fn = module_.function(facts.fn);
     const Block& block = fn.blocks[facts.block.value];
-    scheduler_.Take(gid, &lanes_, profile_.lane_blocks.data());
+    lists_.Take(gid, &running_, profile_.lane_blocks.data());
+    const auto count = static_cast<int64_t>(running_.size());
     BlockCounters& counters = profile_.blocks[facts.fn.value][facts.block.value];
     ++counters.executions;
-    counters.active_lanes += lanes_.size();
+    counters.active_lanes += count;
     counters.lane_slots += batch_;
     ++counters.compact;
     counters.ops += static_cast<int64_t>(block.ops.size());
     ++profile_.steps;
     for (PrimitiveCounters* c : inline_counters_[gid]) {
       ++c->executions;
-      c->active_lanes += lanes_.size();
+      c->active_lanes += count;
       c->lane_slots += batch_;
     }
     std::chrono::steady_clock::time_point start;
     if (profile_.timing) start = std::chrono::steady_clock::now();
     running_gid_ = gid;
-    lanes = lanes_.indices().data();
-    n = lanes_.size();
+    lanes = running_.data();
+    n = count;
+    sorted_ = false;
     if (compiled_[gid](*this) != 0) return std::exchange(compiled_error_, absl::OkStatus());
     if (profile_.timing) counters.nanoseconds += NanosecondsSince(start);
     return absl::OkStatus();
@@ -197,7 +215,20 @@ class StackVm final : public CompiledRuntime {
   const Function& RunningFunction() const {
     return module_.function(plan_.block(running_gid_).fn);
   }
+  // The running lanes as the interpreter holds them (in increasing order,
+  // lanes_), for what the runtime runs as the interpreter does: the same
+  // order gives the same errors (the first lane named) and the same bits
+  // from ops whose lanes depend on one another.
+  void SortLanes() {
+    if (sorted_) return;
+    sorted_ = true;
+    sorting_.assign(running_.begin(), running_.end());
+    std::sort(sorting_.begin(), sorting_.end());
+    lanes_.Clear();
+    for (int64_t lane : sorting_) lanes_.Append(lane);
+  }
   int32_t RunOp(int32_t index) override {
+    SortLanes();
     const BlockFacts& facts = plan_.block(running_gid_);
     const Function& fn = RunningFunction();
     const Op& op = fn.blocks[facts.block.value].ops[static_cast<size_t>(index)];
@@ -216,26 +247,32 @@ class StackVm final : public CompiledRuntime {
     return Keep(std::move(status));
   }
   int32_t Push(int32_t var) override {
+    SortLanes();
     const VarId v(var);
     absl::Status status = storage_.Push(v, RunningFunction(), lanes_);
     compiled_vars_[v.value] = storage_.Compiled(v);
     return Keep(std::move(status));
   }
-  int32_t Charge(int32_t ops, int64_t lane_bytes) override {
-    return Keep(budget_.TickWork(ops * (Budget::kOpWork + n * lane_bytes)));
+  int32_t Charge(int32_t ops, int64_t op_lane_bytes) override {
+    return Keep(budget_.TickWork(ops * Budget::kOpWork + n * op_lane_bytes));
   }
   void Jump(const int64_t* moved, int64_t count, int32_t gid) override {
-    scheduler_.MoveLanes(std::span<const int64_t>(moved, static_cast<size_t>(count)), gid);
+    lists_.MoveLanes(moved, count, gid);
   }
   int32_t Enter(int32_t return_gid, int32_t callee) override {
-    return Keep(EnterCall(return_gid, FunctionId(callee), RunningFunction()));
+    SortLanes();
+    absl::Status status = EnterCall(return_gid, FunctionId(callee), RunningFunction());
+    pcs_ = storage_.CompiledPcs();
+    return Keep(std::move(status));
   }
   int32_t Leave() override {
     const BlockFacts& facts = plan_.block(running_gid_);
     const Function& fn = RunningFunction();
+    if (!storage_.tapes().empty()) SortLanes();
     return Keep(ReturnLanes(fn.blocks[facts.block.value], facts.fn, fn, facts.block));
   }
   int32_t Finish() override {
+    if (!storage_.tapes().empty()) SortLanes();
     const BlockFacts& facts = plan_.block(running_gid_);
     const Function& fn = RunningFunction();
     return Keep(HaltLanes(fn.blocks[facts.block.value], fn, facts.block));
@@ -465,7 +502,11 @@ class StackVm final : public CompiledRuntime {
     AB_RETURN_IF_ERROR(
         storage_.PushReturns(lanes_, return_gid, module_.function(callee), caller));
     storage_.tapes().Enter(callee, lanes_.indices());
-    scheduler_.MoveLanes(lanes_.indices(), plan_.Gid(callee, BlockId(0)));
+    if (Compiled()) {
+      lists_.MoveLanes(lanes_.indices().data(), lanes_.size(), plan_.Gid(callee, BlockId(0)));
+    } else {
+      scheduler_.MoveLanes(lanes_.indices(), plan_.Gid(callee, BlockId(0)));
+    }
     return absl::OkStatus();
   }
 
@@ -474,9 +515,17 @@ class StackVm final : public CompiledRuntime {
   // empty, and every other tape was checked when its activations returned.
   absl::Status ReturnLanes(const Block& block, FunctionId fn_id, const Function& fn,
                            BlockId block_id) {
-    AB_RETURN_IF_ERROR(
-        storage_.tapes().Leave(fn_id, lanes_.indices(), {fn, block_id, block.loc}));
-    scheduler_.ReturnLanes(lanes_, storage_);
+    if (!Compiled()) {
+      AB_RETURN_IF_ERROR(
+          storage_.tapes().Leave(fn_id, lanes_.indices(), {fn, block_id, block.loc}));
+      scheduler_.ReturnLanes(lanes_, storage_);
+      return absl::OkStatus();
+    }
+    if (!storage_.tapes().empty()) {  // the lanes sorted (Leave)
+      AB_RETURN_IF_ERROR(
+          storage_.tapes().Leave(fn_id, lanes_.indices(), {fn, block_id, block.loc}));
+    }
+    lists_.ReturnLanes(running_.data(), static_cast<int64_t>(running_.size()), storage_);
     return absl::OkStatus();
   }
 
@@ -497,6 +546,7 @@ class StackVm final : public CompiledRuntime {
   Budget budget_;
   FusedCalls fused_;
   Scheduler scheduler_;
+  LaneListScheduler lists_;  // a compiled program's
   StackStorage storage_;
   CompactExecutor compact_;
 
@@ -517,6 +567,10 @@ class StackVm final : public CompiledRuntime {
   std::vector<CompiledBlockFn> compiled_;
   std::vector<std::vector<PrimitiveCounters*>> inline_counters_;
   std::vector<CompiledVar> compiled_vars_;
+  CompiledReturns pcs_;
+  std::vector<int64_t> running_;  // the running lanes, in the order they came
+  std::vector<int64_t> sorting_;  // SortLanes' copy
+  bool sorted_ = false;           // lanes_ holds running_ (SortLanes)
   std::vector<int64_t> split_yes_, split_no_;
   std::vector<Tensor> scratch_;  // RunCompact's copies, per variable
   LaneSet copy_lanes_;           // 0..n-1 for RunCompact

@@ -24,6 +24,7 @@
 #ifndef AUTOBATCH_VM_STACK_STORAGE_H_
 #define AUTOBATCH_VM_STACK_STORAGE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -89,10 +90,28 @@ class StackStorage {
   // Where a compiled program finds `v` (vm/fused_blocks.h): valid until the
   // next push of `v`.
   CompiledVar Compiled(VarId v) {
-    if (frame_stack_[v.value]) {
-      return {stacks_[v.value].saved.bytes(), stacks_[v.value].depth.data()};
+    CompiledVar out;
+    if (module_.var(v).storage == StorageClass::kFull) {
+      LaneStack& stack = stacks_[v.value];
+      const int64_t frames = stack.saved.batch() / std::max<int64_t>(batch_, 1);
+      out.stack_depth = stack.depth.data();
+      out.frames = frames;
+      out.depth_limit = depth_limit_[v.value];
+      if (frame_stack_[v.value]) {
+        out.data = stack.saved.bytes();
+        out.depth = stack.depth.data();
+        return out;
+      }
+      out.saved = stack.saved.bytes();
     }
-    return {Contiguous(v)->bytes(), nullptr};
+    out.data = Contiguous(v)->bytes();
+    return out;
+  }
+  // The same for the program counters' stacks.
+  CompiledReturns CompiledPcs() {
+    return {pc_depth_.data(), pc_saved_.data(),
+            static_cast<int64_t>(pc_saved_.size()) / std::max<int64_t>(batch_, 1),
+            pc_depth_limit_};
   }
 
   // `v` over the whole batch, contiguous, current in `lanes` (the other
