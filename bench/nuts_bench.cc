@@ -212,7 +212,8 @@ std::unique_ptr<Model> Make(const std::string& name, const nlohmann::json& param
 // dense_max_bytes and frame_stack_min_lane_bytes; "fixedmode": dense or
 // compact by those fractions, not by time (time_dense_or_compact = false); "fused": the target's fused blocks, generated at build
 // time by emit_nuts_fused_blocks, CallOptions::fused_blocks; "jit": the same
-// blocks compiled at run time, CallOptions::jit_fused_blocks).
+// blocks compiled at run time, CallOptions::jit_fused_blocks; "compiled": the
+// whole program compiled at run time, CallOptions::jit_compiled_program).
 // Sets *value from a part "NAME:VALUE" of an executor spec if the part has
 // that name and its value parses and lies in [min, max].
 template <typename T>
@@ -264,6 +265,10 @@ CallOptions ExecutorOptions(const std::string& spec, const FusedProgram* fused) 
       options.jit_fused_blocks = true;
       continue;
     }
+    if (part == "compiled") {  // the whole program compiled at run time, warmed up likewise
+      options.jit_compiled_program = true;
+      continue;
+    }
     if (part == "fused") {
       if (fused == nullptr) {
         Die("--backends", absl::InvalidArgumentError(
@@ -276,7 +281,7 @@ CallOptions ExecutorOptions(const std::string& spec, const FusedProgram* fused) 
     if (!policy) {
       Die("--backends", absl::InvalidArgumentError(
                             "unknown part '" + part + "' in '" + spec +
-                            "' (a block policy lowest-index or most-lanes, shards:N, threads:N, dense:F with F in [0, 1], tile:BYTES, densemax:BYTES, frames:BYTES, fixedmode, fused or jit)"));
+                            "' (a block policy lowest-index or most-lanes, shards:N, threads:N, dense:F with F in [0, 1], tile:BYTES, densemax:BYTES, frames:BYTES, fixedmode, fused, jit or compiled)"));
     }
     options.block_policy = *policy;
   }

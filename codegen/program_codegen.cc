@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "codegen/codegen.h"
 #include "codegen/op_emitter.h"
+#include "ir/printer.h"
 #include "support/overloaded.h"
 #include "support/status.h"
 #include "vm/fused_blocks.h"
@@ -48,6 +49,24 @@ bool Inline(const Module& module, const Block& block, int32_t i, OpEmitter& prob
          probe.Emit(*prim, /*may_push=*/true).has_value();
 }
 
+// Whether inline op `op` moves a value storage to storage, as the stack
+// VM's peepholes do (StoragePeephole, vm/stack/block_plan.h): a copy into
+// another variable, or a keep-or-replace select on one bool per lane,
+// either of a value wider than 8 bytes into a variable that outlives the
+// block. A run would load and store every lane's whole value; this moves
+// only the lanes that change, once.
+bool MovesLanes(const Module& module, const PrimOp& op) {
+  if (!codegen_internal::MovesInStorage(module, op)) return false;
+  const VarId out = op.outputs[0];
+  if (op.prim == Primitive::kCopy) return op.inputs[0] != out;
+  const VarId cond = op.inputs[0];
+  return cond != out && module.var(cond).type->NumElements() == 1 && !Pushes(module, op) &&
+         (op.inputs[1] == out) != (op.inputs[2] == out);
+}
+
+// The code of a MovesLanes op, `index` of its block.
+std::string EmitMove(const Module& module, const PrimOp& op, int32_t index);
+
 // The end of the run of inline ops from `first` (inline itself): at most
 // kMaxSegmentOps, with locals of at most kMaxSegmentLocalBytes, and no op
 // that pushes a frame of a variable an op before it in the run touches.
@@ -63,6 +82,7 @@ int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitte
   for (; end < num_ops && end - first < kMaxSegmentOps; ++end) {
     if (!Inline(module, block, end, emitter)) break;
     const auto& prim = std::get<PrimOp>(block.ops[static_cast<size_t>(end)]);
+    if (MovesLanes(module, prim)) break;
     if (Pushes(module, prim) &&
         std::find(locals.begin(), locals.end(), prim.outputs[0]) != locals.end()) {
       break;
@@ -97,10 +117,11 @@ std::string Deepest(const std::string& depth) {
                       "      deepest = d > deepest ? d : deepest;\n    }\n");
 }
 
-// Pushes a frame of Full variable `v` for the running lanes in place
+// Pushes a frame of Full variable `v` for the running lanes in place, for
+// op `op`
 // (vm/fused_blocks.h, CompiledVar), as StackStorage::Push does, or through
 // the runtime when the storage must grow or a stack would overflow.
-std::string EmitPush(const Module& module, VarId v) {
+std::string EmitPush(const Module& module, VarId v, int32_t op) {
   const TensorType& type = *module.var(v).type;
   const std::string st = StoredType(type.dtype);
   const int64_t e = type.NumElements();
@@ -111,7 +132,7 @@ std::string EmitPush(const Module& module, VarId v) {
       "    // A frame stack grows when a lane would reach its last frame.\n",
       "    const bool frames = s.depth != nullptr;\n",
       "    if (deepest >= s.depth_limit || deepest + (frames ? 2 : 1) > s.frames) {\n",
-      "    ", kCheck, "rt.Push(", v.value, ")", kCheckEnd, "    } else if (frames) {\n",
+      "    ", kCheck, "rt.Push(", v.value, ", ", op, ")", kCheckEnd, "    } else if (frames) {\n",
       "      for (int64_t i = 0; i < n; ++i) ++depth[lanes[i]];\n", "    } else {\n",
       "      ", st, "* const saved = reinterpret_cast<", st, "*>(s.saved);\n",
       "      const ", st, "* const top = reinterpret_cast<const ", st, "*>(s.data);\n",
@@ -158,6 +179,45 @@ std::string EmitPop(const Module& module, const PopOp& pop, int32_t index) {
   return code;
 }
 
+// The slot of lane `lane` of the variable whose CompiledVar is `var`.
+std::string Slot(const std::string& var) {
+  return absl::StrCat("(", var, ".depth != nullptr ? ", var, ".depth[lane] * B + lane : lane)");
+}
+
+std::string EmitMove(const Module& module, const PrimOp& op, int32_t index) {
+  const VarId out = op.outputs[0];
+  const bool copy = op.prim == Primitive::kCopy;
+  const VarId from = copy ? op.inputs[0] : (op.inputs[1] == out ? op.inputs[2] : op.inputs[1]);
+  const TensorType& type = *module.var(out).type;
+  const std::string st = StoredType(type.dtype);
+  const int64_t e = type.NumElements();
+  std::string code = absl::StrCat("  {  // op ", index, ": ",
+                                  CommentText(PrintOp(module, Op(op))), ", in storage\n");
+  if (Pushes(module, op)) absl::StrAppend(&code, EmitPush(module, out, index));
+  absl::StrAppend(&code, "    const autobatch::CompiledVar& from = rt.vars[", from.value, "];\n",
+                  "    const autobatch::CompiledVar& to = rt.vars[", out.value, "];\n",
+                  "    const ", st, "* const src = reinterpret_cast<const ", st,
+                  "*>(from.data);\n", "    ", st, "* const dst = reinterpret_cast<", st,
+                  "*>(to.data);\n");
+  std::string test;
+  if (!copy) {
+    // x = select(c, y, x) takes y where c holds; x = select(c, x, y) where
+    // it does not.
+    absl::StrAppend(&code, "    const autobatch::CompiledVar& cv = rt.vars[", op.inputs[0].value,
+                    "];\n",
+                    "    const uint8_t* const c = reinterpret_cast<const uint8_t*>(cv.data);\n");
+    test = absl::StrCat("        if ((c[", Slot("cv"), "] != 0) != ",
+                        op.inputs[1] == out ? "false" : "true", ") continue;\n");
+  }
+  absl::StrAppend(&code, "    for (int64_t i = 0; i < n; ++i) {\n",
+                  "        const int64_t lane = lanes[i];\n", test,
+                  "        const int64_t s = ", Slot("from"), " * ", e, ";\n",
+                  "        const int64_t d = ", Slot("to"), " * ", e, ";\n",
+                  "        for (int64_t e = 0; e < ", e, "; ++e) dst[d + e] = src[s + e];\n",
+                  "    }\n  }\n");
+  return code;
+}
+
 // The loop of ops [first, end) of `block`, all inline; adds its ops to
 // `ops` and their bytes per lane (each op's inputs and outputs counted as
 // the run's) to `op_lane_bytes`, for CompiledRuntime::Charge.
@@ -171,7 +231,7 @@ std::string EmitRun(const Module& module, FunctionId fn, BlockId b, const Block&
     const auto& prim = std::get<PrimOp>(block.ops[static_cast<size_t>(i)]);
     if (Pushes(module, prim)) {
       pushed.push_back(prim.outputs[0]);
-      absl::StrAppend(&code, EmitPush(module, prim.outputs[0]));
+      absl::StrAppend(&code, EmitPush(module, prim.outputs[0], i));
     }
   }
   absl::StrAppend(&code, "    const autobatch::CompiledVar* const vars = rt.vars;\n");
@@ -353,6 +413,16 @@ absl::StatusOr<std::string> EmitCompiledProgram(const Program& program,
         }
         if (!Inline(module, block, i, probe)) {
           absl::StrAppend(&functions, kCheck, "rt.RunOp(", i, ")", kCheckEnd);
+          ++i;
+          continue;
+        }
+        const auto& prim = std::get<PrimOp>(block.ops[static_cast<size_t>(i)]);
+        if (MovesLanes(module, prim)) {
+          absl::StrAppend(&functions, EmitMove(module, prim, i));
+          const TensorType& type = *module.var(prim.outputs[0]).type;
+          charged_ops += 1;
+          charged_bytes += 2 * type.NumElements() * DTypeSize(type.dtype);
+          inline_ops.push_back(i);
           ++i;
           continue;
         }

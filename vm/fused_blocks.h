@@ -114,11 +114,11 @@ class CompiledRuntime {
   // Runs op `op` of the running block for the running lanes, as the stack
   // VM runs it (its kernels, pushes, pops, tape ops and errors).
   virtual int32_t RunOp(int32_t op) = 0;
-  // Pushes a frame of Full variable `var` for the running lanes (an op of
-  // the block is about to write it), growing its storage or failing as the
-  // VM does. A stack's current value stays where it was: in a frame stack,
-  // at depth - 1.
-  virtual int32_t Push(int32_t var) = 0;
+  // Pushes a frame of Full variable `var` for the running lanes (op `op`
+  // of the block is about to write it), growing its storage or failing as
+  // the VM does. A stack's current value stays where it was: in a frame
+  // stack, at depth - 1.
+  virtual int32_t Push(int32_t var, int32_t op) = 0;
   // Charges the block's inline ops to the call's time budget: `ops` of
   // them, touching `op_lane_bytes` per lane summed over the ops (as
   // FusedSegmentWork counts a segment's, vm/stack/fused_calls.h).

@@ -206,6 +206,38 @@ TEST(JitTest, CallOptionsCompileTheSamplersBlocks) {
   EXPECT_GE((*again)->segments.size(), 10u);
 }
 
+// CallOptions::jit_compiled_program compiles the whole program on the first
+// call and runs it: the interpreter's bits, every block run by the compiled
+// runtime (counted compact, never dense), one library, reused.
+TEST(JitTest, CallOptionsCompileTheWholeProgram) {
+  const std::string dir = FreshDir("whole");
+  ASSERT_EQ(setenv("AUTOBATCH_CACHE_DIR", dir.c_str(), 1), 0);
+  const testing::FusedTestProgram& p = Program("fibonacci");
+  const std::vector<Tensor> inputs = p.inputs(300, 5);
+  absl::StatusOr<std::vector<Tensor>> expected =
+      RunProgram(p.lowered, inputs, &p.context->kernels(), {.vm = Vm::kStack});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  for (int shards : {1, 2}) {
+    Profile profile;
+    absl::StatusOr<std::vector<Tensor>> got =
+        RunProgram(p.lowered, inputs, &p.context->kernels(),
+                   {.vm = Vm::kStack, .shards = shards, .jit_compiled_program = true}, &profile);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(testing::BitIdentical(*got, *expected));
+    for (const std::vector<BlockCounters>& fn : profile.blocks) {
+      for (const BlockCounters& block : fn) {
+        EXPECT_EQ(block.dense, 0);
+        EXPECT_EQ(block.compact, block.executions);
+      }
+    }
+  }
+  unsetenv("AUTOBATCH_CACHE_DIR");
+  EXPECT_EQ(Libraries(dir).size(), 1u) << ::testing::PrintToString(Files(dir));
+  absl::StatusOr<const FusedProgram*> again = JitCompiledProgram(p.lowered, {.cache_dir = dir});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE((*again)->blocks.empty());
+}
+
 ino_t Inode(const fs::path& path) {
   struct stat st {};
   EXPECT_EQ(stat(path.c_str(), &st), 0) << path;

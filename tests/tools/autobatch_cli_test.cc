@@ -246,7 +246,7 @@ TEST(CliTest, DumpedJsonRunsLikeTheSample) {
   // `--fused` compiles into a cache directory of the test's own.
   const std::string cache = ::testing::TempDir() + "autobatch_cli_jit_cache";
   ASSERT_EQ(setenv("AUTOBATCH_CACHE_DIR", cache.c_str(), 1), 0);
-  for (const char* vm : {"stack", "stackless", "reference", "stack --fused"}) {
+  for (const char* vm : {"stack", "stackless", "reference", "stack --fused", "stack --compiled"}) {
     const bool reference = std::string(vm) == "reference";
     Result r = RunCliStdout("run " + program + " --inputs " + inputs + " --vm " + vm +
                             (reference ? "" : " --profile"));
@@ -263,6 +263,15 @@ TEST(CliTest, DumpedJsonRunsLikeTheSample) {
   EXPECT_EQ(stackless.exit_code, 1);
   EXPECT_THAT(stackless.out, HasSubstr("--fused runs fused blocks on the stack VM; with --vm "
                                        "stackless drop --fused (or use --vm stack)"));
+  Result compiled_stackless =
+      RunCli("run " + program + " --inputs " + inputs + " --vm stackless --compiled");
+  EXPECT_EQ(compiled_stackless.exit_code, 1);
+  EXPECT_THAT(compiled_stackless.out,
+              HasSubstr("--compiled compiles the program for the stack VM's runtime; with --vm "
+                        "stackless drop --compiled (or use --vm stack)"));
+  Result both = RunCli("run " + program + " --inputs " + inputs + " --compiled --fused");
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_THAT(both.out, HasSubstr("pass one of them"));
 }
 
 // `run --fused` with a cached library cut short (a valid ELF header, then

@@ -1,5 +1,7 @@
 // Writes the fused blocks of the test programs (fused_test_programs.h) as one
-// C++ file, at build time: emit_fused_test_blocks OUTPUT.cc
+// C++ file, at build time: emit_fused_test_blocks OUTPUT.cc; or with
+// --whole-program, the programs compiled whole (EmitCompiledProgram), with
+// the eight-schools HMC and RWMH samplers besides NUTS.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -10,14 +12,17 @@
 #include "codegen/codegen.h"
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: emit_fused_test_blocks OUTPUT.cc\n");
+  const bool whole = argc == 3 && std::string(argv[1]) == "--whole-program";
+  if (argc != 2 && !whole) {
+    std::fprintf(stderr, "usage: emit_fused_test_blocks [--whole-program] OUTPUT.cc\n");
     return 2;
   }
+  const char* output = argv[argc - 1];
   std::string source;
   auto add = [&](const autobatch::Program& program, const std::string& name) {
     absl::StatusOr<std::string> code =
-        autobatch::EmitFusedBlocks(program, absl::StrCat("FusedBlocks_", name));
+        whole ? autobatch::EmitCompiledProgram(program, absl::StrCat("CompiledProgram_", name))
+              : autobatch::EmitFusedBlocks(program, absl::StrCat("FusedBlocks_", name));
     if (!code.ok()) {
       std::fprintf(stderr, "emit_fused_test_blocks: %s: %s\n", name.c_str(),
                    code.status().ToString().c_str());
@@ -31,7 +36,12 @@ int main(int argc, char** argv) {
     add(p.lowered, p.name);
   }
   add(*autobatch::testing::EightSchoolsNuts().lowered, "nuts_eight_schools");
-  std::ofstream out(argv[1], std::ios::binary);
+  if (whole) {
+    using autobatch::mcmc::Algorithm;
+    add(*autobatch::testing::EightSchoolsSampler(Algorithm::kHmc).lowered, "hmc_eight_schools");
+    add(*autobatch::testing::EightSchoolsSampler(Algorithm::kRwmh).lowered, "rwmh_eight_schools");
+  }
+  std::ofstream out(output, std::ios::binary);
   out << source;
   out.close();
   return out ? 0 : 1;

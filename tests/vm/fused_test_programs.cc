@@ -239,12 +239,14 @@ std::vector<FusedTestProgram> FusedTestPrograms() {
   return programs;
 }
 
-FusedTestSampler EightSchoolsNuts() {
+FusedTestSampler EightSchoolsNuts() { return EightSchoolsSampler(mcmc::Algorithm::kNuts); }
+
+FusedTestSampler EightSchoolsSampler(mcmc::Algorithm algorithm) {
   FusedTestSampler out;
   out.model = Unwrap(mcmc::MakeTarget("eight_schools", nlohmann::json::object()), "MakeTarget");
   mcmc::SamplerConfig config;  // nuts_bench's: the defaults (max_depth 10)
   config.step_size = 0.3;
-  out.sampler = Unwrap(mcmc::BatchedSampler::Create(*out.model, mcmc::Algorithm::kNuts, config),
+  out.sampler = Unwrap(mcmc::BatchedSampler::Create(*out.model, algorithm, config),
                        "BatchedSampler::Create");
   out.lowered = Unwrap(out.sampler->ExecutableProgram(/*lowered=*/true), "ExecutableProgram");
   return out;

@@ -41,6 +41,9 @@ struct FusedTestSampler {
   const Program* lowered = nullptr;  // the sampler's stack-VM program
 };
 FusedTestSampler EightSchoolsNuts();
+// The same model with `algorithm`'s sampler (NUTS as above; HMC and RWMH
+// with their defaults and step size 0.3).
+FusedTestSampler EightSchoolsSampler(mcmc::Algorithm algorithm);
 
 // Chains 0..n-1 of `sampler`'s model (step size 0.3, identity metric).
 std::vector<mcmc::BatchedChain> StartingChains(const FusedTestSampler& sampler, size_t n,

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -156,7 +157,9 @@ class StackVm final : public CompiledRuntime {
       const Block& block = module_.function(FunctionId(cb.function)).blocks[cb.block];
       for (int32_t op : cb.inline_ops) {
         const auto& prim = std::get<PrimOp>(block.ops[static_cast<size_t>(op)]);
-        if (!storage_.SkipsOp(prim)) inline_counters_[gid].push_back(&profile_.CountersFor(prim));
+        if (!storage_.SkipsOp(prim)) {
+          inline_counters_[gid].push_back({op, &profile_.CountersFor(prim)});
+        }
       }
     }
     compiled_vars_.resize(module_.variables.size());  // filled once the inputs are in place
@@ -190,18 +193,23 @@ class StackVm final : public CompiledRuntime {
     ++counters.compact;
     counters.ops += static_cast<int64_t>(block.ops.size());
     ++profile_.steps;
-    for (PrimitiveCounters* c : inline_counters_[gid]) {
-      ++c->executions;
-      c->active_lanes += count;
-      c->lane_slots += batch_;
-    }
     std::chrono::steady_clock::time_point start;
     if (profile_.timing) start = std::chrono::steady_clock::now();
     running_gid_ = gid;
     lanes = running_.data();
     n = count;
     sorted_ = false;
-    if (compiled_[gid](*this) != 0) return std::exchange(compiled_error_, absl::OkStatus());
+    failed_op_ = std::numeric_limits<int32_t>::max();
+    const bool failed = compiled_[gid](*this) != 0;
+    // The inline ops the interpreter would have run, and counted: on an
+    // error, those before the op that failed.
+    for (const auto& [op, c] : inline_counters_[gid]) {
+      if (op >= failed_op_) break;
+      ++c->executions;
+      c->active_lanes += count;
+      c->lane_slots += batch_;
+    }
+    if (failed) return std::exchange(compiled_error_, absl::OkStatus());
     if (profile_.timing) counters.nanoseconds += NanosecondsSince(start);
     return absl::OkStatus();
   }
@@ -244,13 +252,15 @@ class StackVm final : public CompiledRuntime {
       status = RunOtherOp(op, fn, facts.block);
     }
     for (VarId v : OpWrites(op)) compiled_vars_[v.value] = storage_.Compiled(v);
+    if (!status.ok()) failed_op_ = index;
     return Keep(std::move(status));
   }
-  int32_t Push(int32_t var) override {
+  int32_t Push(int32_t var, int32_t op) override {
     SortLanes();
     const VarId v(var);
     absl::Status status = storage_.Push(v, RunningFunction(), lanes_);
     compiled_vars_[v.value] = storage_.Compiled(v);
+    if (!status.ok()) failed_op_ = op;
     return Keep(std::move(status));
   }
   int32_t Charge(int32_t ops, int64_t op_lane_bytes) override {
@@ -565,7 +575,8 @@ class StackVm final : public CompiledRuntime {
 
   // A compiled program's (SetupCompiled): empty when there is none.
   std::vector<CompiledBlockFn> compiled_;
-  std::vector<std::vector<PrimitiveCounters*>> inline_counters_;
+  // Per global block: its inline ops, in order, and their counters.
+  std::vector<std::vector<std::pair<int32_t, PrimitiveCounters*>>> inline_counters_;
   std::vector<CompiledVar> compiled_vars_;
   CompiledReturns pcs_;
   std::vector<int64_t> running_;  // the running lanes, in the order they came
@@ -575,6 +586,7 @@ class StackVm final : public CompiledRuntime {
   std::vector<Tensor> scratch_;  // RunCompact's copies, per variable
   LaneSet copy_lanes_;           // 0..n-1 for RunCompact
   int32_t running_gid_ = -1;
+  int32_t failed_op_ = 0;  // the op of the running block that failed, if one did
   absl::Status compiled_error_;
 };
 

@@ -1,0 +1,297 @@
+// Compiled programs (codegen/codegen.h EmitCompiledProgram, vm/fused_blocks.h
+// CompiledRuntime): the test programs and the eight-schools samplers,
+// compiled whole at build time (emit_fused_test_blocks --whole-program), give
+// the stack VM's bits, profile counters and errors on every program, executor
+// variant and batch size; the VM refuses a compiled program of another
+// program and one that lacks blocks.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/codegen.h"
+#include "codegen/jit.h"
+#include "frontend/run.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ir/json.h"
+#include "mcmc/batched/batched_sampler.h"
+#include "tests/vm/fused_test_programs.h"
+#include "vm/fused_blocks.h"
+#include "vm/stack/stack_vm.h"
+
+// Generated into the build tree by emit_fused_test_blocks --whole-program.
+const autobatch::FusedProgram& CompiledProgram_all_ops();
+const autobatch::FusedProgram& CompiledProgram_fibonacci();
+const autobatch::FusedProgram& CompiledProgram_even_odd();
+const autobatch::FusedProgram& CompiledProgram_collatz();
+const autobatch::FusedProgram& CompiledProgram_peanuts();
+const autobatch::FusedProgram& CompiledProgram_compact_state();
+const autobatch::FusedProgram& CompiledProgram_tape_loop();
+const autobatch::FusedProgram& CompiledProgram_tape_recursive();
+const autobatch::FusedProgram& CompiledProgram_nuts_eight_schools();
+const autobatch::FusedProgram& CompiledProgram_hmc_eight_schools();
+const autobatch::FusedProgram& CompiledProgram_rwmh_eight_schools();
+
+namespace autobatch {
+namespace {
+
+using ::testing::HasSubstr;
+
+const FusedProgram& CompiledFor(const std::string& name) {
+  if (name == "all_ops") return CompiledProgram_all_ops();
+  if (name == "fibonacci") return CompiledProgram_fibonacci();
+  if (name == "even_odd") return CompiledProgram_even_odd();
+  if (name == "collatz") return CompiledProgram_collatz();
+  if (name == "peanuts") return CompiledProgram_peanuts();
+  if (name == "compact_state") return CompiledProgram_compact_state();
+  if (name == "tape_loop") return CompiledProgram_tape_loop();
+  if (name == "tape_recursive") return CompiledProgram_tape_recursive();
+  ADD_FAILURE() << "no compiled program for " << name;
+  return CompiledProgram_all_ops();
+}
+
+const std::vector<testing::FusedTestProgram>& Programs() {
+  static const auto* programs =
+      new std::vector<testing::FusedTestProgram>(testing::FusedTestPrograms());
+  return *programs;
+}
+
+// The stack VM's variants, each run interpreted and compiled.
+std::vector<std::pair<std::string, CallOptions>> Variants() {
+  std::vector<std::pair<std::string, CallOptions>> out;
+  for (const char* backend : {"eigen", "threaded"}) {
+    const std::string b(backend);
+    out.push_back({b, {.vm = Vm::kStack, .backend = b}});
+    out.push_back({b + "/most-lanes",
+                   {.vm = Vm::kStack, .block_policy = BlockPolicy::kMostLanes, .backend = b}});
+    out.push_back({b + "/frames",
+                   {.vm = Vm::kStack, .backend = b, .frame_stack_min_lane_bytes = 1}});
+    out.push_back({b + "/deadline",
+                   {.vm = Vm::kStack, .backend = b, .timeout_seconds = 1e6}});
+    out.push_back({b + "/shards", {.vm = Vm::kStack, .backend = b, .shards = 3}});
+    // Every op the runtime runs, dense (over the whole batch).
+    out.push_back({b + "/dense", {.vm = Vm::kStack, .backend = b, .dense_fraction = 0.0,
+                                  .dense_fraction_heavy = 0.0}});
+  }
+  return out;
+}
+
+// The counters a compiled run shares with an interpreted one: everything
+// but the dense/compact split and times.
+void ExpectSameCounters(const Profile& got, const Profile& expected) {
+  EXPECT_EQ(got.steps, expected.steps);
+  EXPECT_EQ(got.batch, expected.batch);
+  EXPECT_EQ(got.lane_blocks, expected.lane_blocks);
+  ASSERT_EQ(got.blocks.size(), expected.blocks.size());
+  for (size_t f = 0; f < got.blocks.size(); ++f) {
+    ASSERT_EQ(got.blocks[f].size(), expected.blocks[f].size());
+    for (size_t b = 0; b < got.blocks[f].size(); ++b) {
+      SCOPED_TRACE(absl::StrCat("function ", f, " block ", b));
+      const BlockCounters& x = got.blocks[f][b];
+      const BlockCounters& y = expected.blocks[f][b];
+      EXPECT_EQ(x.executions, y.executions);
+      EXPECT_EQ(x.active_lanes, y.active_lanes);
+      EXPECT_EQ(x.lane_slots, y.lane_slots);
+      EXPECT_EQ(x.ops, y.ops);
+    }
+  }
+  ASSERT_EQ(got.builtins.size(), expected.builtins.size());
+  for (size_t p = 0; p < got.builtins.size(); ++p) {
+    SCOPED_TRACE(absl::StrCat("primitive ", p));
+    EXPECT_EQ(got.builtins[p].executions, expected.builtins[p].executions);
+    EXPECT_EQ(got.builtins[p].active_lanes, expected.builtins[p].active_lanes);
+  }
+  ASSERT_EQ(got.kernels.size(), expected.kernels.size());
+  for (const auto& [name, counters] : expected.kernels) {
+    ASSERT_TRUE(got.kernels.contains(name)) << name;
+    EXPECT_EQ(got.kernels.at(name).executions, counters.executions) << name;
+  }
+}
+
+class CompiledProgramTest : public ::testing::TestWithParam<std::tuple<int, int64_t>> {};
+
+TEST_P(CompiledProgramTest, GivesTheInterpretersBitsAndCounters) {
+  const auto [index, batch] = GetParam();
+  const testing::FusedTestProgram& p = Programs()[static_cast<size_t>(index)];
+  SCOPED_TRACE(p.name + " batch " + std::to_string(batch));
+  const FusedProgram& compiled = CompiledFor(p.name);
+  const std::vector<Tensor> inputs = p.inputs(batch, static_cast<uint64_t>(batch) + 17);
+  for (auto [name, options] : Variants()) {
+    SCOPED_TRACE(name);
+    Profile expected_profile;
+    absl::StatusOr<std::vector<Tensor>> expected =
+        RunProgram(p.lowered, inputs, &p.context->kernels(), options, &expected_profile);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    options.fused_blocks = &compiled;
+    Profile profile;
+    absl::StatusOr<std::vector<Tensor>> got =
+        RunProgram(p.lowered, inputs, &p.context->kernels(), options, &profile);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(testing::BitIdentical(*got, *expected));
+    ExpectSameCounters(profile, expected_profile);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ProgramsAndBatches, CompiledProgramTest,
+                         ::testing::Combine(::testing::Range(0, 8),
+                                            ::testing::Values<int64_t>(1, 7, 64, 1000)));
+
+TEST(CompiledProgramsTest, TheTestProgramsAreTheGeneratedOnes) {
+  for (const testing::FusedTestProgram& p : Programs()) {
+    SCOPED_TRACE(p.name);
+    const FusedProgram& compiled = CompiledFor(p.name);
+    EXPECT_TRUE(CheckFusedProgram(compiled, p.lowered).ok());
+    size_t blocks = 0;
+    for (const Function& fn : p.lowered.module.functions) blocks += fn.blocks.size();
+    EXPECT_EQ(compiled.blocks.size(), blocks);
+    EXPECT_TRUE(compiled.segments.empty());
+  }
+}
+
+// Every primitive the emitter can write runs inline: in all_ops, each op
+// but those on values too large for locals and the user kernel.
+TEST(CompiledProgramsTest, AllOpsRunsTheFusablePrimitivesInline) {
+  const testing::FusedTestProgram& p = Programs()[0];
+  ASSERT_EQ(p.name, "all_ops");
+  const FusedProgram& compiled = CompiledFor(p.name);
+  size_t inline_ops = 0;
+  for (const CompiledBlock& block : compiled.blocks) inline_ops += block.inline_ops.size();
+  size_t fused_ops = 0;
+  for (const SegmentPlan& plan : PlanFusedSegments(p.lowered)) {
+    fused_ops += static_cast<size_t>(plan.end_op - plan.first_op);
+  }
+  EXPECT_GE(inline_ops, fused_ops);
+}
+
+// Draws of every chain of the three samplers, bit for bit.
+TEST(CompiledSamplersTest, EightSchoolsDrawsAreBitIdentical) {
+  const std::pair<mcmc::Algorithm, const FusedProgram*> samplers[] = {
+      {mcmc::Algorithm::kNuts, &CompiledProgram_nuts_eight_schools()},
+      {mcmc::Algorithm::kHmc, &CompiledProgram_hmc_eight_schools()},
+      {mcmc::Algorithm::kRwmh, &CompiledProgram_rwmh_eight_schools()},
+  };
+  for (const auto& [algorithm, compiled] : samplers) {
+    SCOPED_TRACE(std::string(mcmc::AlgorithmName(algorithm)));
+    testing::FusedTestSampler sampler = testing::EightSchoolsSampler(algorithm);
+    ASSERT_TRUE(CheckFusedProgram(*compiled, *sampler.lowered).ok());
+    const std::vector<mcmc::BatchedChain> chains =
+        testing::StartingChains(sampler, 64, /*seed=*/7);
+    for (CallOptions options : {CallOptions{.vm = Vm::kStack},
+                                CallOptions{.vm = Vm::kStack,
+                                            .block_policy = BlockPolicy::kMostLanes,
+                                            .backend = "threaded", .shards = 2}}) {
+      absl::StatusOr<mcmc::BatchedRunResult> expected = sampler.sampler->Run(chains, 20, options);
+      ASSERT_TRUE(expected.ok()) << expected.status();
+      options.fused_blocks = compiled;
+      absl::StatusOr<mcmc::BatchedRunResult> got = sampler.sampler->Run(chains, 20, options);
+      ASSERT_TRUE(got.ok()) << got.status();
+      testing::ExpectSameDraws(*got, *expected);
+    }
+  }
+}
+
+// The same status, code and message, from both, and the same counters up
+// to the error (`counters`: not where the clock stopped the run).
+void ExpectSameError(const testing::FusedTestProgram& p, const std::vector<Tensor>& inputs,
+                     CallOptions options, bool counters = true) {
+  Profile expected_profile;
+  absl::StatusOr<std::vector<Tensor>> expected =
+      RunProgram(p.lowered, inputs, &p.context->kernels(), options, &expected_profile);
+  ASSERT_FALSE(expected.ok());
+  options.fused_blocks = &CompiledFor(p.name);
+  Profile profile;
+  absl::StatusOr<std::vector<Tensor>> got =
+      RunProgram(p.lowered, inputs, &p.context->kernels(), options, &profile);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status(), expected.status());
+  if (counters) ExpectSameCounters(profile, expected_profile);
+}
+
+const testing::FusedTestProgram& TestProgram(const std::string& name) {
+  for (const testing::FusedTestProgram& p : Programs()) {
+    if (p.name == name) return p;
+  }
+  ADD_FAILURE() << "no test program " << name;
+  return Programs()[0];
+}
+
+TEST(CompiledProgramsTest, StackOverflowIsTheInterpretersError) {
+  const testing::FusedTestProgram& p = TestProgram("fibonacci");
+  const std::vector<Tensor> inputs = p.inputs(64, 3);
+  // The return addresses' stacks, then a variable's (frames: the values'
+  // stacks are the ones that bind first).
+  ExpectSameError(p, inputs, {.vm = Vm::kStack, .max_stack_depth = 4});
+  ExpectSameError(p, inputs, {.vm = Vm::kStack, .max_stack_depth = 4,
+                              .frame_stack_min_lane_bytes = 1});
+  ExpectSameError(p, inputs, {.vm = Vm::kStack, .max_stack_bytes = 64 * 40});
+}
+
+TEST(CompiledProgramsTest, BudgetsAreTheInterpreters) {
+  const testing::FusedTestProgram& p = TestProgram("collatz");
+  const std::vector<Tensor> inputs = p.inputs(64, 3);
+  {
+    SCOPED_TRACE("steps");
+    ExpectSameError(p, inputs, {.vm = Vm::kStack, .max_steps = 10});
+  }
+  {
+    SCOPED_TRACE("time");
+    ExpectSameError(p, inputs, {.vm = Vm::kStack, .timeout_seconds = 1e-9},
+                    /*counters=*/false);
+  }
+}
+
+TEST(CompiledProgramsTest, RefusesAnotherProgramsOrOneWithoutEveryBlock) {
+  const testing::FusedTestProgram& fib = TestProgram("fibonacci");
+  const testing::FusedTestProgram& collatz = TestProgram("collatz");
+  const std::vector<Tensor> inputs = collatz.inputs(8, 3);
+  absl::StatusOr<std::vector<Tensor>> other =
+      RunProgram(collatz.lowered, inputs, &collatz.context->kernels(),
+                 {.vm = Vm::kStack, .fused_blocks = &CompiledFor(fib.name)});
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(other.status().message(), HasSubstr("another program"));
+
+  const FusedProgram& whole = CompiledFor(collatz.name);
+  ASSERT_GE(whole.blocks.size(), 2u);
+  const FusedProgram partial{whole.fingerprint, {}, whole.blocks.first(whole.blocks.size() - 1)};
+  absl::StatusOr<std::vector<Tensor>> missing =
+      RunProgram(collatz.lowered, inputs, &collatz.context->kernels(),
+                 {.vm = Vm::kStack, .fused_blocks = &partial});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(missing.status().message(), HasSubstr("compile it again"));
+}
+
+TEST(CompiledProgramsTest, OnlyTheStackVmRunsThem) {
+  const testing::FusedTestProgram& p = TestProgram("fibonacci");
+  absl::StatusOr<std::vector<Tensor>> stackless =
+      RunProgram(p.lowered, p.inputs(4, 1), &p.context->kernels(),
+                 {.vm = Vm::kStackless, .jit_compiled_program = true});
+  ASSERT_FALSE(stackless.ok());
+  EXPECT_EQ(stackless.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(stackless.status().message(), HasSubstr("stackless VM drop it"));
+  // The stack VM itself does not compile: asked for a compiled program it
+  // was not given, it says where one comes from.
+  std::unique_ptr<Backend> backend = MakeBackend(BackendKind::kEigen);
+  absl::StatusOr<std::vector<Tensor>> direct =
+      RunStackVm(p.lowered, p.inputs(4, 1), &p.context->kernels(), *backend,
+                 {.vm = Vm::kStack, .jit_compiled_program = true});
+  ASSERT_FALSE(direct.ok());
+  EXPECT_EQ(direct.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(direct.status().message(), HasSubstr("EmitCompiledProgram"));
+}
+
+TEST(CompiledProgramsTest, GenerationRefusesAnUnloweredProgramAndABadSymbol) {
+  const testing::FusedTestProgram& p = TestProgram("fibonacci");
+  Program untyped = p.lowered;
+  untyped.stage = Stage::kUntyped;
+  absl::StatusOr<std::string> unlowered = EmitCompiledProgram(untyped, "Blocks");
+  ASSERT_FALSE(unlowered.ok());
+  EXPECT_THAT(unlowered.status().message(), HasSubstr("LowerProgram"));
+  absl::StatusOr<std::string> keyword = EmitCompiledProgram(p.lowered, "while");
+  ASSERT_FALSE(keyword.ok());
+  EXPECT_THAT(keyword.status().message(), HasSubstr("keyword"));
+}
+
+}  // namespace
+}  // namespace autobatch
