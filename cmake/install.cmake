@@ -22,6 +22,14 @@ if(AUTOBATCH_HAVE_MPI)
   set(_autobatch_mpi_targets autobatch_mpi)
 endif()
 
+# The autobatch tool, which autobatch_compile_program runs
+# (cmake/autobatchCompile.cmake).
+if(TARGET autobatch)
+  set_target_properties(autobatch PROPERTIES EXPORT_NAME cli)
+  add_executable(autobatch::cli ALIAS autobatch)
+endif()
+include(${CMAKE_CURRENT_LIST_DIR}/autobatchCompile.cmake)
+
 if(NOT AUTOBATCH_INSTALL)
   return()
 endif()
@@ -62,7 +70,7 @@ install(TARGETS
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET autobatch)
-  install(TARGETS autobatch RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(TARGETS autobatch EXPORT autobatchTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
 # The headers, by their source paths under include/autobatch (the include
@@ -86,4 +94,5 @@ install(FILES
     "${PROJECT_BINARY_DIR}/autobatchConfig.cmake"
     "${PROJECT_BINARY_DIR}/autobatchConfigVersion.cmake"
     cmake/FindRandom123.cmake
+    cmake/autobatchCompile.cmake
   DESTINATION ${_autobatch_cmake_dir})

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "frontend/context.h"
+#include "newton_program.h"
 
 // autobatch::autobatch exports Eigen's alignment (64 bytes): without it this
 // file, built without -march=native, would allocate Eigen storage with 16
@@ -16,17 +17,7 @@ using namespace autobatch;
 
 int main() {
   Context ctx;
-  BatchFunction newton_sqrt =
-      ctx.Batch("newton_sqrt", {.param_names = {"a"}})([](Builder& b, Value a) {
-        // (a + 1) / 2 >= sqrt(a): from there Newton's steps decrease to it.
-        Var x = b.Local("x", (a + 1.0) / 2.0);
-        Var steps = b.Local("steps", 0.0);
-        b.While([&] { return x * x - a > 1e-12 * a; }).Do([&] {
-          x = (x + a / x) / 2.0;
-          steps = steps + 1.0;
-        });
-        return x + 0.0 * steps;
-      });
+  BatchFunction newton_sqrt = DefineNewton(ctx);
   const std::vector<double> a = {2, 9, 16, 1e6, 0.25, 12345.678};
   for (bool fused : {false, true}) {
     // A Tensor made here and freed by the library, and one made by the
