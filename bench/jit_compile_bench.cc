@@ -55,7 +55,7 @@ struct Bench {
 };
 
 Bench Sampler(const std::string& name, const std::string& target, mcmc::Algorithm algorithm) {
-  Bench b{name};
+  Bench b{name, nullptr, nullptr, nullptr, {}};
   absl::StatusOr<std::unique_ptr<mcmc::Target>> model =
       mcmc::MakeTarget(target, nlohmann::json::object());
   if (!model.ok()) Die("MakeTarget", model.status());
@@ -74,7 +74,7 @@ Bench Sampler(const std::string& name, const std::string& target, mcmc::Algorith
 
 Bench Make(const std::string& name) {
   if (name == "fibonacci") {
-    Bench b{name, std::make_unique<Context>()};
+    Bench b{name, std::make_unique<Context>(), nullptr, nullptr, {}};
     BatchFunction fib = samples::DefineFibonacci(*b.context);
     absl::StatusOr<Program> lowered =
         LowerProgram(*b.context->Program(fib), {Scalar(DType::kI64)});
