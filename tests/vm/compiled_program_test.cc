@@ -4,6 +4,7 @@
 // the stack VM's bits, profile counters and errors on every program, executor
 // variant and batch size; the VM refuses a compiled program of another
 // program and one that lacks blocks.
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -237,6 +238,16 @@ TEST(CompiledProgramsTest, BudgetsAreTheInterpreters) {
     SCOPED_TRACE("time");
     ExpectSameError(p, inputs, {.vm = Vm::kStack, .timeout_seconds = 1e-9},
                     /*counters=*/false);
+  }
+  {
+    SCOPED_TRACE("cancelled");
+    const std::atomic<bool> cancel{true};
+    ExpectSameError(p, inputs, {.vm = Vm::kStack, .cancel = &cancel});
+  }
+  {
+    SCOPED_TRACE("memory");
+    ExpectSameError(TestProgram("fibonacci"), TestProgram("fibonacci").inputs(1000, 3),
+                    {.vm = Vm::kStack, .max_memory_bytes = 200 << 10});
   }
 }
 
