@@ -1,12 +1,15 @@
 // Differential tests: every sample, and programs aimed at particular VM
 // paths, give bit-identical per-lane results on the reference interpreter, the
 // stackless VM and the stack VM (also with every block forced compact or
-// dense), on every backend, at several batch sizes and with lanes permuted.
+// dense, and with the whole program compiled: CallOptions::jit_compiled_program,
+// cached beside this test's binary unless AUTOBATCH_CACHE_DIR says where), on
+// every backend, at several batch sizes and with lanes permuted.
 //
 // AUTOBATCH_DIFFERENTIAL_DUMP=FILE appends every program's expected outputs
 // (the bits every executor matched), in test order, to FILE:
 // tools/check_portable_bits.sh compares two builds' dumps byte for byte.
 #include <algorithm>
+#include <filesystem>
 #include <bit>
 #include <cstdint>
 #include <cstdio>
@@ -104,6 +107,15 @@ std::vector<Executor> AllExecutors() {
                       .time_dense_or_compact = false,
                       .frame_stack_min_lane_bytes = 1}});
     }
+    // The whole program compiled (the JIT compiles each program once; the
+    // backends share it), with stacks of both kinds.
+    out.push_back({"stack/" + backend + "/compiled",
+                   {.vm = Vm::kStack, .backend = backend, .jit_compiled_program = true}});
+    out.push_back({"stack/" + backend + "/frames/compiled",
+                   {.vm = Vm::kStack,
+                    .backend = backend,
+                    .frame_stack_min_lane_bytes = 1,
+                    .jit_compiled_program = true}});
     out.push_back({"stack/" + backend + "/frames/tiled",
                    {.vm = Vm::kStack,
                     .backend = backend,
@@ -161,6 +173,20 @@ void ExpectDefinedFunctionAgrees(BatchFunction (*define)(Context&),
   ASSERT_TRUE(program.ok()) << program.status();
   ExpectAllExecutorsAgree(*program, ctx.kernels(), inputs);
 }
+
+// The JIT's cache (the compiled executors above): beside the test's
+// binary, unless AUTOBATCH_CACHE_DIR names one.
+class JitCacheBesideTheBinary : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    std::error_code error;
+    const std::filesystem::path binary = std::filesystem::read_symlink("/proc/self/exe", error);
+    ASSERT_FALSE(error) << "cannot find the test's binary: " << error.message();
+    setenv("AUTOBATCH_CACHE_DIR", (binary.parent_path() / "jit_cache").c_str(),
+           /*overwrite=*/0);
+  }
+};
+const auto* const jit_cache = ::testing::AddGlobalTestEnvironment(new JitCacheBesideTheBinary);
 
 class DifferentialTest : public ::testing::TestWithParam<int64_t> {};
 
