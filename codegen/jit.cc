@@ -469,7 +469,8 @@ absl::StatusOr<const FusedProgram*> Jit(const Program& program, JitKind kind,
                                     absl::StrJoin(flags, "\n"), "\n", CpuSignature(), "\n"));
   key = Fnv1a64(source, Fnv1a64(absl::StrFormat("%016x", HeadersKey()), key));
 
-  const std::string stem = absl::StrFormat(whole ? "program_%016x" : "fused_%016x", key);
+  const std::string stem =
+      absl::StrCat(whole ? "program_" : "fused_", absl::StrFormat("%016x", key));
   const fs::path library = dir / absl::StrCat(stem, ".so");
   const fs::path sum = dir / absl::StrCat(stem, ".sum");
   AB_RETURN_IF_ERROR(RefuseSymlinkedPath(dir.string()));

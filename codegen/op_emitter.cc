@@ -140,7 +140,8 @@ bool OpEmitter::Broadcasts(const PrimOp& op) const {
 }
 
 
-std::string OpEmitter::NewConstant(const std::string& type, const std::vector<std::string>& values) {
+std::string OpEmitter::NewConstant(const std::string& type,
+                                   const std::vector<std::string>& values) {
   const std::string name = absl::StrCat("kConstant", (*next_constant_)++);
   absl::StrAppend(constants_, "alignas(64) constexpr ", type, " ", name, "[",
                   std::max<size_t>(values.size(), 1), "] = {");

@@ -171,7 +171,8 @@ std::string EmitPop(const Module& module, const PopOp& pop, int32_t index) {
         "          ", st, "* const top = reinterpret_cast<", st, "*>(s.data);\n",
         "          for (int64_t i = 0; i < n; ++i) {\n",
         "            const int64_t lane = lanes[i];\n",
-        "            const int64_t d = depth[lane] - 1;\n", "            for (int64_t e = 0; e < ", e,
+        "            const int64_t d = depth[lane] - 1;\n",
+        "            for (int64_t e = 0; e < ", e,
         "; ++e) top[lane * ", e, " + e] = saved[(d * B + lane) * ", e, " + e];\n",
         "            depth[lane] = static_cast<int32_t>(d);\n          }\n        }\n      }\n");
   }

@@ -174,7 +174,9 @@ class StackVm final : public CompiledRuntime {
     split_true = split_yes_.data();
     split_false = split_no_.data();
     scratch_.clear();
-    for (const Variable& var : module_.variables) scratch_.push_back(backend_.Allocate(*var.type, 0));
+    for (const Variable& var : module_.variables) {
+      scratch_.push_back(backend_.Allocate(*var.type, 0));
+    }
   }
 
   // A block of a compiled program: its function runs the ops and the

@@ -35,6 +35,8 @@ int main() {
     std::fprintf(stderr, "newton_sqrt compiled differs from the interpreter's run\n");
     return 1;
   }
-  for (size_t i = 0; i < a.size(); ++i) std::printf("compiled: sqrt(%g) = %.12g\n", a[i], results[1][i]);
+  for (size_t i = 0; i < a.size(); ++i) {
+    std::printf("compiled: sqrt(%g) = %.12g\n", a[i], results[1][i]);
+  }
   return 0;
 }
