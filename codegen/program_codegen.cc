@@ -68,21 +68,37 @@ bool MovesLanes(const Module& module, const PrimOp& op) {
 std::string EmitMove(const Module& module, const PrimOp& op, int32_t index);
 
 // The end of the run of inline ops from `first` (inline itself): at most
-// kMaxSegmentOps, with locals of at most kMaxSegmentLocalBytes, and no op
-// that pushes a frame of a variable an op before it in the run touches.
+// kMaxSegmentOps primitives, with locals of at most kMaxSegmentLocalBytes,
+// no op that pushes a frame of a variable an op before it in the run
+// touches, and pops whose variables no later op of the run touches (they
+// happen after the run's loop, as the fused segments' do); pops at its end
+// are left out.
 int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitter& emitter) {
   const int32_t num_ops = static_cast<int32_t>(block.ops.size());
+  std::vector<VarId> popped;
   std::vector<VarId> locals;
   int64_t local_bytes = 0;
   auto chunk_bytes = [&](VarId v) {
     const TensorType& type = *module.var(v).type;
     return std::max<int64_t>(type.NumElements(), 1) * DTypeSize(type.dtype) * kFusedChunk;
   };
-  int32_t end = first;
-  for (; end < num_ops && end - first < kMaxSegmentOps; ++end) {
+  int32_t end = first, last_prim = first, prims = 0;
+  auto touches_popped = [&](const PrimOp& prim) {
+    for (const std::vector<VarId>& vars : {prim.inputs, prim.outputs}) {
+      for (VarId v : vars) {
+        if (std::find(popped.begin(), popped.end(), v) != popped.end()) return true;
+      }
+    }
+    return false;
+  };
+  for (; end < num_ops && prims < kMaxSegmentOps; ++end) {
+    if (const auto* pop = std::get_if<PopOp>(&block.ops[static_cast<size_t>(end)])) {
+      popped.insert(popped.end(), pop->vars.begin(), pop->vars.end());
+      continue;
+    }
     if (!Inline(module, block, end, emitter)) break;
     const auto& prim = std::get<PrimOp>(block.ops[static_cast<size_t>(end)]);
-    if (MovesLanes(module, prim)) break;
+    if (MovesLanes(module, prim) || touches_popped(prim)) break;
     if (Pushes(module, prim) &&
         std::find(locals.begin(), locals.end(), prim.outputs[0]) != locals.end()) {
       break;
@@ -99,11 +115,13 @@ int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitte
         added += chunk_bytes(v);
       }
     }
-    if (end > first && local_bytes + added > kMaxSegmentLocalBytes) break;
+    if (prims > 0 && local_bytes + added > kMaxSegmentLocalBytes) break;
     local_bytes += added;
     locals.insert(locals.end(), fresh.begin(), fresh.end());
+    last_prim = end + 1;
+    ++prims;
   }
-  return end;
+  return last_prim;
 }
 
 constexpr char kCheck[] = "  if (const int32_t rc = ";
@@ -228,11 +246,14 @@ std::string EmitRun(const Module& module, FunctionId fn, BlockId b, const Block&
   const SegmentPlan plan = PlanSegment(module, fn, b, block, first, end);
   std::vector<VarId> pushed;  // before the loop: no op before its pusher touches it
   std::string code = absl::StrCat("  {  // ops ", first, "..", end - 1, "\n");
+  int32_t prims = 0;
   for (int32_t i = first; i < end; ++i) {
-    const auto& prim = std::get<PrimOp>(block.ops[static_cast<size_t>(i)]);
-    if (Pushes(module, prim)) {
-      pushed.push_back(prim.outputs[0]);
-      absl::StrAppend(&code, EmitPush(module, prim.outputs[0], i));
+    const auto* prim = std::get_if<PrimOp>(&block.ops[static_cast<size_t>(i)]);
+    if (prim == nullptr) continue;  // a pop, after the loop
+    ++prims;
+    if (Pushes(module, *prim)) {
+      pushed.push_back(prim->outputs[0]);
+      absl::StrAppend(&code, EmitPush(module, prim->outputs[0], i));
     }
   }
   absl::StrAppend(&code, "    const autobatch::CompiledVar* const vars = rt.vars;\n");
@@ -252,8 +273,10 @@ std::string EmitRun(const Module& module, FunctionId fn, BlockId b, const Block&
   bind(plan.outputs, "out", false);
   std::vector<VarId> locals;
   for (int32_t i = first; i < end; ++i) {
-    for (VarId v : OpReads(block.ops[static_cast<size_t>(i)])) locals.push_back(v);
-    for (VarId v : OpWrites(block.ops[static_cast<size_t>(i)])) locals.push_back(v);
+    const Op& op = block.ops[static_cast<size_t>(i)];
+    if (std::holds_alternative<PopOp>(op)) continue;
+    for (VarId v : OpReads(op)) locals.push_back(v);
+    for (VarId v : OpWrites(op)) locals.push_back(v);
   }
   std::sort(locals.begin(), locals.end());
   locals.erase(std::unique(locals.begin(), locals.end()), locals.end());
@@ -286,15 +309,23 @@ std::string EmitRun(const Module& module, FunctionId fn, BlockId b, const Block&
   };
   move(plan.inputs, "in", true);
   for (int32_t i = first; i < end; ++i) {
-    const auto& prim = std::get<PrimOp>(block.ops[static_cast<size_t>(i)]);
-    std::optional<std::string> op_code = emitter.Emit(prim, /*may_push=*/true);
+    const auto* prim = std::get_if<PrimOp>(&block.ops[static_cast<size_t>(i)]);
+    if (prim == nullptr) continue;
+    std::optional<std::string> op_code = emitter.Emit(*prim, /*may_push=*/true);
     AB_CHECK(op_code.has_value(), "a planned op is inline");
     absl::StrAppend(&code, "  ", *op_code);
   }
   move(plan.outputs, "out", false);
-  absl::StrAppend(&code, "    }\n  }\n");
-  *ops += end - first;
-  *op_lane_bytes += (end - first) * lane_bytes;
+  absl::StrAppend(&code, "    }\n");
+  // The run's pops: no op of the run after one touches its variables.
+  for (int32_t i = first; i < end; ++i) {
+    if (const auto* pop = std::get_if<PopOp>(&block.ops[static_cast<size_t>(i)])) {
+      absl::StrAppend(&code, EmitPop(module, *pop, i));
+    }
+  }
+  absl::StrAppend(&code, "  }\n");
+  *ops += prims;
+  *op_lane_bytes += prims * lane_bytes;
   return code;
 }
 
@@ -430,7 +461,11 @@ absl::StatusOr<std::string> EmitCompiledProgram(const Program& program,
         const int32_t end = RunEnd(module, block, i, probe);
         absl::StrAppend(&functions, EmitRun(module, fn_id, block_id, block, i, end, emitter,
                                             &charged_ops, &charged_bytes));
-        for (int32_t k = i; k < end; ++k) inline_ops.push_back(k);
+        for (int32_t k = i; k < end; ++k) {
+          if (std::holds_alternative<PrimOp>(block.ops[static_cast<size_t>(k)])) {
+            inline_ops.push_back(k);
+          }
+        }
         i = end;
       }
       if (charged_ops > 0) {
