@@ -213,7 +213,7 @@ absl::Status CheckFusedBlocksSymbol(std::string_view name) {
 std::vector<SegmentPlan> PlanFusedSegments(const Program& program) {
   std::string constants;
   int next = 0;
-  OpEmitter emitter(program.module, &constants, &next);
+  OpEmitter emitter(program.module, &constants, &next, /*comments=*/false);
   return PlanWith(program, emitter);
 }
 

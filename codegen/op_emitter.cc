@@ -93,7 +93,7 @@ std::optional<std::string> OpEmitter::Emit(const PrimOp& op, bool may_push) {
   if (!body) return std::nullopt;
   const std::string stored = StoredType(Type(out).dtype);
   const int64_t n = Elements(out);
-  const std::string comment = CommentText(PrintOp(module_, Op(op)));
+  const std::string comment = comments_ ? CommentText(PrintOp(module_, Op(op))) : "";
   // Every op but matvec computes each (lane, element) of its result from
   // the same (lane, element) of its operands, or from values it read
   // before (reductions), so it may write its result in place even when

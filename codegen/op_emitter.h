@@ -32,8 +32,15 @@ std::string Local(VarId v);
 // constants it needs, or says the op cannot be fused.
 class OpEmitter {
  public:
-  OpEmitter(const Module& module, std::string* constants, int* next_constant)
-      : module_(module), constants_(constants), next_constant_(next_constant) {}
+  // `comments`: each op's code starts with the op as the IR prints it. An
+  // emitter that only asks whether ops can be emitted leaves them out:
+  // printing an op costs more than writing its code.
+  OpEmitter(const Module& module, std::string* constants, int* next_constant,
+            bool comments = true)
+      : module_(module),
+        constants_(constants),
+        next_constant_(next_constant),
+        comments_(comments) {}
 
   // The statements computing `op` for one lane into the locals, or nullopt
   // if the op is not fusable or does not type-check (the interpreter then
@@ -69,6 +76,7 @@ class OpEmitter {
   const Module& module_;
   std::string* constants_;
   int* next_constant_;
+  bool comments_;
 
 };
 

@@ -412,7 +412,7 @@ absl::StatusOr<std::string> EmitCompiledProgram(const Program& program,
   OpEmitter emitter(module, &constants, &next_constant);
   std::string probe_constants;
   int probe_next = 0;
-  OpEmitter probe(module, &probe_constants, &probe_next);
+  OpEmitter probe(module, &probe_constants, &probe_next, /*comments=*/false);
   std::string functions;
   std::string table;
   bool tapes = false;
