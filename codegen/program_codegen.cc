@@ -1,16 +1,22 @@
 // Code generation of whole compiled programs (see codegen.h,
 // EmitCompiledProgram, and vm/fused_blocks.h, CompiledRuntime).
 //
-// Each block becomes one function. Its ops go in order: a run of ops the
-// emitter can write (codegen/op_emitter.h) becomes a loop over the running
-// lanes in chunks of kFusedChunk, loading each variable the run reads from
-// its storage, running the ops on locals and storing what is read after;
-// every other op (user kernels, tape ops, pops, ops on uniform values or on
-// values too large for locals) is a call of CompiledRuntime::RunOp. An op
-// that pushes a frame of its result joins a run only if no op before it in
-// the run touches that variable: the run pushes the frame before its loop,
-// and the op reads the value below it. The terminator routes
-// the lanes to global block numbers written into the code.
+// Each block becomes one function, its ops in order:
+//  - a run of ops the emitter can write (codegen/op_emitter.h) is a loop over
+//    the running lanes in chunks of kFusedChunk: each variable the run reads
+//    loaded from its storage, the ops on locals, what is read after stored.
+//    An op that pushes a frame of its result joins a run only if no op
+//    before it in the run touches that variable (the frame is pushed before
+//    the loop, and the op reads the value below it); a pop joins one if no
+//    later op of the run touches its variables (it happens after the loop);
+//  - a copy or keep-or-replace select of a wide value moves storage to
+//    storage, only the lanes that change (MovesLanes);
+//  - pushes, pops and calls work on the stacks in place, calling the
+//    runtime only to grow a stack or to report an overflow or empty stack;
+//  - every other op (user kernels, tape ops, ops on uniform values or on
+//    values too large for locals) is a call of CompiledRuntime::RunOp.
+// The terminator routes the lanes to global block numbers written into the
+// code.
 #include <algorithm>
 #include <string>
 #include <vector>
