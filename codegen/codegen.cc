@@ -27,64 +27,9 @@ using codegen_internal::Local;
 using codegen_internal::MovesInStorage;
 using codegen_internal::OpEmitter;
 using codegen_internal::PlanSegment;
+using codegen_internal::RunEnd;
 using codegen_internal::StoredType;
 using codegen_internal::TouchesUniform;
-
-// The end of the run of fusable ops from `first`: prim ops the emitter can
-// fuse, and pops whose variables no later op of the run touches (the VM runs
-// them after the segment, which is then the same). Pops at the end of the
-// run are left out of it.
-int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitter& emitter) {
-  const int32_t num_ops = static_cast<int32_t>(block.ops.size());
-  std::vector<VarId> popped;
-  std::vector<VarId> locals;  // the variables of the prims so far
-  int64_t local_bytes = 0;
-  auto chunk_bytes = [&](VarId v) {
-    const TensorType& type = *module.var(v).type;
-    return std::max<int64_t>(type.NumElements(), 1) * DTypeSize(type.dtype) * kFusedChunk;
-  };
-  int32_t end = first, last_prim = first, prims = 0;
-  for (; end < num_ops && prims < kMaxSegmentOps; ++end) {
-    const Op& op = block.ops[static_cast<size_t>(end)];
-    if (const auto* pop = std::get_if<PopOp>(&op)) {
-      popped.insert(popped.end(), pop->vars.begin(), pop->vars.end());
-      continue;
-    }
-    const auto* prim = std::get_if<PrimOp>(&op);
-    if (prim == nullptr || MovesInStorage(module, *prim) || TouchesUniform(module, *prim) ||
-        !emitter.Emit(*prim)) {
-      break;
-    }
-    bool touches_popped = false;
-    for (const std::vector<VarId>& vars : {OpReads(op), OpWrites(op)}) {
-      for (VarId v : vars) {
-        touches_popped = touches_popped ||
-                         std::find(popped.begin(), popped.end(), v) != popped.end();
-      }
-    }
-    if (touches_popped) break;
-    // The bytes this op adds to the segment's locals (emitted ops have typed
-    // operands of at most kMaxFusedElements elements).
-    int64_t added = prim->prim == Primitive::kMatVec ? chunk_bytes(prim->outputs[0]) : 0;
-    std::vector<VarId> fresh;
-    for (const std::vector<VarId>& vars : {OpReads(op), OpWrites(op)}) {
-      for (VarId v : vars) {
-        if (std::find(locals.begin(), locals.end(), v) != locals.end() ||
-            std::find(fresh.begin(), fresh.end(), v) != fresh.end()) {
-          continue;
-        }
-        fresh.push_back(v);
-        added += chunk_bytes(v);
-      }
-    }
-    if (prims > 0 && local_bytes + added > kMaxSegmentLocalBytes) break;
-    local_bytes += added;
-    locals.insert(locals.end(), fresh.begin(), fresh.end());
-    last_prim = end + 1;
-    ++prims;
-  }
-  return last_prim;
-}
 
 std::vector<SegmentPlan> PlanWith(const Program& program, OpEmitter& emitter) {
   std::vector<SegmentPlan> plans;
@@ -99,7 +44,12 @@ std::vector<SegmentPlan> PlanWith(const Program& program, OpEmitter& emitter) {
           ++i;
           continue;
         }
-        const int32_t end = RunEnd(module, block, i, emitter);
+        // Prims the emitter can fuse; not the moves the VM does storage to
+        // storage, nor ops on uniform values.
+        const int32_t end = RunEnd(module, block, i, [&](const PrimOp& prim, auto) {
+          return !MovesInStorage(module, prim) && !TouchesUniform(module, prim) &&
+                 emitter.Emit(prim).has_value();
+        });
         // Constants cost the VM nothing (it fills a constant temporary once),
         // so a segment pays only with two ops that compute.
         int32_t computing = 0;

@@ -406,6 +406,53 @@ bool MovesInStorage(const Module& module, const PrimOp& op) {
          (op.inputs[1] == out || op.inputs[2] == out);
 }
 
+int32_t RunEnd(const Module& module, const Block& block, int32_t first,
+               absl::FunctionRef<bool(const PrimOp&, std::span<const VarId>)> joins) {
+  const int32_t num_ops = static_cast<int32_t>(block.ops.size());
+  std::vector<VarId> popped;
+  std::vector<VarId> locals;  // the variables of the prims so far
+  int64_t local_bytes = 0;
+  auto chunk_bytes = [&](VarId v) {
+    const TensorType& type = *module.var(v).type;
+    return std::max<int64_t>(type.NumElements(), 1) * DTypeSize(type.dtype) * kFusedChunk;
+  };
+  auto has = [](const std::vector<VarId>& vars, VarId v) {
+    return std::find(vars.begin(), vars.end(), v) != vars.end();
+  };
+  int32_t last_prim = first, prims = 0;
+  for (int32_t end = first; end < num_ops && prims < kMaxSegmentOps; ++end) {
+    const Op& op = block.ops[static_cast<size_t>(end)];
+    if (const auto* pop = std::get_if<PopOp>(&op)) {
+      popped.insert(popped.end(), pop->vars.begin(), pop->vars.end());
+      continue;
+    }
+    const auto* prim = std::get_if<PrimOp>(&op);
+    if (prim == nullptr || !joins(*prim, locals)) break;
+    bool touches_popped = false;
+    for (const std::vector<VarId>& vars : {prim->inputs, prim->outputs}) {
+      for (VarId v : vars) touches_popped = touches_popped || has(popped, v);
+    }
+    if (touches_popped) break;
+    // The bytes this op adds to the locals (emitted ops have typed operands
+    // of at most kMaxFusedElements elements); a matvec also copies its result.
+    int64_t added = prim->prim == Primitive::kMatVec ? chunk_bytes(prim->outputs[0]) : 0;
+    std::vector<VarId> fresh;
+    for (const std::vector<VarId>& vars : {prim->inputs, prim->outputs}) {
+      for (VarId v : vars) {
+        if (has(locals, v) || has(fresh, v)) continue;
+        fresh.push_back(v);
+        added += chunk_bytes(v);
+      }
+    }
+    if (prims > 0 && local_bytes + added > kMaxSegmentLocalBytes) break;
+    local_bytes += added;
+    locals.insert(locals.end(), fresh.begin(), fresh.end());
+    last_prim = end + 1;
+    ++prims;
+  }
+  return last_prim;
+}
+
 // Whether `op` reads or writes a uniform variable: generated code indexes
 // every operand by lane, so such ops run through the kernels (a stride-0
 // view) and never in a fused segment.

@@ -7,10 +7,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "codegen/codegen.h"
 #include "ir/ir.h"
 
@@ -94,6 +96,16 @@ SegmentPlan PlanSegment(const Module& module, FunctionId fn, BlockId b, const Bl
 // keep-or-replace select of a value wider than 8 bytes into a variable that
 // outlives its block.
 bool MovesInStorage(const Module& module, const PrimOp& op);
+
+// The end of a run of ops of `block` from `first`, which `joins` accepts:
+// primitives that `joins(op, locals)` accepts (`locals`: the variables the
+// run's primitives before it touch), at most kMaxSegmentOps of them, with
+// locals of at most kMaxSegmentLocalBytes for a chunk of lanes; and pops
+// whose variables no later op of the run touches (the caller runs them
+// after the run's primitives). Any other op ends the run, and pops at its
+// end are left out of it. Both code generators plan their runs so.
+int32_t RunEnd(const Module& module, const Block& block, int32_t first,
+               absl::FunctionRef<bool(const PrimOp&, std::span<const VarId>)> joins);
 
 // Whether `op` reads or writes a uniform variable: generated code indexes
 // every operand by lane, so such ops run through the kernels (a stride-0

@@ -38,6 +38,7 @@ using codegen_internal::CommentText;
 using codegen_internal::Local;
 using codegen_internal::OpEmitter;
 using codegen_internal::PlanSegment;
+using codegen_internal::RunEnd;
 using codegen_internal::StoredType;
 using codegen_internal::TouchesUniform;
 
@@ -47,12 +48,10 @@ bool Pushes(const Module& module, const PrimOp& op) {
          std::find(op.in_place.begin(), op.in_place.end(), out) == op.in_place.end();
 }
 
-// Whether op `i` of `block` runs inline. `probe` only answers: the
-// constants it writes are dropped.
-bool Inline(const Module& module, const Block& block, int32_t i, OpEmitter& probe) {
-  const auto* prim = std::get_if<PrimOp>(&block.ops[static_cast<size_t>(i)]);
-  return prim != nullptr && !TouchesUniform(module, *prim) &&
-         probe.Emit(*prim, /*may_push=*/true).has_value();
+// Whether `prim` runs inline. `probe` only answers: the constants it writes
+// are dropped.
+bool Inline(const Module& module, const PrimOp& prim, OpEmitter& probe) {
+  return !TouchesUniform(module, prim) && probe.Emit(prim, /*may_push=*/true).has_value();
 }
 
 // Whether inline op `op` moves a value storage to storage, as the stack
@@ -70,66 +69,6 @@ bool MovesLanes(const Module& module, const PrimOp& op) {
          (op.inputs[1] == out) != (op.inputs[2] == out);
 }
 
-// The code of a MovesLanes op, `index` of its block.
-std::string EmitMove(const Module& module, const PrimOp& op, int32_t index);
-
-// The end of the run of inline ops from `first` (inline itself): at most
-// kMaxSegmentOps primitives, with locals of at most kMaxSegmentLocalBytes,
-// no op that pushes a frame of a variable an op before it in the run
-// touches, and pops whose variables no later op of the run touches (they
-// happen after the run's loop, as the fused segments' do); pops at its end
-// are left out.
-int32_t RunEnd(const Module& module, const Block& block, int32_t first, OpEmitter& emitter) {
-  const int32_t num_ops = static_cast<int32_t>(block.ops.size());
-  std::vector<VarId> popped;
-  std::vector<VarId> locals;
-  int64_t local_bytes = 0;
-  auto chunk_bytes = [&](VarId v) {
-    const TensorType& type = *module.var(v).type;
-    return std::max<int64_t>(type.NumElements(), 1) * DTypeSize(type.dtype) * kFusedChunk;
-  };
-  int32_t end = first, last_prim = first, prims = 0;
-  auto touches_popped = [&](const PrimOp& prim) {
-    for (const std::vector<VarId>& vars : {prim.inputs, prim.outputs}) {
-      for (VarId v : vars) {
-        if (std::find(popped.begin(), popped.end(), v) != popped.end()) return true;
-      }
-    }
-    return false;
-  };
-  for (; end < num_ops && prims < kMaxSegmentOps; ++end) {
-    if (const auto* pop = std::get_if<PopOp>(&block.ops[static_cast<size_t>(end)])) {
-      popped.insert(popped.end(), pop->vars.begin(), pop->vars.end());
-      continue;
-    }
-    if (!Inline(module, block, end, emitter)) break;
-    const auto& prim = std::get<PrimOp>(block.ops[static_cast<size_t>(end)]);
-    if (MovesLanes(module, prim) || touches_popped(prim)) break;
-    if (Pushes(module, prim) &&
-        std::find(locals.begin(), locals.end(), prim.outputs[0]) != locals.end()) {
-      break;
-    }
-    int64_t added = prim.prim == Primitive::kMatVec ? chunk_bytes(prim.outputs[0]) : 0;
-    std::vector<VarId> fresh;
-    for (const std::vector<VarId>& vars : {prim.inputs, prim.outputs}) {
-      for (VarId v : vars) {
-        if (std::find(locals.begin(), locals.end(), v) != locals.end() ||
-            std::find(fresh.begin(), fresh.end(), v) != fresh.end()) {
-          continue;
-        }
-        fresh.push_back(v);
-        added += chunk_bytes(v);
-      }
-    }
-    if (prims > 0 && local_bytes + added > kMaxSegmentLocalBytes) break;
-    local_bytes += added;
-    locals.insert(locals.end(), fresh.begin(), fresh.end());
-    last_prim = end + 1;
-    ++prims;
-  }
-  return last_prim;
-}
-
 constexpr char kCheck[] = "  if (const int32_t rc = ";
 constexpr char kCheckEnd[] = ") return rc;\n";
 
@@ -141,10 +80,9 @@ std::string Deepest(const std::string& depth) {
                       "      deepest = d > deepest ? d : deepest;\n    }\n");
 }
 
-// Pushes a frame of Full variable `v` for the running lanes in place, for
-// op `op`
-// (vm/fused_blocks.h, CompiledVar), as StackStorage::Push does, or through
-// the runtime when the storage must grow or a stack would overflow.
+// Pushes a frame of Full variable `v` for op `op` and the running lanes in
+// place (vm/fused_blocks.h, CompiledVar), as StackStorage::Push does, or
+// through the runtime when the storage must grow or a stack would overflow.
 std::string EmitPush(const Module& module, VarId v, int32_t op) {
   const TensorType& type = *module.var(v).type;
   const std::string st = StoredType(type.dtype);
@@ -209,6 +147,7 @@ std::string Slot(const std::string& var) {
   return absl::StrCat("(", var, ".depth != nullptr ? ", var, ".depth[lane] * B + lane : lane)");
 }
 
+// The code of a MovesLanes op, `index` of its block.
 std::string EmitMove(const Module& module, const PrimOp& op, int32_t index) {
   const VarId out = op.outputs[0];
   const bool copy = op.prim == Primitive::kCopy;
@@ -449,22 +388,29 @@ absl::StatusOr<std::string> EmitCompiledProgram(const Program& program,
           ++i;
           continue;
         }
-        if (!Inline(module, block, i, probe)) {
+        const auto* prim = std::get_if<PrimOp>(&block.ops[static_cast<size_t>(i)]);
+        if (prim == nullptr || !Inline(module, *prim, probe)) {
           absl::StrAppend(&functions, kCheck, "rt.RunOp(", i, ")", kCheckEnd);
           ++i;
           continue;
         }
-        const auto& prim = std::get<PrimOp>(block.ops[static_cast<size_t>(i)]);
-        if (MovesLanes(module, prim)) {
-          absl::StrAppend(&functions, EmitMove(module, prim, i));
-          const TensorType& type = *module.var(prim.outputs[0]).type;
+        if (MovesLanes(module, *prim)) {
+          absl::StrAppend(&functions, EmitMove(module, *prim, i));
+          const TensorType& type = *module.var(prim->outputs[0]).type;
           charged_ops += 1;
           charged_bytes += 2 * type.NumElements() * DTypeSize(type.dtype);
           inline_ops.push_back(i);
           ++i;
           continue;
         }
-        const int32_t end = RunEnd(module, block, i, probe);
+        // Inline prims, not the moves, and a push only of a variable no
+        // op of the run before it touches.
+        const int32_t end = RunEnd(module, block, i, [&](const PrimOp& op,
+                                                          std::span<const VarId> locals) {
+          return Inline(module, op, probe) && !MovesLanes(module, op) &&
+                 !(Pushes(module, op) &&
+                   std::find(locals.begin(), locals.end(), op.outputs[0]) != locals.end());
+        });
         absl::StrAppend(&functions, EmitRun(module, fn_id, block_id, block, i, end, emitter,
                                             &charged_ops, &charged_bytes));
         for (int32_t k = i; k < end; ++k) {

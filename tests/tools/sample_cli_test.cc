@@ -135,6 +135,28 @@ TEST(SampleCliTest, ShardsGiveTheSameSummary) {
   EXPECT_EQ(columns[0], columns[1]);
 }
 
+// Runs `common` (a sample command ending in --summary-json) into
+// <dir>/plain.json, then with `flag` (a JIT's) and a cache directory of its
+// own, <dir>/cache, into <dir>/jit.json; fails unless both succeed with the
+// same summary. Returns how many libraries the JIT left in its cache.
+int JitLibrariesOfTheSameSummary(const std::string& dir, const std::string& common,
+                                 const std::string& flag) {
+  Result plain = RunCli(common + dir + "/plain.json");
+  EXPECT_EQ(plain.exit_code, 0) << plain.out;
+  Result jit = RunCli("AUTOBATCH_CACHE_DIR=" + dir + "/cache " + std::string(AUTOBATCH_CLI) +
+                          " " + common + dir + "/jit.json " + flag,
+                      /*prefix_cli=*/false);
+  EXPECT_EQ(jit.exit_code, 0) << jit.out;
+  if (plain.exit_code != 0 || jit.exit_code != 0) return -1;
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/plain.json"))["columns"],
+            nlohmann::json::parse(ReadFile(dir + "/jit.json"))["columns"]);
+  int libraries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/cache")) {
+    libraries += entry.path().extension() == ".so";
+  }
+  return libraries;
+}
+
 // --fused compiles the warmup and sampling programs' fused blocks (two
 // libraries in the cache directory) and gives the same draws; without a
 // compiler it fails with the JIT's message.
@@ -143,19 +165,7 @@ TEST(SampleCliTest, FusedGivesTheSameSummary) {
   const std::string common =
       "sample --target eight_schools --chains 5 --warmup 150 --samples 50 --delta 0.9 "
       "--no-progress --summary-json ";
-  Result plain = RunCli(common + dir + "/plain.json");
-  ASSERT_EQ(plain.exit_code, 0) << plain.out;
-  Result fused = RunCli("AUTOBATCH_CACHE_DIR=" + dir + "/cache " + std::string(AUTOBATCH_CLI) +
-                            " " + common + dir + "/fused.json --fused",
-                        /*prefix_cli=*/false);
-  ASSERT_EQ(fused.exit_code, 0) << fused.out;
-  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/plain.json"))["columns"],
-            nlohmann::json::parse(ReadFile(dir + "/fused.json"))["columns"]);
-  int libraries = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir + "/cache")) {
-    libraries += entry.path().extension() == ".so";
-  }
-  EXPECT_EQ(libraries, 2);
+  EXPECT_EQ(JitLibrariesOfTheSameSummary(dir, common, "--fused"), 2);
 
   Result no_compiler = RunCli("AUTOBATCH_JIT_CXX=/nonexistent/c++ AUTOBATCH_CACHE_DIR=" + dir +
                                   "/cache2 " + std::string(AUTOBATCH_CLI) + " " + common + dir +
@@ -173,20 +183,7 @@ TEST(SampleCliTest, CompiledGivesTheSameSummary) {
   const std::string common =
       "sample --target eight_schools --algorithm rwmh --chains 5 --warmup 150 --samples 50 "
       "--no-progress --summary-json ";
-  Result plain = RunCli(common + dir + "/plain.json");
-  ASSERT_EQ(plain.exit_code, 0) << plain.out;
-  Result compiled = RunCli("AUTOBATCH_CACHE_DIR=" + dir + "/cache " +
-                               std::string(AUTOBATCH_CLI) + " " + common + dir +
-                               "/compiled.json --compiled",
-                           /*prefix_cli=*/false);
-  ASSERT_EQ(compiled.exit_code, 0) << compiled.out;
-  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/plain.json"))["columns"],
-            nlohmann::json::parse(ReadFile(dir + "/compiled.json"))["columns"]);
-  int libraries = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir + "/cache")) {
-    libraries += entry.path().extension() == ".so";
-  }
-  EXPECT_EQ(libraries, 1);
+  EXPECT_EQ(JitLibrariesOfTheSameSummary(dir, common, "--compiled"), 1);
 }
 
 // With --fused, every program's fused blocks are compiled before warmup: a

@@ -16,39 +16,24 @@
 #include "gtest/gtest.h"
 #include "ir/json.h"
 #include "mcmc/batched/batched_sampler.h"
+#include "tests/testing/profiles.h"
 #include "tests/vm/fused_test_programs.h"
 #include "vm/fused_blocks.h"
 #include "vm/stack/stack_vm.h"
-
-// Generated into the build tree by emit_fused_test_blocks --whole-program.
-const autobatch::FusedProgram& CompiledProgram_all_ops();
-const autobatch::FusedProgram& CompiledProgram_fibonacci();
-const autobatch::FusedProgram& CompiledProgram_even_odd();
-const autobatch::FusedProgram& CompiledProgram_collatz();
-const autobatch::FusedProgram& CompiledProgram_peanuts();
-const autobatch::FusedProgram& CompiledProgram_compact_state();
-const autobatch::FusedProgram& CompiledProgram_tape_loop();
-const autobatch::FusedProgram& CompiledProgram_tape_recursive();
-const autobatch::FusedProgram& CompiledProgram_nuts_eight_schools();
-const autobatch::FusedProgram& CompiledProgram_hmc_eight_schools();
-const autobatch::FusedProgram& CompiledProgram_rwmh_eight_schools();
 
 namespace autobatch {
 namespace {
 
 using ::testing::HasSubstr;
 
+// The code generated at build time for the program or sampler `name`.
 const FusedProgram& CompiledFor(const std::string& name) {
-  if (name == "all_ops") return CompiledProgram_all_ops();
-  if (name == "fibonacci") return CompiledProgram_fibonacci();
-  if (name == "even_odd") return CompiledProgram_even_odd();
-  if (name == "collatz") return CompiledProgram_collatz();
-  if (name == "peanuts") return CompiledProgram_peanuts();
-  if (name == "compact_state") return CompiledProgram_compact_state();
-  if (name == "tape_loop") return CompiledProgram_tape_loop();
-  if (name == "tape_recursive") return CompiledProgram_tape_recursive();
-  ADD_FAILURE() << "no compiled program for " << name;
-  return CompiledProgram_all_ops();
+  const FusedProgram* code = testing::GeneratedCode(name);
+  if (code == nullptr) {
+    ADD_FAILURE() << "no generated code for " << name;
+    code = testing::GeneratedCode("all_ops");
+  }
+  return *code;
 }
 
 const std::vector<testing::FusedTestProgram>& Programs() {
@@ -77,38 +62,6 @@ std::vector<std::pair<std::string, CallOptions>> Variants() {
   return out;
 }
 
-// The counters a compiled run shares with an interpreted one: everything
-// but the dense/compact split and times.
-void ExpectSameCounters(const Profile& got, const Profile& expected) {
-  EXPECT_EQ(got.steps, expected.steps);
-  EXPECT_EQ(got.batch, expected.batch);
-  EXPECT_EQ(got.lane_blocks, expected.lane_blocks);
-  ASSERT_EQ(got.blocks.size(), expected.blocks.size());
-  for (size_t f = 0; f < got.blocks.size(); ++f) {
-    ASSERT_EQ(got.blocks[f].size(), expected.blocks[f].size());
-    for (size_t b = 0; b < got.blocks[f].size(); ++b) {
-      SCOPED_TRACE(absl::StrCat("function ", f, " block ", b));
-      const BlockCounters& x = got.blocks[f][b];
-      const BlockCounters& y = expected.blocks[f][b];
-      EXPECT_EQ(x.executions, y.executions);
-      EXPECT_EQ(x.active_lanes, y.active_lanes);
-      EXPECT_EQ(x.lane_slots, y.lane_slots);
-      EXPECT_EQ(x.ops, y.ops);
-    }
-  }
-  ASSERT_EQ(got.builtins.size(), expected.builtins.size());
-  for (size_t p = 0; p < got.builtins.size(); ++p) {
-    SCOPED_TRACE(absl::StrCat("primitive ", p));
-    EXPECT_EQ(got.builtins[p].executions, expected.builtins[p].executions);
-    EXPECT_EQ(got.builtins[p].active_lanes, expected.builtins[p].active_lanes);
-  }
-  ASSERT_EQ(got.kernels.size(), expected.kernels.size());
-  for (const auto& [name, counters] : expected.kernels) {
-    ASSERT_TRUE(got.kernels.contains(name)) << name;
-    EXPECT_EQ(got.kernels.at(name).executions, counters.executions) << name;
-  }
-}
-
 class CompiledProgramTest : public ::testing::TestWithParam<std::tuple<int, int64_t>> {};
 
 TEST_P(CompiledProgramTest, GivesTheInterpretersBitsAndCounters) {
@@ -129,7 +82,7 @@ TEST_P(CompiledProgramTest, GivesTheInterpretersBitsAndCounters) {
         RunProgram(p.lowered, inputs, &p.context->kernels(), options, &profile);
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_TRUE(testing::BitIdentical(*got, *expected));
-    ExpectSameCounters(profile, expected_profile);
+    EXPECT_EQ(testing::CounterDifference(expected_profile, profile), "");
   }
 }
 
@@ -167,9 +120,9 @@ TEST(CompiledProgramsTest, AllOpsRunsTheFusablePrimitivesInline) {
 // Draws of every chain of the three samplers, bit for bit.
 TEST(CompiledSamplersTest, EightSchoolsDrawsAreBitIdentical) {
   const std::pair<mcmc::Algorithm, const FusedProgram*> samplers[] = {
-      {mcmc::Algorithm::kNuts, &CompiledProgram_nuts_eight_schools()},
-      {mcmc::Algorithm::kHmc, &CompiledProgram_hmc_eight_schools()},
-      {mcmc::Algorithm::kRwmh, &CompiledProgram_rwmh_eight_schools()},
+      {mcmc::Algorithm::kNuts, &CompiledFor("nuts_eight_schools")},
+      {mcmc::Algorithm::kHmc, &CompiledFor("hmc_eight_schools")},
+      {mcmc::Algorithm::kRwmh, &CompiledFor("rwmh_eight_schools")},
   };
   for (const auto& [algorithm, compiled] : samplers) {
     SCOPED_TRACE(std::string(mcmc::AlgorithmName(algorithm)));
@@ -205,7 +158,9 @@ void ExpectSameError(const testing::FusedTestProgram& p, const std::vector<Tenso
       RunProgram(p.lowered, inputs, &p.context->kernels(), options, &profile);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status(), expected.status());
-  if (counters) ExpectSameCounters(profile, expected_profile);
+  if (counters) {
+    EXPECT_EQ(testing::CounterDifference(expected_profile, profile), "");
+  }
 }
 
 const testing::FusedTestProgram& TestProgram(const std::string& name) {

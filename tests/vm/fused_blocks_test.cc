@@ -22,33 +22,19 @@
 #include "vm/fused_blocks.h"
 #include "frontend/run.h"
 
-// Generated into the build tree by emit_fused_test_blocks.
-const autobatch::FusedProgram& FusedBlocks_all_ops();
-const autobatch::FusedProgram& FusedBlocks_fibonacci();
-const autobatch::FusedProgram& FusedBlocks_even_odd();
-const autobatch::FusedProgram& FusedBlocks_collatz();
-const autobatch::FusedProgram& FusedBlocks_peanuts();
-const autobatch::FusedProgram& FusedBlocks_compact_state();
-const autobatch::FusedProgram& FusedBlocks_tape_loop();
-const autobatch::FusedProgram& FusedBlocks_tape_recursive();
-const autobatch::FusedProgram& FusedBlocks_nuts_eight_schools();
-
 namespace autobatch {
 namespace {
 
 using ::testing::HasSubstr;
 
+// The code generated at build time for the program or sampler `name`.
 const FusedProgram& FusedFor(const std::string& name) {
-  if (name == "all_ops") return FusedBlocks_all_ops();
-  if (name == "fibonacci") return FusedBlocks_fibonacci();
-  if (name == "even_odd") return FusedBlocks_even_odd();
-  if (name == "collatz") return FusedBlocks_collatz();
-  if (name == "peanuts") return FusedBlocks_peanuts();
-  if (name == "compact_state") return FusedBlocks_compact_state();
-  if (name == "tape_loop") return FusedBlocks_tape_loop();
-  if (name == "tape_recursive") return FusedBlocks_tape_recursive();
-  ADD_FAILURE() << "no fused blocks for " << name;
-  return FusedBlocks_all_ops();
+  const FusedProgram* code = testing::GeneratedCode(name);
+  if (code == nullptr) {
+    ADD_FAILURE() << "no generated code for " << name;
+    code = testing::GeneratedCode("all_ops");
+  }
+  return *code;
 }
 
 const std::vector<testing::FusedTestProgram>& Programs() {
@@ -417,7 +403,7 @@ TEST(CodegenTest, SegmentsPassOnWhatIsReadAfterThem) {
 
 TEST(FusedNutsTest, EightSchoolsDrawsAreBitIdentical) {
   testing::FusedTestSampler nuts = testing::EightSchoolsNuts();
-  const FusedProgram& fused = FusedBlocks_nuts_eight_schools();
+  const FusedProgram& fused = FusedFor("nuts_eight_schools");
   ASSERT_TRUE(CheckFusedProgram(fused, *nuts.lowered).ok());
   ASSERT_GE(fused.segments.size(), 10u);
   // The subtree merge (join5) is one segment up to its keep-or-replace

@@ -8,11 +8,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/tensor.h"
 #include "frontend/context.h"
 #include "ir/ir.h"
+#include "vm/fused_blocks.h"
 #include "mcmc/batched/batched_sampler.h"
 #include "mcmc/model/targets/registry.h"
 
@@ -48,6 +50,13 @@ FusedTestSampler EightSchoolsSampler(mcmc::Algorithm algorithm);
 // Chains 0..n-1 of `sampler`'s model (step size 0.3, identity metric).
 std::vector<mcmc::BatchedChain> StartingChains(const FusedTestSampler& sampler, size_t n,
                                                uint64_t seed);
+
+// Defined by the code emit_fused_test_blocks generates into the test that
+// compiles it in (fused blocks, or with --whole-program compiled programs):
+// that code for the test program or sampler `name` ("fibonacci", ...,
+// "nuts_eight_schools", and compiled: "hmc_eight_schools",
+// "rwmh_eight_schools"), or null.
+const FusedProgram* GeneratedCode(std::string_view name);
 
 // Whether two runs' outputs are equal bit for bit.
 bool BitIdentical(const std::vector<Tensor>& a, const std::vector<Tensor>& b);
