@@ -90,6 +90,22 @@ AUTOBATCH_CACHE_DIR="$work/cache" "$work/installed/newton"
 # tool at build time, the interpreter's bits.
 [[ -x $work/installed/newton_compiled ]] || fail "autobatch_compile_program built no newton_compiled"
 "$work/installed/newton_compiled"
+# Called wrong, autobatch_compile_program stops the configure with a
+# message saying what to give.
+mkdir -p "$work/bad_helper"
+cat > "$work/bad_helper/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(bad_helper LANGUAGES CXX)
+find_package(autobatch 0.1 REQUIRED)
+add_executable(app main.cc)
+autobatch_compile_program(app PROGRAM program.json)
+CMAKE
+if cmake -S "$work/bad_helper" -B "$work/bad_helper/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
+    > "$work/bad_helper.log" 2>&1; then
+  fail "autobatch_compile_program without SYMBOL configured"
+fi
+grep -q "give PROGRAM <file> and SYMBOL <name>" "$work/bad_helper.log" ||
+  { cat "$work/bad_helper.log"; fail "autobatch_compile_program without SYMBOL: no clear message"; }
 "$work/installed/normal_mean" > "$work/one_process.txt"
 cat "$work/one_process.txt"
 # Built with MPI (autobatch::mpi installed): the same run over 2 ranks gives
