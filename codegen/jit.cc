@@ -129,6 +129,12 @@ std::vector<std::string> Flags(const JitOptions& options) {
 #if AUTOBATCH_JIT_MARCH_NATIVE
   flags.push_back("-march=native");
 #endif
+  if (const char* env = std::getenv("AUTOBATCH_JIT_FLAGS"); env != nullptr) {
+    for (absl::string_view flag : absl::StrSplit(env, absl::ByAnyChar(" \t\n"),
+                                                 absl::SkipEmpty())) {
+      flags.emplace_back(flag);
+    }
+  }
   flags.insert(flags.end(), options.extra_flags.begin(), options.extra_flags.end());
   return flags;
 }

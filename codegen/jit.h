@@ -40,7 +40,8 @@
 //
 // The flags are the build's: -std=c++20 -O3 (GCC 12 vectorizes the
 // generated loops only at -O3) -ffp-contract=off, and -march=native unless
-// the build is AUTOBATCH_PORTABLE. The bits of a fused segment do not depend
+// the build is AUTOBATCH_PORTABLE, then the environment's AUTOBATCH_JIT_FLAGS
+// and JitOptions::extra_flags. The bits of a fused segment do not depend
 // on the optimization level, so JIT-compiled blocks give the interpreter's
 // bits (tests/codegen/jit_test.cc) when run on the machine type the library was
 // built for.
@@ -73,7 +74,10 @@ struct JitOptions {
   // The C++ compiler. Empty: the environment's AUTOBATCH_JIT_CXX, else the
   // one the project was built with.
   std::string compiler = {};
-  // Appended to the default flags (e.g. "-g").
+  // Appended to the default flags (e.g. "-g") and to the environment's
+  // AUTOBATCH_JIT_FLAGS (whitespace-separated; "-O1" compiles a NUTS
+  // program in a fraction of the time, with the same bits, slower code).
+  // Part of the cache key.
   std::vector<std::string> extra_flags = {};
 };
 

@@ -1,5 +1,5 @@
 // The project headers that JIT-compiled code includes, embedded in this
-// library when it is built (codegen/embed_jit_headers.cmake), so that the JIT
+// library when it is built (autobatch_embed_files, cmake/autobatchEmbed.cmake), so that the JIT
 // needs neither the source nor the build tree (codegen/jit.h).
 #ifndef AUTOBATCH_CODEGEN_JIT_HEADERS_H_
 #define AUTOBATCH_CODEGEN_JIT_HEADERS_H_

@@ -28,11 +28,14 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
+// A model file, not an example model's name (LoadModel).
+bool IsModelFile(const std::string& name_or_path) {
+  std::error_code ec;
+  return name_or_path.ends_with(".json") || std::filesystem::is_regular_file(name_or_path, ec);
+}
 
 // The log density and gradient at the constrained values of `at_path`.
 absl::StatusOr<nlohmann::json> LogProb(mcmc::ProgramModel& model, const ModelArgs& args) {
-  AB_ASSIGN_OR_RETURN(std::string data_text, ReadText("--data", args.data));
-  AB_RETURN_IF_ERROR(model.LoadData(data_text, args.data));
   AB_ASSIGN_OR_RETURN(std::string at_text, ReadText("--at", args.at));
   AB_ASSIGN_OR_RETURN(const std::vector<double> constrained,
                       mcmc::ReadInitValues(model, at_text, args.at));
@@ -58,12 +61,26 @@ absl::StatusOr<std::string> ReadText(const std::string& option, const std::strin
 }
 
 absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> LoadModel(const std::string& name_or_path) {
-  std::error_code ec;
-  const bool is_file =
-      name_or_path.ends_with(".json") || std::filesystem::is_regular_file(name_or_path, ec);
-  if (!is_file) return samples::MakeExampleModel(name_or_path);
+  if (!IsModelFile(name_or_path)) return samples::MakeExampleModel(name_or_path);
   AB_ASSIGN_OR_RETURN(std::string text, ReadText("--model", name_or_path));
   return mcmc::ModelFromJson(text, name_or_path);
+}
+
+absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> LoadModelWithData(
+    const std::string& name_or_path, const std::string& data_path, bool data_optional) {
+  AB_ASSIGN_OR_RETURN(std::unique_ptr<mcmc::ProgramModel> model, LoadModel(name_or_path));
+  if (!data_path.empty()) {
+    AB_ASSIGN_OR_RETURN(const std::string text, ReadText("--data", data_path));
+    AB_RETURN_IF_ERROR(model->LoadData(text, data_path));
+  } else if (!IsModelFile(name_or_path)) {
+    AB_ASSIGN_OR_RETURN(const samples::ExampleModelDataFile data,
+                        samples::ExampleModelData(name_or_path));
+    AB_RETURN_IF_ERROR(model->LoadData(std::string(data.text), std::string(data.path)));
+  } else if (!data_optional) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name_or_path, " needs --data FILE (the model's data, CmdStan JSON)"));
+  }
+  return model;
 }
 
 CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args) {
@@ -80,13 +97,14 @@ CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args) {
       ->type_name("FILE|NAME");
   cmd->add_flag("--json", args.json,
                 "print the model as JSON: declarations, its log density's IR and its "
-                "generated quantities' (if any); a model whose parameter sizes come from its "
-                "data needs --data (the file is written for those sizes)");
+                "generated quantities' (if any); a model file whose parameter sizes come from "
+                "its data needs --data (the JSON is written for those sizes)");
   cmd->add_flag("--log-prob", args.log_prob,
                 "print the log density (lp__) and its gradient at --at's constrained values");
   cmd->add_option("--data", args.data,
                   "the model's data: a CmdStan JSON file (for --log-prob; for --json, the "
-                  "parameter sizes)")
+                  "parameter sizes); an example model's default: its own data set "
+                  "(samples/models/NAME.data.json, built in)")
       ->type_name("FILE");
   cmd->add_option("--at", args.at,
                   "constrained parameter values: a CmdStan JSON file, one entry per parameter")
@@ -97,32 +115,21 @@ CLI::App* AddModelCommand(CLI::App& app, ModelArgs& args) {
 int RunModelCommand(const ModelArgs& args) {
   if (args.json == args.log_prob)
     return Fail(absl::InvalidArgumentError("give --json or --log-prob"));
-  absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> model = LoadModel(args.model);
+  if (args.json && !args.at.empty()) {
+    return Fail(absl::InvalidArgumentError("--at belongs to --log-prob"));
+  }
+  if (args.log_prob && args.at.empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "--log-prob needs --at FILE (constrained parameter values, CmdStan JSON)"));
+  }
+  absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> model =
+      LoadModelWithData(args.model, args.data, /*data_optional=*/args.json);
   if (!model.ok()) return Fail(model.status());
   if (args.json) {
-    if (!args.at.empty()) return Fail(absl::InvalidArgumentError("--at belongs to --log-prob"));
-    if (!args.data.empty()) {
-      absl::StatusOr<std::string> data_text = ReadText("--data", args.data);
-      if (!data_text.ok()) return Fail(data_text.status());
-      if (absl::Status loaded = (*model)->LoadData(*data_text, args.data); !loaded.ok()) {
-        return Fail(loaded);
-      }
-    }
     absl::StatusOr<nlohmann::json> json = mcmc::ModelToJson(**model);
-    if (!json.ok() && args.data.empty() &&
-        json.status().code() == absl::StatusCode::kFailedPrecondition) {
-      // The sizes come from data: say how to give it on this command line.
-      return Fail(absl::FailedPreconditionError(
-          absl::StrCat(json.status().message(), "; give the data with --data FILE")));
-    }
     if (!json.ok()) return Fail(json.status());
     WriteStdout(json->dump(1) + "\n");
     return 0;
-  }
-  if (args.data.empty() || args.at.empty()) {
-    return Fail(absl::InvalidArgumentError(
-        "--log-prob needs --data FILE (the model's data) and --at FILE (constrained parameter "
-        "values, CmdStan JSON)"));
   }
   absl::StatusOr<nlohmann::json> result = LogProb(**model, args);
   if (!result.ok()) return Fail(result.status());

@@ -459,7 +459,7 @@ CLI::App* AddSampleCommand(CLI::App& app, SampleArgs& args) {
 }
 
 // The model to sample: --target's built-in target or --model's program with
-// --data.
+// its data (--data; an example model's own by default).
 absl::StatusOr<std::unique_ptr<mcmc::Model>> MakeModel(const SampleArgs& args) {
   if (args.target.empty() == args.model.empty()) {
     return absl::InvalidArgumentError(
@@ -471,14 +471,8 @@ absl::StatusOr<std::unique_ptr<mcmc::Model>> MakeModel(const SampleArgs& args) {
       return absl::InvalidArgumentError(
           "--target-params belongs to --target; a --model takes its data from --data");
     }
-    if (args.data.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--model ", args.model, " needs --data FILE (CmdStan JSON; e.g. samples/models/",
-          args.model, ".data.json)"));
-    }
-    AB_ASSIGN_OR_RETURN(std::unique_ptr<mcmc::ProgramModel> model, LoadModel(args.model));
-    AB_ASSIGN_OR_RETURN(const std::string text, ReadText("--data", args.data));
-    AB_RETURN_IF_ERROR(model->LoadData(text, args.data));
+    AB_ASSIGN_OR_RETURN(std::unique_ptr<mcmc::ProgramModel> model,
+                        LoadModelWithData(args.model, args.data, /*data_optional=*/false));
     return std::unique_ptr<mcmc::Model>(std::move(model));
   }
   if (!args.data.empty()) {

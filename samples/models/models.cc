@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "support/status.h"
 
 namespace autobatch::samples {
 namespace {
@@ -49,6 +50,15 @@ absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> MakeExampleModel(std::string
   return absl::NotFoundError(absl::StrCat("no example model '", std::string(name),
                                           "'; the models are ",
                                           absl::StrJoin(ExampleModelNames(), ", ")));
+}
+
+absl::StatusOr<ExampleModelDataFile> ExampleModelData(std::string_view name) {
+  AB_RETURN_IF_ERROR(MakeExampleModel(name).status());
+  const std::string path = absl::StrCat("samples/models/", std::string(name), ".data.json");
+  for (const ExampleModelDataFile& file : ExampleModelDataFiles()) {
+    if (file.path == path) return file;
+  }
+  AB_CHECK(false, "an example model has no data set built in (samples/models/CMakeLists.txt)");
 }
 
 }  // namespace autobatch::samples

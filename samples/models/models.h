@@ -5,6 +5,7 @@
 #define AUTOBATCH_SAMPLES_MODELS_MODELS_H_
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,18 @@ std::vector<ExampleModelInfo> ExampleModelInfos();
 // The model called `name`, without data (LoadData it from its data file).
 // NotFound listing the names for an unknown one.
 absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> MakeExampleModel(std::string_view name);
+
+// A data set as built into this library (samples/models/CMakeLists.txt).
+struct ExampleModelDataFile {
+  std::string_view path;  // "samples/models/eight_schools.data.json"
+  std::string_view text;  // its CmdStan JSON when the library was built
+};
+// Every example model's data set, sorted by path.
+std::span<const ExampleModelDataFile> ExampleModelDataFiles();
+// The data set of the example model called `name`
+// (samples/models/<name>.data.json): NotFound listing the names for an
+// unknown one.
+absl::StatusOr<ExampleModelDataFile> ExampleModelData(std::string_view name);
 
 // Eight schools, non-centred (Rubin 1981; MCMC.md): mu ~ normal(0, 5),
 // tau ~ half-Cauchy(0, 5), eta ~ normal(0, 1), y ~ normal(mu + tau eta, sigma);

@@ -502,6 +502,22 @@ TEST(JitTest, ACompilerFailureShowsTheCommandAndItsOutput) {
   }
   EXPECT_EQ(sources, 1);
   EXPECT_EQ(logs, 1);
+
+  // The environment's AUTOBATCH_JIT_FLAGS reach the compiler too (the
+  // sanitizer stage sets it: restored after).
+  const char* outer = std::getenv("AUTOBATCH_JIT_FLAGS");
+  const std::string outer_flags = outer == nullptr ? "" : outer;
+  ASSERT_EQ(setenv("AUTOBATCH_JIT_FLAGS", " -O1\t-fno-such-env-flag-autobatch ", 1), 0);
+  absl::StatusOr<const FusedProgram*> from_env =
+      JitFusedBlocks(Program("collatz").lowered, {.cache_dir = FreshDir("badflag_env")});
+  if (outer == nullptr) {
+    unsetenv("AUTOBATCH_JIT_FLAGS");
+  } else {
+    setenv("AUTOBATCH_JIT_FLAGS", outer_flags.c_str(), 1);
+  }
+  ASSERT_FALSE(from_env.ok());
+  EXPECT_THAT(from_env.status().message(), HasSubstr("-O1 -fno-such-env-flag-autobatch"));
+  EXPECT_THAT(from_env.status().message(), HasSubstr("unrecognized"));
 }
 
 TEST(JitTest, AnUnwritableCacheDirectoryIsAClearError) {

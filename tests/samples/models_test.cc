@@ -63,6 +63,11 @@ TEST(ExampleModelsTest, TheTableNamesEveryModelAndRefusesOthers) {
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(std::string(missing.status().message()),
               ::testing::HasSubstr("no example model 'nope'; the models are eight_schools, "));
+  absl::StatusOr<ExampleModelDataFile> no_data = ExampleModelData("nope");
+  ASSERT_FALSE(no_data.ok());
+  EXPECT_THAT(std::string(no_data.status().message()),
+              ::testing::HasSubstr("no example model 'nope'"));
+  EXPECT_EQ(ExampleModelDataFiles().size(), ExampleModelNames().size());
 }
 
 // `autobatch targets` prints each model with its one-line summary.
@@ -94,6 +99,11 @@ TEST_P(ExampleModelTest, ValidatesAndLoadsItsDataFile) {
   if (GetParam() != "eight_schools") {  // hand-written, with integer reals
     EXPECT_EQ(mcmc::WriteData(loaded->data_specs(), loaded->data()), text.str());
   }
+  // The library carries the same bytes (an example model needs no --data).
+  absl::StatusOr<ExampleModelDataFile> built_in = ExampleModelData(GetParam());
+  ASSERT_TRUE(built_in.ok()) << built_in.status();
+  EXPECT_EQ(built_in->path, "samples/models/" + GetParam() + ".data.json");
+  EXPECT_EQ(built_in->text, text.str());
 }
 
 // The compiler's gradient against central differences of the log density,

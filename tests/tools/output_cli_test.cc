@@ -223,12 +223,12 @@ TEST(OutputCliTest, AnEarlierRunsExtraChainFilesAreRemoved) {
 TEST(OutputCliTest, FailedChainFilesAreAllNamedAndNoneLeftBehind) {
   const std::string dir = FreshTempDir("output_cli_full");
   const std::string common = "sample --target iid_gaussian --target-params dimension=8 "
-                             "--chains 3 --warmup 100 --samples 2000 --no-progress ";
+                             "--chains 3 --warmup 100 --samples 500 --no-progress ";
   Result r = RunCli(common + "--output-dir " + dir + "/out");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(std::filesystem::exists(dir + "/out/output_3.csv"));
   // ulimit -f counts 512-byte blocks in dash and 1024-byte ones in bash:
-  // either way a few 10^4 bytes, below each CSV file (~4x10^5) and above the
+  // either way a few 10^4 bytes, below each CSV file (~10^5) and above the
   // summary JSON.
   const int out = open((dir + "/stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   r = RunWithStdout(common + "--output-dir " + dir + "/out --summary-json " + dir + "/s.json",

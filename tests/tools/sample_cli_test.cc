@@ -520,14 +520,15 @@ TEST(SampleCliTest, ThePreRunCheckCountsTheSamplersProgram) {
 // parameters, and the sampling program calls the model's gradient function.
 TEST(SampleCliTest, SamplesAModelWrittenAsAProgram) {
   const std::string data = std::string(AUTOBATCH_SOURCE_DIR "/samples/models/eight_schools.data.json");
-  Result r = RunCli("sample --model eight_schools --data " + data +
-                    " --chains 4 --warmup 150 --samples 100 --delta 0.9 --no-progress");
+  // An example model without --data samples its own data set.
+  Result r = RunCli("sample --model eight_schools --chains 4 --warmup 150 --samples 100 "
+                    "--delta 0.9 --no-progress");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("lp__"));
   EXPECT_THAT(r.out, HasSubstr("tau"));
   EXPECT_THAT(r.out, HasSubstr("eta.8"));
   EXPECT_THAT(r.out, HasSubstr("y_rep.8"));  // its generated quantities
-  // Saved to a file and sampled from it: the same summary.
+  // Saved to a file and sampled from it with the data file: the same summary.
   const std::string dir = FreshTempDir("sample_cli_model_file");
   Result dump = RunCli("model eight_schools --json > " + dir + "/m.json");
   ASSERT_EQ(dump.exit_code, 0) << dump.out;
@@ -595,6 +596,10 @@ TEST(SampleCliTest, AModelFileSamplesDataOfAnotherSize) {
   Result sized = RunCli("model hierarchical --json --data " + data);
   ASSERT_EQ(sized.exit_code, 0) << sized.out;
   EXPECT_THAT(sized.out, HasSubstr("\"N\""));
+  // Without --data, an example model is written for its own data set.
+  Result own_data = RunCli("model hierarchical --json");
+  EXPECT_EQ(own_data.exit_code, 0) << own_data.out;
+  EXPECT_EQ(own_data.out, sized.out);
 }
 
 TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
@@ -636,6 +641,13 @@ TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
   EXPECT_NEAR(out["gradient"]["mu"].get<double>(), d_mu, 1e-12);
   EXPECT_TRUE(out["gradient"].contains("eta.8"));
 
+  // A model file needs its data given; an example model's is its own data set.
+  std::ofstream(dir + "/eight_schools.json") << json.out;
+  Result from_file = RunCli("model " + dir + "/eight_schools.json --log-prob --data " + data +
+                            " --at " + dir + "/at.json");
+  EXPECT_EQ(from_file.out, r.out);
+  Result own_data = RunCli("model eight_schools --log-prob --at " + dir + "/at.json");
+  EXPECT_EQ(own_data.out, r.out);
   {
     std::ofstream(dir + "/negative.json") << R"({"mu": 0, "tau": -1, "eta": [0,0,0,0,0,0,0,0]})";
     std::ofstream(dir + "/short.json") << R"({"mu": 0, "tau": 1})";
@@ -644,9 +656,10 @@ TEST(SampleCliTest, ModelCommandShowsTheModelAndItsLogDensity) {
       {"model eight_schools", "give --json or --log-prob"},
       {"model eight_schools --json --log-prob", "give --json or --log-prob"},
       {"model nope --json", "no example model 'nope'"},
-      {"model eight_schools --log-prob --data " + data, "--log-prob needs --data FILE"},
+      {"model eight_schools --log-prob --data " + data, "--log-prob needs --at FILE"},
+      {"model " + dir + "/eight_schools.json --log-prob --at " + dir + "/at.json",
+       "eight_schools.json needs --data FILE"},
       {"model eight_schools --json --at " + data, "--at belongs to --log-prob"},
-      {"model logistic_regression --json", "from the data; set the data (SetData or LoadData) before building its log density (a model file fixes the parameters' sizes: it is written for the data set); give the data with --data FILE"},
       {"model eight_schools --log-prob --data " + data + " --at " + dir + "/negative.json",
        "tau"},
       {"model eight_schools --log-prob --data " + data + " --at " + dir + "/short.json",
@@ -659,10 +672,12 @@ TEST(SampleCliTest, ModelMistakesExitOneWithAMessage) {
   const std::string dir = FreshTempDir("sample_cli_model_errors");
   const std::string data = std::string(AUTOBATCH_SOURCE_DIR "/samples/models/eight_schools.data.json");
   { std::ofstream(dir + "/short.json") << R"({"y": [1, 2, 3], "sigma": [1, 1, 1]})"; }
+  Result dump = RunCli("model eight_schools --json > " + dir + "/eight_schools.json");
+  ASSERT_EQ(dump.exit_code, 0) << dump.out;
   const ErrorCase cases[] = {
       {"--chains 2", "give either --target (a built-in target) or --model"},
       {"--target eight_schools --model eight_schools --data " + data, "give either --target"},
-      {"--model eight_schools", "--model eight_schools needs --data FILE"},
+      {"--model " + dir + "/eight_schools.json", "eight_schools.json needs --data FILE"},
       {"--model no_such_model --data " + data, "no example model 'no_such_model'; the models are"},
       {"--model eight_schools --data " + dir + "/missing.json", "--data: cannot read"},
       {"--model eight_schools --data " + dir + "/short.json",

@@ -175,7 +175,10 @@ void ExpectDefinedFunctionAgrees(BatchFunction (*define)(Context&),
 }
 
 // The JIT's cache (the compiled executors above): beside the test's
-// binary, unless AUTOBATCH_CACHE_DIR names one.
+// binary, unless AUTOBATCH_CACHE_DIR names one; and its programs compiled at
+// -O1 unless AUTOBATCH_JIT_FLAGS says otherwise (the bits do not depend on
+// the level, and CI's portable-bits stage compiles them all from scratch:
+// at -O3 that took about 4 of its 9 minutes).
 class JitCacheBesideTheBinary : public ::testing::Environment {
  public:
   void SetUp() override {
@@ -184,6 +187,7 @@ class JitCacheBesideTheBinary : public ::testing::Environment {
     ASSERT_FALSE(error) << "cannot find the test's binary: " << error.message();
     setenv("AUTOBATCH_CACHE_DIR", (binary.parent_path() / "jit_cache").c_str(),
            /*overwrite=*/0);
+    setenv("AUTOBATCH_JIT_FLAGS", "-O1", /*overwrite=*/0);
   }
 };
 const auto* const jit_cache = ::testing::AddGlobalTestEnvironment(new JitCacheBesideTheBinary);
