@@ -12,10 +12,11 @@
 #            the stage under ASan.
 #   thread   configures build-tsan/ with AUTOBATCH_SANITIZE=thread, builds only
 #            concurrency_test, threaded_backend_test, run_test, sample_test,
-#            jit_test and progress_relay_test, and runs the tests labelled
-#            `concurrency` (the progress relay's among them), the ThreadedBackendTest
-#            and ShardsTest cases, and the sharded sampler test (its user
-#            kernels called from two threads at once).
+#            jit_test and progress_relay_test, and runs, in one ctest run, the
+#            tests of the binaries labelled `concurrency` (ConcurrencyTest,
+#            ProgressRelayTest), the ThreadedBackendTest, ShardsTest and
+#            JitTest.Concurrent* cases, and the sharded sampler test (its
+#            user kernels called from two threads at once).
 # Every sanitizer report aborts its test, so any finding fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,12 +66,12 @@ case "$mode" in
       sample_test jit_test progress_relay_test
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
     export AUTOBATCH_JIT_FLAGS=${AUTOBATCH_JIT_FLAGS:--O1}  # as for address, above
+    # One ctest run, so that its jobs overlap the long tests (three runs, one
+    # after the other, left a core idle for minutes); the first names are
+    # the binaries labelled `concurrency` (tests/CMakeLists.txt).
     ctest --test-dir build-tsan --no-tests=error --output-on-failure -j"$jobs" --timeout 1200 \
-      -L concurrency "$@"
-    ctest --test-dir build-tsan --no-tests=error --output-on-failure -j"$jobs" --timeout 1200 \
-      -R '^ThreadedBackendTest\.' "$@"
-    ctest --test-dir build-tsan --no-tests=error --output-on-failure -j"$jobs" --timeout 1200 \
-      -R '^(ShardsTest\..*|SampleTest\.ShardedRunsGiveTheSameChains|JitTest\.Concurrent.*)$' "$@"
+      -R '^(ConcurrencyTest\.|ProgressRelayTest\.|ThreadedBackendTest\.|ShardsTest\.|SampleTest\.ShardedRunsGiveTheSameChains$|JitTest\.Concurrent)' \
+      "$@"
     ;;
   *)
     echo "usage: tools/sanitize.sh address|thread [ctest arguments...]" >&2
