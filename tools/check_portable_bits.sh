@@ -15,15 +15,17 @@
 #      and the diagnostics' FFT (outside the promise);
 #   3. runs the differential suite with AUTOBATCH_DIFFERENTIAL_DUMP (every
 #      program's outputs, hex bits, in test order) in both builds;
-#   4. runs the README demo (eight_schools, 1024 chains) with --sig-figs 17 in
-#      both builds; its Stan CSV files (draws, adapted step sizes and inverse
-#      metrics) without the timing lines, which are outside the promise;
+#   4. runs the README demo (eight_schools, 1024 chains; 250 draws where the
+#      demo has 1000) with --sig-figs 17 in both builds; its Stan CSV files
+#      (draws, adapted step sizes and inverse metrics) without the timing
+#      lines, which are outside the promise;
 #   5. compares with cmp and prints PASS, or FAIL with the first differing line.
-# Outputs go to <portable build>/portable-bits/ (the 450 MB demo texts are
-# kept only on failure). Measured on 2 loaded cores (2026-11-29): 3 min 10 s
-# once both trees are built (about 85 s of runs per build, mostly the
-# differential suite; the rest objdump and cmp); building build-portable/ the
-# first time took 25 min more, which is why CI uses its sanitizer build.
+# Outputs go to <portable build>/portable-bits/ (the 110 MB demo texts are
+# kept only on failure). Measured on 2 cores (2026-11-30), against
+# build-asan/: about 5 minutes once both trees are built (the differential
+# suite under ASan about 170 s, its demo about 100 s); building
+# build-portable/ the first time would take 25 min more, which is why CI
+# uses its sanitizer build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 native=${1:-build}
@@ -107,14 +109,42 @@ strip_timings() {  # strip_timings <output dir>
     grep -Ev '^#.* seconds \((Warm-up|Sampling|Total)\)$' "$1/$file"
   done
 }
+# Runs the differential suite of build dir $1 one test per process, $jobs at
+# a time (one process took 4.5 minutes under ASan), each dumping to its own
+# file, then joins the dumps in test order into $2: the bytes one process
+# would write.
+run_differential() {  # run_differential <build dir> <dump file> <log file>
+  local binary=$1/tests/vm/differential_test i failed=0 tests
+  mapfile -t tests < <("$binary" --gtest_list_tests |
+                       awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }')
+  ((${#tests[@]} > 0)) || return 1
+  for i in "${!tests[@]}"; do
+    while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+    (
+      status=0
+      AUTOBATCH_DIFFERENTIAL_DUMP="$2.$i" "$binary" --gtest_filter="${tests[$i]}" >"$3.$i" 2>&1 ||
+        status=$?
+      echo "$status" >"$3.$i.status"
+    ) &
+  done
+  wait
+  for i in "${!tests[@]}"; do
+    [[ $(cat "$3.$i.status") == 0 ]] || failed=1
+    cat "$3.$i" >>"$3" && rm "$3.$i" "$3.$i.status"
+    if [[ -f $2.$i ]]; then cat "$2.$i" >>"$2" && rm "$2.$i"; fi
+  done
+  return $failed
+}
 for kind in native portable; do
   if [[ $kind == native ]]; then dir=$native; else dir=$portable; fi
   start=$SECONDS
-  AUTOBATCH_DIFFERENTIAL_DUMP="$out/$kind.differential.txt" \
-    "$dir/tests/vm/differential_test" >"$out/$kind.differential.log" 2>&1 ||
+  run_differential "$dir" "$out/$kind.differential.txt" "$out/$kind.differential.log" ||
     fail "$dir/tests/vm/differential_test failed; see $out/$kind.differential.log"
+  # In $jobs shards (the same draws as one: docs/DESIGN.md, "Determinism"),
+  # and a quarter of the demo's draws: under ASan each 1000 iterations took
+  # over a minute.
   "$dir/tools/autobatch" sample --target eight_schools --chains 1024 --warmup 1000 \
-    --samples 1000 --seed 1 --delta 0.9 --sig-figs 17 --no-progress \
+    --samples 250 --seed 1 --delta 0.9 --sig-figs 17 --no-progress --shards "$jobs" \
     --output-dir "$out/$kind.demo" >"$out/$kind.demo.log" 2>&1 ||
     fail "the demo failed in $dir; see $out/$kind.demo.log"
   strip_timings "$out/$kind.demo" >"$out/$kind.demo.txt"
