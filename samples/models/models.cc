@@ -43,17 +43,27 @@ std::vector<ExampleModelInfo> ExampleModelInfos() {
   return infos;
 }
 
-absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> MakeExampleModel(std::string_view name) {
+namespace {
+
+// The table's entry called `name`, or NotFound listing the names.
+absl::StatusOr<const Entry*> FindEntry(std::string_view name) {
   for (const Entry& e : kModels) {
-    if (name == e.name) return e.make();
+    if (name == e.name) return &e;
   }
   return absl::NotFoundError(absl::StrCat("no example model '", std::string(name),
                                           "'; the models are ",
                                           absl::StrJoin(ExampleModelNames(), ", ")));
 }
 
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<mcmc::ProgramModel>> MakeExampleModel(std::string_view name) {
+  AB_ASSIGN_OR_RETURN(const Entry* entry, FindEntry(name));
+  return entry->make();
+}
+
 absl::StatusOr<ExampleModelDataFile> ExampleModelData(std::string_view name) {
-  AB_RETURN_IF_ERROR(MakeExampleModel(name).status());
+  AB_RETURN_IF_ERROR(FindEntry(name).status());
   const std::string path = absl::StrCat("samples/models/", std::string(name), ".data.json");
   for (const ExampleModelDataFile& file : ExampleModelDataFiles()) {
     if (file.path == path) return file;
