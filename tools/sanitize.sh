@@ -3,8 +3,9 @@
 # build-asan/, or TSan (the concurrency tests) in build-tsan/.
 # Usage: tools/sanitize.sh address|thread [extra ctest arguments...]
 #   address  configures build-asan/ with AUTOBATCH_SANITIZE=address,undefined
-#            (UBSan on the libraries and tools, the test code under ASan
-#            alone: CMakeLists.txt says why;
+#            (ASan and UBSan instrument the libraries and tools; the test
+#            code is not instrumented, its process has ASan's run-time:
+#            CMakeLists.txt says why;
 #            -O1 -g1, internal checks on, no benchmarks, no MPI: Open MPI's
 #            own allocations would read as leaks), builds, runs every
 #            test but those labelled `slow` (tests/CMakeLists.txt, SLOW), which
