@@ -148,12 +148,10 @@ absl::Status MpiCommunicator::AgreeOnStatus(const absl::Status& local) {
       rank_ == failing ? absl::StrCat(static_cast<int>(local.code()), ":", local.message())
                        : std::string();
   AB_ASSIGN_OR_RETURN(const std::string text, Broadcast(mine_text, failing));
-  // std::find, not text.find(':'): GCC 12 at -O3 reports a false
-  // -Wstringop-overread inside std::string::find here.
-  const auto colon = std::find(text.begin(), text.end(), ':');
+  const size_t colon = text.find(':');
   int code = static_cast<int>(absl::StatusCode::kUnknown);
-  if (colon != text.end()) code = std::atoi(std::string(text.begin(), colon).c_str());
-  const std::string message = colon == text.end() ? text : std::string(colon + 1, text.end());
+  if (colon != std::string::npos) code = std::atoi(text.substr(0, colon).c_str());
+  const std::string message = colon == std::string::npos ? text : text.substr(colon + 1);
   return absl::Status(static_cast<absl::StatusCode>(code),
                       size_ > 1 ? absl::StrCat("rank ", failing, ": ", message) : message);
 }
