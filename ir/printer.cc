@@ -220,7 +220,7 @@ class Printer {
     Disambiguator functions;
     for (size_t i = 0; i < module.functions.size(); ++i) {
       function_names_.push_back(
-          "@" + functions.Name(0, module.functions[i].name, static_cast<int32_t>(i)));
+          absl::StrCat("@", functions.Name(0, module.functions[i].name, static_cast<int32_t>(i))));
     }
   }
 
@@ -234,8 +234,8 @@ class Printer {
 
   // `%name`, never qualified.
   std::string Var(VarId id) const {
-    if (!ValidVar(id)) return "%" + Bad(id.value);
-    return "%" + var_names_[id.value];
+    if (!ValidVar(id)) return absl::StrCat("%", Bad(id.value));
+    return absl::StrCat("%", var_names_[id.value]);
   }
 
   // `%name` as the text of the function being printed names the variable:
@@ -250,14 +250,14 @@ class Printer {
   }
 
   std::string Function(FunctionId id) const {
-    if (!ValidFunction(id)) return "@" + Bad(id.value);
+    if (!ValidFunction(id)) return absl::StrCat("@", Bad(id.value));
     return function_names_[id.value];
   }
 
   // `^3`; `num_blocks` < 0 means the enclosing function is unknown.
   static std::string Block(BlockId id, int64_t num_blocks) {
     if (id.value < 0 || (num_blocks >= 0 && id.value >= num_blocks)) {
-      return "^" + Bad(id.value);
+      return absl::StrCat("^", Bad(id.value));
     }
     return absl::StrCat("^", id.value);
   }
@@ -312,9 +312,9 @@ class Printer {
         Overloaded{
             [&](const PrimOp& o) {
               std::string out = Defs(o.outputs) + PrimName(o.prim);
-              if (!o.inputs.empty()) out += " " + VarList(o.inputs);
+              if (!o.inputs.empty()) absl::StrAppend(&out, " ", VarList(o.inputs));
               out += PrintAttributes(o.attrs);
-              if (!o.in_place.empty()) out += " in_place(" + VarList(o.in_place) + ")";
+              if (!o.in_place.empty()) absl::StrAppend(&out, " in_place(", VarList(o.in_place), ")");
               return out;
             },
             [&](const CallOp& o) {
