@@ -20,6 +20,7 @@
 #include "ir/printer.h"
 #include "ir/testing/call_trees.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/sanitizers.h"
 
 namespace autobatch {
 namespace {
@@ -925,14 +926,8 @@ TEST(CliTest, MaxMemoryBoundsARun) {
 
 // A sanitizer reserves terabytes of address space for its shadow memory,
 // so nothing runs under `ulimit -v` there.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kUnderSanitizer = true;
-#else
-constexpr bool kUnderSanitizer = false;
-#endif
-
 TEST(CliTest, UlimitVBoundsTheDefaultLimit) {
-  if (kUnderSanitizer) GTEST_SKIP() << "a sanitizer's shadow memory does not fit ulimit -v";
+  if (autobatch::testing::kUnderSanitizer) GTEST_SKIP() << "a sanitizer's shadow memory does not fit ulimit -v";
   const std::string program = WriteFile("wide.ir", kWideProgram);
   const std::string inputs = WriteFile("wide_inputs.json", R"({"inputs": [[1, 2, 3, 4]]})");
   // 512 MiB a value over 4 lanes, under a 1 GB address space.

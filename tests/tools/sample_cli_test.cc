@@ -23,6 +23,7 @@
 #include "nlohmann/json.hpp"
 #include "mcmc/output/stan_csv.h"
 #include "tests/testing/files.h"
+#include "tests/testing/sanitizers.h"
 
 extern char** environ;
 
@@ -506,14 +507,13 @@ TEST(SampleCliTest, ThePreRunCheckCountsTheSamplersProgram) {
   Result bad = RunCli(run + " --max-memory 0");
   EXPECT_EQ(bad.exit_code, 1) << bad.out;
   EXPECT_THAT(bad.out, HasSubstr("--max-memory: give at least 1 byte"));
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-  // (A sanitizer's shadow memory does not fit ulimit -v.)
-  Result limited =
-      RunCli("ulimit -v 4000000; exec " + std::string(AUTOBATCH_CLI) + " " + run, false);
-  EXPECT_EQ(limited.exit_code, 1) << limited.out;
-  EXPECT_THAT(limited.out, HasSubstr("as it starts"));
-  EXPECT_THAT(limited.out, HasSubstr("3/4 of the smallest of physical memory, RLIMIT_AS"));
-#endif
+  if (!testing::kUnderSanitizer) {  // (a sanitizer's shadow memory does not fit ulimit -v)
+    Result limited =
+        RunCli("ulimit -v 4000000; exec " + std::string(AUTOBATCH_CLI) + " " + run, false);
+    EXPECT_EQ(limited.exit_code, 1) << limited.out;
+    EXPECT_THAT(limited.out, HasSubstr("as it starts"));
+    EXPECT_THAT(limited.out, HasSubstr("3/4 of the smallest of physical memory, RLIMIT_AS"));
+  }
 }
 
 // A model written as a program, with its data file: the summary names its
