@@ -3,8 +3,6 @@
 # Usage: tools/fuzz.sh [seconds (default 60)] [extra libFuzzer flags...]
 # Environment: AUTOBATCH_FUZZ_BUILD_DIR (default build-fuzz), AUTOBATCH_JOBS
 # (build parallelism, default 2), AUTOBATCH_FUZZ_CXX (default clang++-16),
-# AUTOBATCH_FUZZ_OPT (the build's -O1, default, or -O0: builds in less than
-# half the time, runs fewer inputs a second; CI's smoke run uses it),
 # AUTOBATCH_FUZZ_CORPUS: a working corpus directory that keeps what the
 # fuzzer finds across runs (long campaigns; the seeds are added to it);
 # default a fresh temporary copy of tests/fuzz/corpus, so a run takes the
@@ -28,8 +26,7 @@ if [[ ! -f $build/CMakeCache.txt ]] && command -v ninja >/dev/null; then
 fi
 cmake -S . -B "$build" "${generator[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUTOBATCH_FUZZ=ON -DAUTOBATCH_INTERNAL_CHECKS=ON \
-  -DAUTOBATCH_WERROR=OFF -DAUTOBATCH_BUILD_BENCH=OFF -DAUTOBATCH_BUILD_TESTS=ON \
-  -DAUTOBATCH_FUZZ_OPT="${AUTOBATCH_FUZZ_OPT:--O1}" >/dev/null
+  -DAUTOBATCH_WERROR=OFF -DAUTOBATCH_BUILD_BENCH=OFF -DAUTOBATCH_BUILD_TESTS=ON >/dev/null
 cmake --build "$build" -j"$jobs" --target autobatch_program_fuzzer
 
 corpus=${AUTOBATCH_FUZZ_CORPUS:-}
