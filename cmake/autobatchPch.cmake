@@ -1,7 +1,7 @@
-# autobatch_share_library_pch(<dirs...>): one precompiled header of the
-# standard and third-party headers our code shares (Eigen, Abseil,
-# nlohmann_json), built once and reused by every static library and program
-# defined in <dirs> and their subdirectories, as tests/CMakeLists.txt does for
+# autobatch_share_library_pch(): one precompiled header of the standard and
+# third-party headers our code shares (Eigen, Abseil, nlohmann_json), built
+# once and reused by every static library and program defined so far in
+# this directory and its subdirectories, as tests/CMakeLists.txt does for
 # the tests. Each of about 150 library files parsed those headers anew: 1-6 s
 # of a 15-31 s compile (measured on mcmc/sample.cc and stack_vm.cc under the
 # sanitizers), in each of CI's four builds. Our own headers stay out, so
@@ -31,9 +31,7 @@ function(autobatch_share_library_pch)
     <Eigen/Core> <absl/container/flat_hash_map.h> <absl/status/status.h>
     <absl/status/statusor.h> <absl/strings/str_cat.h> <absl/strings/str_format.h>
     <absl/types/span.h> <nlohmann/json.hpp>)
-  foreach(_dir IN LISTS ARGN)
-    _autobatch_reuse_library_pch("${CMAKE_CURRENT_SOURCE_DIR}/${_dir}")
-  endforeach()
+  _autobatch_reuse_library_pch("${CMAKE_CURRENT_SOURCE_DIR}")
 endfunction()
 
 function(_autobatch_reuse_library_pch dir)
