@@ -12,10 +12,10 @@
 # tool's) and one with per-file options (support/math's per-instruction-set
 # files). Every file of ours defines the macros the header's libraries read
 # (EIGEN_DONT_PARALLELIZE, Eigen's alignment) the same way: GCC refuses a
-# header built under other definitions of them. GCC only: CI's one clang
-# build (the fuzzer's) is not yet checked with it.
+# header built under other definitions of them, and clang one built at
+# another optimization level. GCC and clang (CI's fuzzer build) only.
 function(autobatch_share_library_pch)
-  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "^(GNU|Clang)$")
     return()
   endif()
   set(_source "${PROJECT_BINARY_DIR}/autobatch_library_pch.cc")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages autobatch needs, only those that are missing.
 set -euo pipefail
-packages=(cmake g++ make libeigen3-dev libabsl-dev nlohmann-json3-dev
+packages=(cmake g++ make ninja-build libeigen3-dev libabsl-dev nlohmann-json3-dev
           libgtest-dev libbenchmark-dev librandom123-dev libcli11-dev
           # Deterministic vectorized transcendentals (support/math).
           libsleef-dev pkg-config
