@@ -20,7 +20,7 @@
 #      (draws, adapted step sizes and inverse metrics) without the timing
 #      lines, which are outside the promise;
 #   5. compares with cmp and prints PASS, or FAIL with the first differing line.
-# Outputs go to <portable build>/portable-bits/ (the 110 MB demo texts are
+# Outputs go to <portable build>/portable-bits/ (the demo texts, 28 MB, are
 # kept only on failure). Measured on 2 cores (2026-11-30), against
 # build-asan/: about 3 minutes once both trees are built (the differential
 # suite and the demo: 159 s under ASan, 14 s native); building
