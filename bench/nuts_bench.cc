@@ -8,7 +8,11 @@
 //                     (a target is BATCHED[:SCALAR]: ar1, ar1_batched (one GEMM
 //                     per gradient; against scalar ar1 unless named),
 //                     ar1_dense (a matvec per lane), eight_schools; e.g.
-//                     ar1_batched:ar1_dense)
+//                     ar1_batched:ar1_dense; eight_schools_program and
+//                     logistic_regression_program, the example models as
+//                     programs, against the hand-written target with the C
+//                     library's math, <base>_libm, unless named: ":<base>"
+//                     is the built-in target, support/math's one-value path)
 //                   [--backends eigen/most-lanes,threaded:2,eigen/shards:2]
 //                   [--json FILE]
 //                   [--profile FILE]   (the VM profile of the last batched run)
@@ -41,6 +45,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "bench/libm_targets.h"
 #include "bench/scalar_loop.h"
 #include "nlohmann/json.hpp"
 #include "mcmc/batched/batched_sampler.h"
@@ -187,6 +192,15 @@ bool IsProgramModel(const std::string& name) {
                       kProgramSuffix) == 0;
 }
 
+mcmc::LogisticRegression::Options LogisticRegressionOptions(const nlohmann::json& params) {
+  mcmc::LogisticRegression::Options options;
+  if (params.is_object()) {
+    options.rows = params.value("rows", options.rows);
+    options.features = params.value("features", options.features);
+  }
+  return options;
+}
+
 std::unique_ptr<Model> Make(const std::string& name, const nlohmann::json& params) {
   if (IsProgramModel(name)) {
     const std::string base = name.substr(0, name.size() - (sizeof(kProgramSuffix) - 1));
@@ -198,6 +212,9 @@ std::unique_ptr<Model> Make(const std::string& name, const nlohmann::json& param
     std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     if (absl::Status s = (*model)->LoadData(text, path); !s.ok()) Die("LoadData", s);
     return *std::move(model);
+  }
+  if (std::unique_ptr<Target> libm = autobatch::bench::MakeLibmTarget(name, LogisticRegressionOptions(params))) {
+    return libm;
   }
   absl::StatusOr<std::unique_ptr<Target>> t = MakeTarget(name, params);
   if (!t.ok()) Die("MakeTarget(" + name + ")", t.status());
@@ -334,6 +351,17 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
     absl::StatusOr<std::vector<BatchedChain>> starts =
         MakeBatchedChains(*scalar_model, config, kSeed, ids);
     if (!starts.ok()) Die("MakeBatchedChains(" + bt.scalar + ")", starts.status());
+    if (bt.scalar.ends_with("_libm")) {
+      // The C library target must compute the built-in target's model.
+      const std::unique_ptr<Model> builtin =
+          Make(bt.scalar.substr(0, bt.scalar.size() - 5), bt.params);
+      for (const BatchedChain& c : *starts) {
+        if (absl::Status ok = autobatch::bench::CheckAgrees(*scalar_model, *builtin, c.state.q);
+            !ok.ok()) {
+          Die("the C library target", ok);
+        }
+      }
+    }
     if (bt.scalar != bt.name) {
       // Recompute logp and grad with the batched model (its bits may differ).
       for (BatchedChain& c : *starts) {
@@ -492,9 +520,13 @@ int Main(int argc, char** argv) {
              "logistic_regression_program)")
                 .c_str());
     }
+    // A program model's default reference is the target a user would write,
+    // with the C library's math (bench/libm_targets.h); ":<base>" picks the
+    // built-in target (support/math's one-value path) instead.
     if (scalar.empty()) scalar = name == "ar1_batched" ? "ar1" : name;
-    if (program && scalar == name) scalar = base;
-    if (is_ar1(scalar) != ar1_family || (!ar1_family && scalar != name && scalar != base)) {
+    if (program && scalar == name) scalar = base + "_libm";
+    if (is_ar1(scalar) != ar1_family ||
+        (!ar1_family && scalar != name && scalar != base && scalar != base + "_libm")) {
       Usage(("target '" + spec + "': the scalar reference must be a model of the same target").c_str());
     }
     if (ar1_family) {

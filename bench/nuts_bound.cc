@@ -78,6 +78,7 @@
 #include "absl/strings/str_split.h"
 #include "backends/random.h"
 #include "bench/lane_models.h"
+#include "bench/libm_targets.h"
 #include "bench/scalar_loop.h"
 #include "mcmc/chain_rng.h"
 #include "mcmc/draw_stats.h"
@@ -1422,9 +1423,22 @@ struct BenchTarget {
 };
 
 // A row without steps, lanes or bits.
+// ns per gradient of the scalar sampler on the target a user would write
+// with the C library's math (bench/libm_targets.h), or NaN where there is
+// none; the "vs C lib" column.
+double libm_scalar_ns = std::numeric_limits<double>::quiet_NaN();
+
+// "  2.345x", or "       -" without a C library target.
+std::string VsLibm(double ns_per_gradient) {
+  if (std::isnan(libm_scalar_ns)) return "       -";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%7.3fx", libm_scalar_ns / ns_per_gradient);
+  return text;
+}
+
 void PrintRow(const char* name, double seconds, double ns_per_gradient, double vs_scalar) {
-  std::printf("%-48s %9.4f %9.2f %8.3fx %8s %10s %5s\n", name, seconds, ns_per_gradient, vs_scalar,
-              "-", "-", "-");
+  std::printf("%-48s %9.4f %9.2f %8.3fx %s %8s %10s %5s\n", name, seconds, ns_per_gradient,
+              vs_scalar, VsLibm(ns_per_gradient).c_str(), "-", "-", "-");
 }
 
 struct Executor {
@@ -1438,6 +1452,13 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
   if (!made.ok()) Die("MakeTarget(" + bt.name + "): " + made.status().ToString());
   const Model& model = **made;
   const std::unique_ptr<LaneModel> lane_model = MakeLaneModel(model);
+  LogisticRegression::Options libm_options;
+  if (bt.params.is_object()) {
+    libm_options.rows = bt.params.value("rows", libm_options.rows);
+    libm_options.features = bt.params.value("features", libm_options.features);
+  }
+  const std::unique_ptr<Target> libm_model =
+      autobatch::bench::MakeLibmTarget(bt.name + "_libm", libm_options);
   SamplerConfig config;
   config.step_size = bt.step_size;  // identity metric, max_depth 10, no jitter
   using Policy = PcBatchedNuts::Policy;
@@ -1457,13 +1478,36 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
     }
     const int64_t gradients = GradientsTaken(scalar);
     const double scalar_ns = scalar_seconds * 1e9 / static_cast<double>(gradients);
+    // The C library target from the same starts: its trajectories round
+    // differently, so its own gradient count divides its time.
+    double libm_seconds = 1e300;
+    int64_t libm_gradients = 0;
+    libm_scalar_ns = std::numeric_limits<double>::quiet_NaN();
+    if (libm_model != nullptr) {
+      for (const Start& s : starts) {
+        if (absl::Status ok = autobatch::bench::CheckAgrees(*libm_model, model, s.state.q);
+            !ok.ok()) {
+          Die(ok.ToString());
+        }
+      }
+      for (int r = 0; r < reps; ++r) {
+        const double start = Now();
+        libm_gradients = GradientsTaken(RunScalarLoop(*libm_model, config, starts, draws));
+        libm_seconds = std::min(libm_seconds, Now() - start);
+      }
+      libm_scalar_ns = libm_seconds * 1e9 / static_cast<double>(libm_gradients);
+    }
 
     std::printf("\n%s, %lld chains x %lld draws, %lld gradients, best of %d\n",
                 bt.name.c_str(), static_cast<long long>(chains), static_cast<long long>(draws),
                 static_cast<long long>(gradients), reps);
-    std::printf("%-48s %9s %9s %9s %8s %10s %5s\n", "executor", "seconds", "ns/grad", "vs scalar",
-                "steps", "lanes/leaf", "bits");
+    std::printf("%-48s %9s %9s %9s %8s %8s %10s %5s\n", "executor", "seconds", "ns/grad",
+                "vs scalar", "vs C lib", "steps", "lanes/leaf", "bits");
     PrintRow("scalar", scalar_seconds, scalar_ns, 1.0);
+    if (libm_model != nullptr) {
+      PrintRow("scalar, the target with the C library's math", libm_seconds, libm_scalar_ns,
+               scalar_ns / libm_scalar_ns);
+    }
 
     std::vector<Executor> executors = {
         {"by hand, leaf-last", {Policy::kLeafLast, false, false, 0}},
@@ -1507,8 +1551,8 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
       }
       last_stats = stats;
       const double ns = best * 1e9 / static_cast<double>(gradients);
-      std::printf("%-48s %9.4f %9.2f %8.3fx %8lld %10.1f %5s\n", ex.name.c_str(), best, ns,
-                  scalar_ns / ns, static_cast<long long>(stats.steps),
+      std::printf("%-48s %9.4f %9.2f %8.3fx %s %8lld %10.1f %5s\n", ex.name.c_str(), best, ns,
+                  scalar_ns / ns, VsLibm(ns).c_str(), static_cast<long long>(stats.steps),
                   static_cast<double>(stats.leaf_lanes) / static_cast<double>(stats.leaf_steps),
                   "OK");
     }

@@ -23,6 +23,9 @@ set(exempt
   "mcmc/output/diagnostics.cc"
   # Times SLEEF against the C library's functions.
   "bench/math_bench.cc"
+  # The scalar baselines a user would write, with the C library's math;
+  # only timed, never compared bit for bit.
+  "bench/libm_targets.cc"
   # PeaNutsNative: the hand-written native baseline vm_bench times (what a
   # user would write, with std::tanh); never compared bit for bit.
   "samples/peanuts/peanuts.cc"
