@@ -213,7 +213,8 @@ std::unique_ptr<Model> Make(const std::string& name, const nlohmann::json& param
     if (absl::Status s = (*model)->LoadData(text, path); !s.ok()) Die("LoadData", s);
     return *std::move(model);
   }
-  if (std::unique_ptr<Target> libm = autobatch::bench::MakeLibmTarget(name, LogisticRegressionOptions(params))) {
+  if (std::unique_ptr<Target> libm =
+          autobatch::bench::MakeLibmTarget(name, LogisticRegressionOptions(params))) {
     return libm;
   }
   absl::StatusOr<std::unique_ptr<Target>> t = MakeTarget(name, params);
