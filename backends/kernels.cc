@@ -827,7 +827,7 @@ absl::Status RunMatVecInput(const Call& c, bool transposed) {
 // whatever its chunk (a lane alone is a chunk of one), so its bits do not
 // depend on the batch.
 
-constexpr int64_t kGlmChunk = 8;
+constexpr int64_t kGlmChunk = 16;
 constexpr int64_t kGlmRows = 32;
 
 struct GlmLanes {
@@ -843,111 +843,158 @@ struct GlmLanes {
 // first), from one pass over X.
 enum class GlmOut { kValue, kGrad, kValueGrad };
 
-// Rows [i, i + R) of the block at `first` for the chunk's C lanes: eta into
-// eta[i * C + v] and s = (y_i == 1 ? -eta : eta) into s[i * C + v];
-// beta_t[j * C + v] is lane v's beta[j]. R rows side by side only overlap
-// their sums' latencies: each sum still runs j = 0, 1, ... on its own.
-template <int64_t C, int64_t R>
-void GlmRows(const GlmLanes& g, const double* beta_t, int64_t first, int64_t i, double* eta,
-             double* s) {
+// The chunk's lanes as W GCC vectors of kGlmWidth lanes (one vector of one
+// lane for a chunk of one). Their operations are element-wise IEEE
+// operations, so each lane gets the scalar code's bits. Plain loops over
+// the lanes let GCC vectorize across the rows with shuffles instead and
+// kept the NaN and y selects scalar; 64-byte vectors without AVX-512 were
+// lowered to scalar code. (A struct, not an alias template: GCC drops the
+// attribute of a dependent alias.)
+constexpr int64_t kGlmWidth = 4;
+
+template <int64_t Width>
+struct GlmLaneVector {
+  typedef double Type __attribute__((vector_size(Width * sizeof(double))));
+};
+
+// Vectors pass by reference: these are all inlined, and by value a vector
+// wider than the target's registers draws -Wpsabi.
+
+// Every lane of *v to `value`.
+template <typename V>
+void Splat(double value, V* v) {
+  for (size_t i = 0; i < sizeof(V) / sizeof(double); ++i) (*v)[i] = value;
+}
+
+// The canonical quiet NaN into the lanes of *x that are NaN.
+template <typename V>
+void CanonLanes(V* x) {
+  V nan;
+  Splat(std::numeric_limits<double>::quiet_NaN(), &nan);
+  *x = *x != *x ? nan : *x;
+}
+
+// Rows [i, i + R) of the block at `first` for the chunk's W vectors of
+// lanes: eta into eta[i * W + w] and s = (y_i == 1 ? -eta : eta) into
+// s[i * W + w]; beta_t[j * W + w] holds the lanes' beta[j]. R rows side by
+// side only overlap their sums' latencies: each sum still runs j = 0, 1, ...
+// on its own.
+template <int64_t R, int64_t W, typename V>
+void GlmRows(const GlmLanes& g, const V* beta_t, const V* alpha, int64_t first, int64_t i,
+             V* eta, V* s) {
   const int64_t k = g.cols;
   const double* rows = g.x + (first + i) * k;
-  double acc[R][C];
+  V acc[R][W];
   for (int64_t r = 0; r < R; ++r) {
-    for (int64_t v = 0; v < C; ++v) acc[r][v] = k == 0 ? 0.0 : Mul(rows[r * k], beta_t[v]);
+    for (int64_t w = 0; w < W; ++w) {
+      if (k == 0) {
+        Splat(0.0, &acc[r][w]);
+      } else {
+        acc[r][w] = rows[r * k] * beta_t[w];
+      }
+    }
   }
   for (int64_t j = 1; j < k; ++j) {
     for (int64_t r = 0; r < R; ++r) {
       const double xj = rows[r * k + j];
-      for (int64_t v = 0; v < C; ++v) acc[r][v] = Add(acc[r][v], Mul(xj, beta_t[j * C + v]));
+      for (int64_t w = 0; w < W; ++w) acc[r][w] = acc[r][w] + xj * beta_t[j * W + w];
     }
   }
   for (int64_t r = 0; r < R; ++r) {
     const bool one = g.y[first + i + r] == 1;
-    for (int64_t v = 0; v < C; ++v) {
-      const double e = Add(*g.alpha[v], Canon(acc[r][v]));
-      eta[(i + r) * C + v] = e;
-      s[(i + r) * C + v] = one ? -e : e;
+    for (int64_t w = 0; w < W; ++w) {
+      CanonLanes(&acc[r][w]);
+      const V e = alpha[w] + acc[r][w];
+      eta[(i + r) * W + w] = e;
+      s[(i + r) * W + w] = one ? -e : e;
     }
   }
 }
 
-// GlmRows for the block's n rows.
-template <int64_t C>
-void GlmPredictors(const GlmLanes& g, const double* beta_t, int64_t first, int64_t n, double* eta,
-                   double* s) {
-  constexpr int64_t kRowGroup = 4;
-  int64_t i = 0;
-  for (; i + kRowGroup <= n; i += kRowGroup) GlmRows<C, kRowGroup>(g, beta_t, first, i, eta, s);
-  for (; i < n; ++i) GlmRows<C, 1>(g, beta_t, first, i, eta, s);
-}
-
 template <int64_t C>
 void GlmChunk(const GlmLanes& g, GlmOut what) {
+  constexpr int64_t kWidth = C % kGlmWidth == 0 ? kGlmWidth : 1;
+  constexpr int64_t W = C / kWidth;
+  static_assert(W * kWidth == C);
+  using V = typename GlmLaneVector<kWidth>::Type;
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const int64_t k = g.cols;
   thread_local ScratchBuffer buffer;
-  // beta_t [k * C], then the gradient's accumulators [(k + 1) * C].
-  auto* beta_t =
-      reinterpret_cast<double*>(buffer.Get(static_cast<size_t>((2 * k + 1) * C) * sizeof(double)));
-  double* acc = beta_t + k * C;
+  // beta_t [k * W], then the gradient's accumulators [(k + 1) * W] (64-byte
+  // aligned): lane w * kWidth + e is element e of vector w.
+  V* beta_t = reinterpret_cast<V*>(buffer.Get(static_cast<size_t>((2 * k + 1) * W) * sizeof(V)));
+  V* acc = beta_t + k * W;
+  V alpha[W];
+  for (int64_t v = 0; v < C; ++v) alpha[v / kWidth][v % kWidth] = *g.alpha[v];
   for (int64_t j = 0; j < k; ++j) {
-    for (int64_t v = 0; v < C; ++v) beta_t[j * C + v] = g.beta[v][j];
+    for (int64_t v = 0; v < C; ++v) beta_t[j * W + v / kWidth][v % kWidth] = g.beta[v][j];
   }
-  // -0.0 is the identity of +: each sum below starts from its first term.
-  for (int64_t j = 0; j < (k + 1) * C; ++j) acc[j] = -0.0;
-  double value[C];  // the log mass's sums (kValueGrad)
-  for (int64_t v = 0; v < C; ++v) value[v] = -0.0;
-  double eta[kGlmRows * C], s[kGlmRows * C], f[kGlmRows * C];
-  double t[kGlmRows * C], l[kGlmRows * C];
-  // Adds the block's log-mass terms, l[i * C + v] = log1p_exp(s), to sum[v].
-  auto add_terms = [&](int64_t first, int64_t n, double* sum) {
+  V zero, minus_zero, nan, minus_inf;
+  Splat(0.0, &zero);
+  Splat(-0.0, &minus_zero);  // the identity of +: each sum starts from its first term
+  Splat(kNaN, &nan);
+  Splat(-kInf, &minus_inf);
+  for (int64_t j = 0; j < (k + 1) * W; ++j) acc[j] = minus_zero;
+  V value[W];  // the log mass's sums (kValueGrad)
+  for (int64_t w = 0; w < W; ++w) value[w] = minus_zero;
+  V eta[kGlmRows * W], s[kGlmRows * W], f[kGlmRows * W], t[kGlmRows * W], l[kGlmRows * W];
+  // Adds the block's log-mass terms, l = log1p_exp(s), to sum[0, W).
+  auto add_terms = [&](int64_t first, int64_t n, V* sum) {
     for (int64_t i = 0; i < n; ++i) {
       const int64_t yi = g.y[first + i];
       const bool in_support = yi == 0 || yi == 1;
-      for (int64_t v = 0; v < C; ++v) {
-        const double e = eta[i * C + v];
-        const double term = e != e ? kNaN : !in_support ? -kInf : Add(Neg(l[i * C + v]), 0.0);
-        sum[v] = Add(sum[v], term);
+      for (int64_t w = 0; w < W; ++w) {
+        const V e = eta[i * W + w];
+        const V term = in_support ? -l[i * W + w] + 0.0 : minus_inf;
+        sum[w] = sum[w] + (e != e ? nan : term);
       }
     }
   };
   for (int64_t first = 0; first < g.rows; first += kGlmRows) {
     const int64_t n = std::min(kGlmRows, g.rows - first);
     const int64_t m = n * C;
-    GlmPredictors<C>(g, beta_t, first, n, eta, s);
+    constexpr int64_t kRowGroup = W >= 8 ? 1 : 8 / W;  // R * W accumulators in registers
+    int64_t i = 0;
+    for (; i + kRowGroup <= n; i += kRowGroup) {
+      GlmRows<kRowGroup, W>(g, beta_t, alpha, first, i, eta, s);
+    }
+    for (; i < n; ++i) GlmRows<1, W>(g, beta_t, alpha, first, i, eta, s);
+    double* s_flat = reinterpret_cast<double*>(s);
     if (what == GlmOut::kValue) {
-      math::Eval(math::Fn::kLog1pExp, s, l, m);
+      math::Eval(math::Fn::kLog1pExp, s_flat, reinterpret_cast<double*>(l), m);
       add_terms(first, n, acc);
       continue;
     }
     if (what == GlmOut::kGrad) {
-      math::Eval(math::Fn::kLogistic, s, f, m);
+      math::Eval(math::Fn::kLogistic, s_flat, reinterpret_cast<double*>(f), m);
     } else {
       // log1p_exp and logistic from one t = exp(-|s|), each finished as
       // support/math finishes it (math.cc's Log1pExpFrom and LogisticFrom,
       // then Canon), so both keep the separate functions' bits.
-      for (int64_t q = 0; q < m; ++q) t[q] = -std::fabs(s[q]);
-      math::Eval(math::Fn::kExp, t, t, m);
-      math::Eval(math::Fn::kLog1p, t, l, m);
-      for (int64_t q = 0; q < m; ++q) {
-        const double x = s[q];
-        l[q] = Canon(x > 0 ? x + l[q] : l[q]);
-        f[q] = Canon(x >= 0 ? 1.0 / (1.0 + t[q]) : t[q] / (1.0 + t[q]));
+      double* t_flat = reinterpret_cast<double*>(t);
+      for (int64_t q = 0; q < m; ++q) t_flat[q] = -std::fabs(s_flat[q]);
+      math::Eval(math::Fn::kExp, t_flat, t_flat, m);
+      math::Eval(math::Fn::kLog1p, t_flat, reinterpret_cast<double*>(l), m);
+      for (int64_t q = 0; q < n * W; ++q) {
+        const V x = s[q];
+        l[q] = x > 0 ? x + l[q] : l[q];
+        f[q] = x >= 0 ? 1.0 / (1.0 + t[q]) : t[q] / (1.0 + t[q]);
+        CanonLanes(&l[q]);
+        CanonLanes(&f[q]);
       }
       add_terms(first, n, value);
     }
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t yi = g.y[first + i];
-      for (int64_t v = 0; v < C; ++v) {
-        const double e = eta[i * C + v];
-        const double p = f[i * C + v];
+    for (int64_t q = 0; q < n; ++q) {
+      const int64_t yi = g.y[first + q];
+      for (int64_t w = 0; w < W; ++w) {
+        const V e = eta[q * W + w];
+        const V p = f[q * W + w];
         // The residual y - logistic(eta), as logistic(-eta) when y = 1; NaN
         // where eta is (as the composite's gradient).
-        const double r = e != e ? kNaN : yi == 1 ? p : yi == 0 ? -p : 0.0;
-        f[i * C + v] = r;
-        acc[v] = Add(acc[v], r);
+        const V r = yi == 1 ? p : yi == 0 ? -p : zero;
+        f[q * W + w] = e != e ? nan : r;
+        acc[w] = acc[w] + f[q * W + w];
       }
     }
     // Xᵀ r, kColGroup columns side by side (each its own sum, i ascending).
@@ -955,33 +1002,32 @@ void GlmChunk(const GlmLanes& g, GlmOut what) {
     const double* x0 = g.x + first * k;
     int64_t j = 0;
     for (; j + kColGroup <= k; j += kColGroup) {
-      double a[kColGroup * C];  // a local copy: no aliasing with x0 and f
-      std::copy(acc + (j + 1) * C, acc + (j + 1 + kColGroup) * C, a);
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t q = 0; q < kColGroup; ++q) {
-          const double xij = x0[i * k + j + q];
-          for (int64_t v = 0; v < C; ++v) {
-            a[q * C + v] = Add(a[q * C + v], Mul(xij, f[i * C + v]));
-          }
+      V a[kColGroup * W];  // a local copy: no aliasing with x0 and f
+      std::copy(acc + (j + 1) * W, acc + (j + 1 + kColGroup) * W, a);
+      for (int64_t q = 0; q < n; ++q) {
+        for (int64_t c = 0; c < kColGroup; ++c) {
+          const double xqj = x0[q * k + j + c];
+          for (int64_t w = 0; w < W; ++w) a[c * W + w] = a[c * W + w] + xqj * f[q * W + w];
         }
       }
-      std::copy(a, a + kColGroup * C, acc + (j + 1) * C);
+      std::copy(a, a + kColGroup * W, acc + (j + 1) * W);
     }
     for (; j < k; ++j) {
-      double* a = acc + (j + 1) * C;
-      for (int64_t i = 0; i < n; ++i) {
-        const double xij = x0[i * k + j];
-        for (int64_t v = 0; v < C; ++v) a[v] = Add(a[v], Mul(xij, f[i * C + v]));
+      V* a = acc + (j + 1) * W;
+      for (int64_t q = 0; q < n; ++q) {
+        const double xqj = x0[q * k + j];
+        for (int64_t w = 0; w < W; ++w) a[w] = a[w] + xqj * f[q * W + w];
       }
     }
   }
   const int64_t outputs = what == GlmOut::kValue ? 1 : k + 1;
   const int64_t skip = what == GlmOut::kValueGrad ? 1 : 0;
   for (int64_t v = 0; v < C; ++v) {
+    const int64_t w = v / kWidth, e = v % kWidth;
     // An empty sum is +0.
-    if (skip == 1) g.out[v][0] = g.rows == 0 ? 0.0 : Canon(value[v]);
+    if (skip == 1) g.out[v][0] = g.rows == 0 ? 0.0 : Canon(value[w][e]);
     for (int64_t j = 0; j < outputs; ++j) {
-      g.out[v][skip + j] = g.rows == 0 ? 0.0 : Canon(acc[j * C + v]);
+      g.out[v][skip + j] = g.rows == 0 ? 0.0 : Canon(acc[j * W + w][e]);
     }
   }
 }
@@ -1001,28 +1047,40 @@ absl::Status RunBernoulliLogitGlm(const Call& c, GlmOut what) {
   const int64_t outputs = what == GlmOut::kValue ? 1 : what == GlmOut::kGrad ? cols + 1 : cols + 2;
   AB_RETURN_IF_ERROR(CheckElements(c, c.out[0].type, outputs, "the result"));
   double* out = Ptr<double>(c.out[0]);
-  auto lanes_from = [&](int64_t first, int64_t count) {
+  // Lanes [first, first + count) as a chunk of `width` >= count lanes: the
+  // lanes past count repeat the last one and write to `pad`. Every lane's
+  // operations are its own, so a padded chunk gives each real lane the bits
+  // it has in any other chunk.
+  thread_local ScratchBuffer pad_buffer;
+  auto* pad =
+      reinterpret_cast<double*>(pad_buffer.Get(static_cast<size_t>(outputs) * sizeof(double)));
+  auto lanes_from = [&](int64_t first, int64_t count, int64_t width) {
     GlmLanes g{};
     g.x = reinterpret_cast<const double*>(LaneBytesAt(c.in[0], first));
     g.y = reinterpret_cast<const int64_t*>(LaneBytesAt(c.in[1], first));
     g.rows = rows;
     g.cols = cols;
-    for (int64_t v = 0; v < count; ++v) {
-      g.alpha[v] = reinterpret_cast<const double*>(LaneBytesAt(c.in[2], first + v));
-      g.beta[v] = reinterpret_cast<const double*>(LaneBytesAt(c.in[3], first + v));
-      g.out[v] = out + (first + v) * outputs;
+    for (int64_t v = 0; v < width; ++v) {
+      const int64_t lane = first + std::min(v, count - 1);
+      g.alpha[v] = reinterpret_cast<const double*>(LaneBytesAt(c.in[2], lane));
+      g.beta[v] = reinterpret_cast<const double*>(LaneBytesAt(c.in[3], lane));
+      g.out[v] = v < count ? out + lane * outputs : pad;
     }
     return g;
   };
-  // Lanes share a chunk only when they share X and y.
+  // Lanes share a chunk only when they share X and y: then chunks of
+  // kGlmChunk, and the rest in chunks of kGlmWidth, the last one padded.
   const bool shared = c.in[0].uniform && c.in[1].uniform;
   int64_t l = 0;
   if (shared) {
     for (; l + kGlmChunk <= c.lanes; l += kGlmChunk) {
-      GlmChunk<kGlmChunk>(lanes_from(l, kGlmChunk), what);
+      GlmChunk<kGlmChunk>(lanes_from(l, kGlmChunk, kGlmChunk), what);
+    }
+    for (; l < c.lanes; l += kGlmWidth) {
+      GlmChunk<kGlmWidth>(lanes_from(l, std::min(kGlmWidth, c.lanes - l), kGlmWidth), what);
     }
   }
-  for (; l < c.lanes; ++l) GlmChunk<1>(lanes_from(l, 1), what);
+  for (; l < c.lanes; ++l) GlmChunk<1>(lanes_from(l, 1, 1), what);
   return absl::OkStatus();
 }
 

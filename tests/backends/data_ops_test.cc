@@ -234,8 +234,8 @@ TEST(DataOpsTest, BernoulliLogitGlmMatchesItsDefinition) {
   for (int64_t l = 0; l < 3; ++l) EXPECT_TRUE(SameBits(e.data<double>()[l], 0.0));
 }
 
-// A lane's bits do not depend on the batch: batches of 1, 7 and 64 lanes
-// from any offset (chunks of lanes and the one-lane tail), X and y uniform
+// A lane's bits do not depend on the batch: batches of 1, 7, 23 and 64
+// lanes from any offset (chunks of 16 and of 4 lanes, the last one padded), X and y uniform
 // or repeated per lane, and with inactive lanes holding junk.
 TEST(DataOpsTest, BernoulliLogitGlmIsBitStable) {
   constexpr int64_t kRows = 70, kCols = 24, kLanes = 64;
@@ -259,6 +259,8 @@ TEST(DataOpsTest, BernoulliLogitGlmIsBitStable) {
       };
       for (int64_t first : {0, 3, 57}) expect_lanes(RunGlm(*data, grad, first, 1), first, 1, "1");
       for (int64_t first : {0, 5, 50}) expect_lanes(RunGlm(*data, grad, first, 7), first, 7, "7");
+      // A chunk of 16, one of 4 and a padded one of 4.
+      for (int64_t first : {0, 41}) expect_lanes(RunGlm(*data, grad, first, 23), first, 23, "23");
       expect_lanes(RunGlm(*data, grad, 0, kLanes, /*repeat=*/true), 0, kLanes, "repeated X");
       // Inactive lanes (every third) with NaN parameters.
       GlmData junk = *data;
