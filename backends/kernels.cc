@@ -930,8 +930,9 @@ void GlmChunk(const GlmLanes& g, GlmOut what) {
   for (int64_t j = 0; j < k; ++j) {
     for (int64_t v = 0; v < C; ++v) beta_t[j * W + v / kWidth][v % kWidth] = g.beta[v][j];
   }
-  V zero, minus_zero, nan, minus_inf;
+  V zero, one, minus_zero, nan, minus_inf;
   Splat(0.0, &zero);
+  Splat(1.0, &one);
   Splat(-0.0, &minus_zero);  // the identity of +: each sum starts from its first term
   Splat(kNaN, &nan);
   Splat(-kInf, &minus_inf);
@@ -979,7 +980,8 @@ void GlmChunk(const GlmLanes& g, GlmOut what) {
       for (int64_t q = 0; q < n * W; ++q) {
         const V x = s[q];
         l[q] = x > 0 ? x + l[q] : l[q];
-        f[q] = x >= 0 ? 1.0 / (1.0 + t[q]) : t[q] / (1.0 + t[q]);
+        // x >= 0 ? 1 / (1 + t) : t / (1 + t), with one division.
+        f[q] = (x >= 0 ? one : t[q]) / (1.0 + t[q]);
         CanonLanes(&l[q]);
         CanonLanes(&f[q]);
       }
@@ -997,8 +999,9 @@ void GlmChunk(const GlmLanes& g, GlmOut what) {
         acc[w] = acc[w] + f[q * W + w];
       }
     }
-    // Xᵀ r, kColGroup columns side by side (each its own sum, i ascending).
-    constexpr int64_t kColGroup = 4;
+    // Xᵀ r, kColGroup columns side by side (each its own sum, i ascending;
+    // kColGroup * W accumulators in registers).
+    constexpr int64_t kColGroup = W >= 4 ? 2 : 4;
     const double* x0 = g.x + first * k;
     int64_t j = 0;
     for (; j + kColGroup <= k; j += kColGroup) {
