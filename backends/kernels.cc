@@ -822,10 +822,11 @@ absl::Status RunMatVecInput(const Call& c, bool transposed) {
 // ---------------------------------------------------------------------------
 // bernoulli_logit_glm and its gradient (ir/primitives.def). Lanes run in
 // chunks of kGlmChunk that share X and y (both uniform: one copy, read once
-// per chunk), the rows in blocks of kGlmRows whose per-lane intermediates
-// stay in L1. Every lane does the same scalar operations in the same order
-// whatever its chunk (a lane alone is a chunk of one), so its bits do not
-// depend on the batch.
+// per chunk), the rest in chunks of kGlmWidth (the last one padded), the
+// rows in blocks of kGlmRows whose per-lane intermediates stay in L1. Every
+// lane does the same scalar operations in the same order whatever its chunk
+// (a lane alone is a chunk of one, as where X or y vary by lane), so its
+// bits do not depend on the batch.
 
 constexpr int64_t kGlmChunk = 16;
 constexpr int64_t kGlmRows = 32;
