@@ -101,8 +101,15 @@ absl::Status CheckAgrees(const mcmc::Model& libm, const mcmc::Model& reference,
 }
 
 std::unique_ptr<mcmc::Target> MakeLibmTarget(const std::string& name,
-                                             const mcmc::LogisticRegression::Options& options) {
+                                             const nlohmann::json& params) {
   if (name == "eight_schools_libm") return std::make_unique<LibmEightSchools>();
+  mcmc::LogisticRegression::Options options;
+  if (params.is_object()) {
+    options.rows = params.value("rows", options.rows);
+    options.features = params.value("features", options.features);
+    options.seed = params.value("seed", options.seed);
+    options.prior_sd = params.value("prior_sd", options.prior_sd);
+  }
   if (name == "logistic_regression_libm") return std::make_unique<LibmLogisticRegression>(options);
   return nullptr;
 }

@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "mcmc/model/targets/eight_schools.h"
 #include "mcmc/model/targets/logistic_regression.h"
+#include "nlohmann/json.hpp"
 
 namespace autobatch::bench {
 
@@ -60,10 +61,11 @@ class LibmLogisticRegression final : public mcmc::Target {
 absl::Status CheckAgrees(const mcmc::Model& libm, const mcmc::Model& reference,
                          std::span<const double> q);
 
-// "eight_schools_libm" or "logistic_regression_libm" (rows and features
-// from `options`); nullptr for any other name.
+// "eight_schools_libm" or "logistic_regression_libm" (its "rows",
+// "features", "seed" and "prior_sd" from `params` as the built-in target
+// reads them, the rest defaults); nullptr for any other name.
 std::unique_ptr<mcmc::Target> MakeLibmTarget(const std::string& name,
-                                             const mcmc::LogisticRegression::Options& options);
+                                             const nlohmann::json& params);
 
 }  // namespace autobatch::bench
 

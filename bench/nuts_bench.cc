@@ -192,15 +192,6 @@ bool IsProgramModel(const std::string& name) {
                       kProgramSuffix) == 0;
 }
 
-mcmc::LogisticRegression::Options LogisticRegressionOptions(const nlohmann::json& params) {
-  mcmc::LogisticRegression::Options options;
-  if (params.is_object()) {
-    options.rows = params.value("rows", options.rows);
-    options.features = params.value("features", options.features);
-  }
-  return options;
-}
-
 std::unique_ptr<Model> Make(const std::string& name, const nlohmann::json& params) {
   if (IsProgramModel(name)) {
     const std::string base = name.substr(0, name.size() - (sizeof(kProgramSuffix) - 1));
@@ -213,8 +204,7 @@ std::unique_ptr<Model> Make(const std::string& name, const nlohmann::json& param
     if (absl::Status s = (*model)->LoadData(text, path); !s.ok()) Die("LoadData", s);
     return *std::move(model);
   }
-  if (std::unique_ptr<Target> libm =
-          autobatch::bench::MakeLibmTarget(name, LogisticRegressionOptions(params))) {
+  if (std::unique_ptr<Target> libm = autobatch::bench::MakeLibmTarget(name, params)) {
     return libm;
   }
   absl::StatusOr<std::unique_ptr<Target>> t = MakeTarget(name, params);

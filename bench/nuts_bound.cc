@@ -29,6 +29,11 @@
 // (default 3; the scalar loop is run once more untimed first). Rows per
 // (target, chains):
 //   scalar                ScalarNuts::Transition looped over the chains
+//   scalar, the target with the C library's math
+//                         the same on bench/libm_targets.h's target (eight
+//                         schools, logistic regression; checked against the
+//                         built-in one at every start), the "vs C lib"
+//                         column's reference: issue 27's baseline
 //   by hand, leaf-last    the hand-batched NUTS below, lane-major workspace,
 //                         the lowest-numbered block first with the leaf block
 //                         numbered last (each leaf step takes every chain that
@@ -1422,7 +1427,6 @@ struct BenchTarget {
   double step_size;
 };
 
-// A row without steps, lanes or bits.
 // ns per gradient of the scalar sampler on the target a user would write
 // with the C library's math (bench/libm_targets.h), or NaN where there is
 // none; the "vs C lib" column.
@@ -1436,6 +1440,7 @@ std::string VsLibm(double ns_per_gradient) {
   return text;
 }
 
+// A row without steps, lanes or bits.
 void PrintRow(const char* name, double seconds, double ns_per_gradient, double vs_scalar) {
   std::printf("%-48s %9.4f %9.2f %8.3fx %s %8s %10s %5s\n", name, seconds, ns_per_gradient,
               vs_scalar, VsLibm(ns_per_gradient).c_str(), "-", "-", "-");
@@ -1452,13 +1457,8 @@ void Bench(const BenchTarget& bt, const std::vector<int64_t>& chain_counts, int6
   if (!made.ok()) Die("MakeTarget(" + bt.name + "): " + made.status().ToString());
   const Model& model = **made;
   const std::unique_ptr<LaneModel> lane_model = MakeLaneModel(model);
-  LogisticRegression::Options libm_options;
-  if (bt.params.is_object()) {
-    libm_options.rows = bt.params.value("rows", libm_options.rows);
-    libm_options.features = bt.params.value("features", libm_options.features);
-  }
   const std::unique_ptr<Target> libm_model =
-      autobatch::bench::MakeLibmTarget(bt.name + "_libm", libm_options);
+      autobatch::bench::MakeLibmTarget(bt.name + "_libm", bt.params);
   SamplerConfig config;
   config.step_size = bt.step_size;  // identity metric, max_depth 10, no jitter
   using Policy = PcBatchedNuts::Policy;
